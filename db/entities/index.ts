@@ -1,0 +1,12 @@
+// The list MikroORM is configured with (the one place that enumerates entities).
+import { AuditEntry } from './audit.js';
+import { Collection, CollectionDomain } from './collection.js';
+import { ApiKey, Environment, PlatformSetting, Tenant } from './tenant.js';
+import { UsageCounter, UsageEvent } from './usage.js';
+import { EmailToken, LoginAttempt, OutboxMessage, User } from './user.js';
+import { WorkerHeartbeat } from './worker.js';
+
+export const entities = [
+  Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, LoginAttempt,
+  AuditEntry, UsageEvent, UsageCounter, Collection, CollectionDomain, WorkerHeartbeat,
+];

@@ -1,0 +1,63 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export const TENANT_TYPES = ['internal', 'partner', 'enterprise', 'trial'] as const;
+export const BILLING_PLANS = ['free', 'trial', 'starter', 'pro', 'enterprise'] as const;
+
+export const Tenant = defineEntity({
+  name: 'Tenant',
+  tableName: 'tenants',
+  properties: {
+    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
+    name: p.string().length(200),
+    type: p.enum(TENANT_TYPES).default('trial'),
+    plan: p.enum(BILLING_PLANS).default('trial'),
+    billingEmail: p.string().length(320).nullable(),
+    isActive: p.boolean().default(true),
+    enabledDomains: p.json<string[]>().default('["hiring"]'),
+    monthlyRequestQuota: p.integer().nullable(),
+    monthlyTokenQuota: p.bigint('string').nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type ITenant = InferEntity<typeof Tenant>;
+
+export const Environment = defineEntity({
+  name: 'Environment',
+  tableName: 'environments',
+  uniques: [{ properties: ['tenant', 'name'] }],
+  properties: {
+    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    name: p.string().length(64),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type IEnvironment = InferEntity<typeof Environment>;
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade').index(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade').nullable().index(),
+    keyHash: p.string().length(64).unique(),
+    keyPreview: p.string().length(32),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    revokedAt: p.datetime().nullable(),
+    lastUsedAt: p.datetime().nullable(),
+  },
+});
+export type IApiKey = InferEntity<typeof ApiKey>;
+
+/** Platform-wide values the server generates once and shares between processes (e.g. a JWT secret). */
+export const PlatformSetting = defineEntity({
+  name: 'PlatformSetting',
+  tableName: 'platform_settings',
+  properties: {
+    key: p.string().length(100).primary(),
+    value: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});

@@ -1,0 +1,64 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Migrator } from '@mikro-orm/migrations';
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import { entities } from './entities/index.js';
+
+export type { EntityManager };
+export type Orm = MikroORM;
+
+const migrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export interface OrmOptions {
+  url: string;
+  /** Connection pool size (default 10). */
+  poolMax?: number;
+  /** Log SQL (default false). */
+  debug?: boolean;
+}
+
+export function createOrmConfig(options: OrmOptions) {
+  return {
+    clientUrl: options.url,
+    entities,
+    extensions: [Migrator],
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    debug: options.debug ?? false,
+    // Every unit of work forks its own EntityManager; the global one must never be used.
+    allowGlobalContext: false,
+    ensureDatabase: false,
+    preferTs: true,
+    migrations: {
+      path: migrationsDir,
+      pathTs: migrationsDir,
+      glob: '!(*.d).{js,ts}',
+      emit: 'ts' as const,
+      snapshot: false,
+      transactional: true,
+      allOrNothing: true,
+    },
+  };
+}
+
+export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  return MikroORM.init(createOrmConfig(options));
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function applyMigrations(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}
+
+/** Creates `database` on the server behind `adminUrl` unless it exists. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (found.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,73 @@
+import { Tenant, type ITenant } from '../../db/entities/tenant.js';
+import type { EntityManager } from '../../db/orm.js';
+import type { Actor } from '../actor.js';
+import { recordAudit } from '../audit/audit.service.js';
+import { isUuid } from '../common/schemas.js';
+import { notFound } from '../errors.js';
+import { createDefaultEnvironments } from '../keys/keys.service.js';
+import { getTenant } from '../tenants/tenants.service.js';
+
+export interface TenantFields {
+  tenantName?: string;
+  tenantType?: ITenant['type'];
+  billingPlan?: ITenant['plan'];
+  billingEmail?: string | null;
+  enabledDomains?: string[];
+  monthlyRequestQuota?: number | null;
+  monthlyTokenQuota?: number | null;
+  isActive?: boolean;
+}
+
+/** Creates a tenant with the production and development environments; returns the production key once. */
+export async function createTenant(em: EntityManager, actor: Actor, input: TenantFields & { tenantName: string }) {
+  const { tenantId, apiKey } = await em.transactional(async (tx) => {
+    const tenant = tx.create(Tenant, {
+      name: input.tenantName,
+      type: input.tenantType ?? 'trial',
+      plan: input.billingPlan ?? 'trial',
+      billingEmail: input.billingEmail ?? null,
+      enabledDomains: input.enabledDomains ?? ['hiring'],
+      monthlyRequestQuota: input.monthlyRequestQuota ?? null,
+      monthlyTokenQuota: input.monthlyTokenQuota == null ? null : String(input.monthlyTokenQuota),
+      isActive: input.isActive ?? true,
+    });
+    await tx.flush();
+    const production = await createDefaultEnvironments(tx, tenant.id);
+    recordAudit(tx, tenant.id, actor, { action: 'tenant.created', targetType: 'tenant', targetId: tenant.id, details: { tenantName: tenant.name } });
+    await tx.flush();
+    return { tenantId: tenant.id, apiKey: production.apiKey };
+  });
+  return { tenant: await getTenant(em, tenantId), apiKey };
+}
+
+export async function updateTenant(em: EntityManager, actor: Actor, tenantId: string, input: TenantFields) {
+  if (!isUuid(tenantId)) throw notFound('Tenant');
+  await em.transactional(async (tx) => {
+    const tenant = await tx.findOne(Tenant, { id: tenantId });
+    if (!tenant) throw notFound('Tenant');
+    const changes: Record<string, { from: unknown; to: unknown }> = {};
+    const set = <K extends keyof ITenant>(field: string, key: K, value: ITenant[K] | undefined) => {
+      if (value === undefined || JSON.stringify(tenant[key]) === JSON.stringify(value)) return;
+      changes[field] = { from: tenant[key], to: value };
+      tenant[key] = value;
+    };
+    set('tenantName', 'name', input.tenantName);
+    set('tenantType', 'type', input.tenantType);
+    set('billingPlan', 'plan', input.billingPlan);
+    set('billingEmail', 'billingEmail', input.billingEmail);
+    set('enabledDomains', 'enabledDomains', input.enabledDomains);
+    set('monthlyRequestQuota', 'monthlyRequestQuota', input.monthlyRequestQuota);
+    set('monthlyTokenQuota', 'monthlyTokenQuota', input.monthlyTokenQuota === undefined ? undefined : input.monthlyTokenQuota === null ? null : String(input.monthlyTokenQuota));
+    set('isActive', 'isActive', input.isActive);
+    if (Object.keys(changes).length > 0) {
+      const action = changes.isActive ? (input.isActive ? 'tenant.activated' : 'tenant.deactivated') : 'tenant.updated';
+      recordAudit(tx, tenantId, actor, { action, targetType: 'tenant', targetId: tenantId, details: changes });
+    }
+    await tx.flush();
+  });
+  return getTenant(em, tenantId);
+}
+
+export async function assertTenantExists(em: EntityManager, tenantId: string) {
+  if (!isUuid(tenantId) || !(await em.findOne(Tenant, { id: tenantId }, { fields: ['id'] }))) throw notFound('Tenant');
+}

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import pino, { type Logger } from 'pino';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
+import { applyMigrations, ensureDatabase, openOrm, type Orm } from '../db/orm.js';
+import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runner.js';
+import type { AppConfig } from './config.js';
+import type { AppDeps } from './deps.js';
+import { buildApp } from './http/app.js';
+import { createMailer } from './mail/mailer.js';
+
+// Secrets and credentials never reach a log line.
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers["x-admin-secret"]',
+  'req.headers.cookie',
+  '*.password',
+  '*.apiKey',
+  '*.token',
+];
+
+export function createLogger(config: AppConfig): Logger {
+  return pino({ level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' } });
+}
+
+export interface Database {
+  url: string;
+  embedded: EmbeddedPostgres | null;
+}
+
+/** DATABASE_URL when set, else the embedded server (started and given a `liya` database). */
+export async function openDatabase(config: AppConfig, log: Logger): Promise<Database> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: null };
+  const embedded = await startEmbeddedPostgres({ dataDir: path.resolve(config.PG_DATA_DIR), port: config.PG_PORT, log: (m) => log.info(m) });
+  try {
+    await ensureDatabase(embedded.url(), 'liya');
+  } catch (err) {
+    await embedded.stop();
+    throw err;
+  }
+  return { url: embedded.url('liya'), embedded };
+}
+
+/** JWT_SECRET, or a secret generated once and kept in the database (shared by every process). */
+async function resolveJwtKey(orm: Orm, config: AppConfig): Promise<Uint8Array> {
+  if (config.JWT_SECRET) return new TextEncoder().encode(config.JWT_SECRET);
+  const em = orm.em.fork();
+  await em.execute(`insert into platform_settings (key, value, created_at) values ('jwt_secret', ?, now()) on conflict (key) do nothing`, [
+    randomBytes(48).toString('base64url'),
+  ]);
+  const [row] = await em.execute<{ value: string }[]>(`select value from platform_settings where key = 'jwt_secret'`);
+  return new TextEncoder().encode(row.value);
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  deps: AppDeps;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: AppConfig;
+  log?: Logger;
+  /** Use this database instead of opening one (tests share one embedded server). */
+  databaseUrl?: string;
+}
+
+/** Boot: database -> migrations -> job schema -> worker -> HTTP. `close()` undoes it in reverse. */
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options;
+  const log = options.log ?? createLogger(config);
+  const db: Database = options.databaseUrl ? { url: options.databaseUrl, embedded: null } : await openDatabase(config, log);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => log.error({ err }, 'shutdown step failed'));
+  };
+  if (db.embedded) cleanups.push(() => db.embedded!.stop());
+  try {
+    const orm = await openOrm({ url: db.url, poolMax: config.DB_POOL_MAX });
+    cleanups.push(() => orm.close(true));
+    const applied = await applyMigrations(orm);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+
+    const pgPool = new pg.Pool({ connectionString: db.url, max: Math.max(2, config.WORKER_CONCURRENCY + 2) });
+    pgPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
+    cleanups.push(() => pgPool.end());
+
+    let worker: WorkerHandle | null = null;
+    let jobSchemaReady = false;
+    const deps: AppDeps = {
+      config,
+      orm,
+      log,
+      jwtKey: await resolveJwtKey(orm, config),
+      mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
+      engineReady: () => (worker ? worker.isRunning() : jobSchemaReady),
+    };
+    await migrateJobSchema(pgPool, deps);
+    jobSchemaReady = true;
+    if (config.WORKER) {
+      worker = await startWorker(deps, pgPool);
+      cleanups.push(() => worker!.stop());
+    }
+
+    const app = await buildApp(deps);
+    cleanups.push(() => app.close());
+    await app.listen({ port: config.PORT, host: config.HOST });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+    return { app, deps, url: `http://${host}:${port}`, port, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,31 @@
+import { Tenant } from '../../db/entities/tenant.js';
+import { User } from '../../db/entities/user.js';
+import type { EntityManager } from '../../db/orm.js';
+import type { Actor } from '../actor.js';
+import { recordAudit } from '../audit/audit.service.js';
+import { toDashboardUser } from '../auth/auth.service.js';
+import type { DashboardScope } from '../auth/authenticate-dashboard.js';
+import { getTenantProfile } from '../tenants/tenants.service.js';
+
+export async function getAccount(em: EntityManager, scope: DashboardScope) {
+  const user = await em.findOneOrFail(User, { id: scope.userId });
+  return { tenant: await getTenantProfile(em, scope.tenantId), user: toDashboardUser(user) };
+}
+
+export async function updateAccount(em: EntityManager, scope: DashboardScope, actor: Actor, input: { tenantName?: string; billingEmail?: string | null }) {
+  await em.transactional(async (tx) => {
+    const tenant = await tx.findOneOrFail(Tenant, { id: scope.tenantId });
+    const changes: Record<string, unknown> = {};
+    if (input.tenantName !== undefined && input.tenantName !== tenant.name) {
+      changes.tenantName = { from: tenant.name, to: input.tenantName };
+      tenant.name = input.tenantName;
+    }
+    if (input.billingEmail !== undefined && input.billingEmail !== tenant.billingEmail) {
+      changes.billingEmail = { from: tenant.billingEmail, to: input.billingEmail };
+      tenant.billingEmail = input.billingEmail;
+    }
+    if (Object.keys(changes).length > 0) recordAudit(tx, scope.tenantId, actor, { action: 'account.updated', targetType: 'tenant', targetId: scope.tenantId, details: changes });
+    await tx.flush();
+  });
+  return getAccount(em, scope);
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { ROLES } from '../../db/entities/user.js';
+import { listAuditLog } from '../audit/audit.service.js';
+import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset } from '../common/schemas.js';
+import { rotateEnvironmentKey, rotateTenantKey } from '../keys/keys.service.js';
+import { dashboardProcedure, router } from '../trpc.js';
+import { getUsageReport, resolveRange } from '../usage/usage.service.js';
+import { getAccount, updateAccount } from './account.service.js';
+import {
+  accountOutput, accountUpdateInput, auditLogOutput, dashboardUserSchema, environmentSchema, inviteInput, issuedKeySchema, usageQuery, usageReportSchema,
+} from './dashboard.schemas.js';
+import { createEnvironment, listEnvironments } from './environments.service.js';
+import { changeUserRole, inviteUser, listUsers, removeUser } from './users.service.js';
+
+const ACCOUNT = ['Dashboard account'];
+const SAVE_KEY_MESSAGE = 'Save this API key now: it is shown only once. The previous key stopped working.';
+const rotateOutput = z.object({ success: z.literal(true), data: issuedKeySchema, message: z.string() });
+
+export const dashboardRouter = router({
+  getAccount: dashboardProcedure()
+    .meta({ openapi: { method: 'GET', path: '/dashboard/account', tags: ACCOUNT, summary: 'Tenant profile and the current user' } })
+    .input(z.object({}).optional())
+    .output(ok(accountOutput))
+    .query(async ({ ctx }) => envelope(await getAccount(ctx.em, ctx.user))),
+
+  updateAccount: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'PATCH', path: '/dashboard/account', tags: ACCOUNT, summary: 'Rename the tenant or change the billing e-mail (owner/admin)' } })
+    .input(accountUpdateInput)
+    .output(ok(accountOutput))
+    .mutation(async ({ ctx, input }) => envelope(await updateAccount(ctx.em, ctx.user, ctx.actor, input))),
+
+  listUsers: dashboardProcedure()
+    .meta({ openapi: { method: 'GET', path: '/dashboard/users', tags: ACCOUNT, summary: 'Users of the tenant' } })
+    .input(z.object({}).optional())
+    .output(ok(z.object({ users: z.array(dashboardUserSchema) })))
+    .query(async ({ ctx }) => envelope(await listUsers(ctx.em, ctx.tenantId))),
+
+  inviteUser: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'POST', path: '/dashboard/users', tags: ACCOUNT, summary: 'Add a user with an initial password (owner/admin; only owners grant owner)' }, successStatus: 201, errors: ['EMAIL_TAKEN'] })
+    .input(inviteInput)
+    .output(ok(z.object({ user: dashboardUserSchema })))
+    .mutation(async ({ ctx, input }) => envelope(await inviteUser(ctx.em, ctx.user, ctx.actor, input))),
+
+  changeUserRole: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'PATCH', path: '/dashboard/users/{id}', tags: ACCOUNT, summary: 'Change a user\'s role (owner/admin); the last owner stays' }, errors: ['NOT_FOUND', 'LAST_OWNER'] })
+    .input(z.object({ id: z.string().max(64), role: z.enum(ROLES) }))
+    .output(ok(z.object({ user: dashboardUserSchema })))
+    .mutation(async ({ ctx, input }) => envelope(await changeUserRole(ctx.em, ctx.user, ctx.actor, input.id, input.role))),
+
+  removeUser: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'DELETE', path: '/dashboard/users/{id}', tags: ACCOUNT, summary: 'Remove a user (owner/admin); the last owner stays' }, errors: ['NOT_FOUND', 'LAST_OWNER'] })
+    .input(z.object({ id: z.string().max(64) }))
+    .output(okEmpty)
+    .mutation(async ({ ctx, input }) => {
+      await removeUser(ctx.em, ctx.user, ctx.actor, input.id);
+      return { success: true as const };
+    }),
+
+  listEnvironments: dashboardProcedure()
+    .meta({ openapi: { method: 'GET', path: '/dashboard/environments', tags: ACCOUNT, summary: 'Environments with their key preview and last use' } })
+    .input(z.object({}).optional())
+    .output(ok(z.object({ environments: z.array(environmentSchema) })))
+    .query(async ({ ctx }) => envelope(await listEnvironments(ctx.em, ctx.tenantId))),
+
+  createEnvironment: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'POST', path: '/dashboard/environments', tags: ACCOUNT, summary: 'Create an environment with its own API key (shown once)' }, successStatus: 201, errors: ['CONFLICT'] })
+    .input(z.object({ name: z.string().trim().min(1).max(64).regex(/^[a-z0-9_-]+$/, 'Use lower-case letters, digits, - and _') }))
+    .output(ok(z.object({ environment: environmentSchema, apiKey: z.string() })))
+    .mutation(async ({ ctx, input }) => envelope(await createEnvironment(ctx.em, ctx.tenantId, ctx.actor, input.name))),
+
+  rotateEnvironmentKey: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'POST', path: '/dashboard/environments/{id}/api-key/rotate', tags: ACCOUNT, summary: 'Replace one environment\'s key; the old key is invalid immediately' }, errors: ['NOT_FOUND'] })
+    .input(z.object({ id: z.string().max(64) }))
+    .output(rotateOutput)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await rotateEnvironmentKey(ctx.em, ctx.tenantId, input.id, ctx.actor), message: SAVE_KEY_MESSAGE })),
+
+  rotateTenantKey: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'POST', path: '/dashboard/api-key/rotate', tags: ACCOUNT, summary: 'Legacy tenant-wide rotation: a new production key, every other key revoked' } })
+    .input(z.object({}).optional())
+    .output(rotateOutput)
+    .mutation(async ({ ctx }) => ({ success: true as const, data: await rotateTenantKey(ctx.em, ctx.tenantId, ctx.actor), message: SAVE_KEY_MESSAGE })),
+
+  usage: dashboardProcedure()
+    .meta({ openapi: { method: 'GET', path: '/dashboard/usage', tags: ['Dashboard usage'], summary: 'Usage totals and per-day, per-domain, per-intent rows' } })
+    .input(usageQuery)
+    .output(ok(usageReportSchema))
+    .query(async ({ ctx, input }) => envelope(await getUsageReport(ctx.em, ctx.tenantId, resolveRange(input.from, input.to)))),
+
+  auditLog: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'GET', path: '/dashboard/audit-log', tags: ['Dashboard audit log'], summary: 'Audit log, newest first (owner/admin)' } })
+    .input(z.object({ ...pageQuery, action: z.string().max(100).optional() }))
+    .output(ok(auditLogOutput))
+    .query(async ({ ctx, input }) => envelope(await listAuditLog(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize), { action: input.action }))),
+});

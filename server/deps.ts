@@ -1,0 +1,16 @@
+import type { Logger } from 'pino';
+import type { Orm } from '../db/orm.js';
+import type { AppConfig } from './config.js';
+import type { Mailer } from './mail/mailer.js';
+
+/** Everything a request or job needs from the process; built once in main, passed down. */
+export interface AppDeps {
+  config: AppConfig;
+  orm: Orm;
+  log: Logger;
+  /** HS256 key for dashboard JWTs. */
+  jwtKey: Uint8Array;
+  mailer: Mailer;
+  /** Whether the job runner in this process (or the database's job schema) is ready. */
+  engineReady: () => boolean;
+}

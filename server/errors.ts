@@ -1,0 +1,66 @@
+// One table of error codes -> HTTP status. Domain code throws AppError; the transport maps it.
+export const ERROR_STATUS = {
+  INVALID_INPUT: 400,
+  INVALID_JSON: 400,
+  UNAUTHORIZED: 401,
+  MISSING_API_KEY: 401,
+  INVALID_API_KEY: 401,
+  INVALID_API_KEY_FORMAT: 401,
+  API_KEY_REVOKED: 401,
+  INVALID_CREDENTIALS: 401,
+  INVALID_TOKEN: 401,
+  TOKEN_EXPIRED: 401,
+  ADMIN_UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  ACCOUNT_INACTIVE: 403,
+  ADMIN_DISABLED: 403,
+  DOMAIN_NOT_ENABLED: 403,
+  INTENT_NOT_PERMITTED: 403,
+  FEATURE_NOT_ENABLED: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  EMAIL_TAKEN: 409,
+  SLUG_CONFLICT: 409,
+  LAST_OWNER: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNPROCESSABLE: 422,
+  RATE_LIMITED: 429,
+  QUOTA_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  NOT_READY: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+  code?: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
+
+export const invalidInput = (message: string, issues: ValidationIssue[]) =>
+  new AppError('INVALID_INPUT', message, { issues });
+
+/** The error body every failing response carries. */
+export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
+  return { success: false as const, error: details ? { code, message, details } : { code, message } };
+}

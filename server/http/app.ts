@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
+import { AppError, errorBody } from '../errors.js';
+import type { AppDeps } from '../deps.js';
+import { appRouter } from '../router.js';
+import type { Context } from '../trpc.js';
+import { registerDocs } from './docs.js';
+import { registerHealth } from './health.js';
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Builds the HTTP host: fastify + the REST adapter over the tRPC router + raw routes. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    disableRequestLogging: false,
+    bodyLimit: deps.config.BODY_LIMIT_BYTES,
+    trustProxy: deps.config.TRUST_PROXY,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  });
+
+  // JSON bodies: an empty body is "no input" (POST /rotate with no body is fine); prototype
+  // poisoning keys are refused by fastify's own parser.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    defaultJson(req, body as string, done);
+  });
+
+  app.addHook('onRequest', async (req) => {
+    // A bodiless POST/PATCH without a content type is treated as an empty JSON body.
+    if (BODY_METHODS.has(req.method) && req.headers['content-type'] === undefined) {
+      const length = req.headers['content-length'];
+      if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+        req.headers['content-type'] = 'application/json';
+      }
+    }
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    reply.header('x-request-id', req.id);
+    // The REST adapter adds its own top-level keys (message, code, issues) to error bodies:
+    // keep exactly the envelope.
+    if (reply.statusCode >= 400 && typeof payload === 'string' && payload.startsWith('{')) {
+      try {
+        const parsed = JSON.parse(payload) as { success?: unknown; error?: unknown };
+        if (parsed.success === false && parsed.error && typeof parsed.error === 'object') {
+          return JSON.stringify({ success: false, error: parsed.error });
+        }
+      } catch {
+        // not JSON: leave as is
+      }
+    }
+    return payload;
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
+    sendFastifyError(error, req, reply);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send(errorBody('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`));
+  });
+
+  registerHealth(app, deps);
+  registerDocs(app);
+
+  await app.register(fastifyTRPCOpenApiPlugin, {
+    router: appRouter,
+    basePath: '/',
+    createContext: ({ req }: { req: FastifyRequest }): Context => ({
+      deps,
+      em: deps.orm.em.fork(),
+      req: { id: req.id, ip: req.ip, headers: req.headers },
+      res: { headers: {} },
+    }),
+    responseMeta: ({ ctx, errors }: { ctx?: Context; errors: { cause?: unknown }[] }) => {
+      const error = errors[0];
+      if (error) {
+        const cause = error.cause;
+        if (cause instanceof AppError) return { status: cause.status, headers: cause.headers ?? {} };
+        return {};
+      }
+      return { status: ctx?.res.status ?? 200, headers: ctx?.res.headers ?? {} };
+    },
+    onError: ({ error, req }: { error: { code: string; cause?: unknown; message: string }; req: FastifyRequest }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof AppError)) {
+        req.log.error({ err: error.cause ?? error }, 'unhandled error');
+      }
+    },
+  } as never);
+
+  return app;
+}
+
+function sendFastifyError(error: Error & { statusCode?: number; code?: string }, req: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode ?? 500;
+  if (error instanceof AppError) {
+    void reply.code(error.status).send(errorBody(error.code, error.message, error.details));
+    return;
+  }
+  if (status === 413) {
+    void reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', `The request body is larger than ${req.routeOptions.bodyLimit ?? 'the limit'} bytes`));
+  } else if (status === 415) {
+    void reply.code(415).send(errorBody('UNSUPPORTED_MEDIA_TYPE', `Unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json`));
+  } else if (status === 400 && (error.code?.startsWith('FST_ERR_CTP') || error instanceof SyntaxError)) {
+    void reply.code(400).send(errorBody('INVALID_JSON', 'The request body is not valid JSON'));
+  } else if (status >= 400 && status < 500) {
+    void reply.code(status).send(errorBody(status === 404 ? 'NOT_FOUND' : 'INVALID_INPUT', error.message));
+  } else {
+    req.log.error({ err: error }, 'unhandled error');
+    void reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));
+  }
+}
+

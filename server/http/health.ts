@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../deps.js';
+
+const DB_CHECK_TIMEOUT_MS = 2000;
+
+async function checkDatabase(deps: AppDeps): Promise<boolean> {
+  const probe = deps.orm.em.getConnection().execute('select 1', [], 'get').then(() => true, () => false);
+  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), DB_CHECK_TIMEOUT_MS).unref());
+  return Promise.race([probe, timeout]);
+}
+
+/** Liveness and readiness probes (raw routes: no auth, no tRPC). */
+export function registerHealth(app: FastifyInstance, deps: AppDeps) {
+  app.get('/health/live', async () => ({ success: true, data: { status: 'ok' } }));
+
+  app.get('/health/ready', async (_req, reply) => {
+    const [db, engine] = await Promise.all([checkDatabase(deps), Promise.resolve(deps.engineReady())]);
+    if (db && engine) return { success: true, data: { status: 'ready', engine, db } };
+    void reply.code(503);
+    return {
+      success: false,
+      data: { status: 'not_ready', engine, db },
+      error: { code: 'NOT_READY', message: `Not ready: ${[!db && 'database', !engine && 'engine'].filter(Boolean).join(' and ')} unavailable` },
+    };
+  });
+}

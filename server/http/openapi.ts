@@ -1,0 +1,175 @@
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { appRouter } from '../router.js';
+import type { AuthKind, RouteMeta } from '../trpc.js';
+
+// The generator documents every success as 200 and errors in the adapter's own shape; this module
+// rewrites both once: the real success status, our envelope, and each route's error codes.
+
+const AUTH_ERRORS: Record<AuthKind, ErrorCode[]> = {
+  none: [],
+  apiKey: ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_API_KEY_FORMAT', 'API_KEY_REVOKED', 'ACCOUNT_INACTIVE'],
+  dashboard: ['UNAUTHORIZED', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'ACCOUNT_INACTIVE', 'FORBIDDEN'],
+  admin: ['ADMIN_UNAUTHORIZED', 'ADMIN_DISABLED'],
+};
+
+const SECURITY: Record<AuthKind, Record<string, string[]>[]> = {
+  none: [],
+  apiKey: [{ ApiKeyBearer: [] }, { ApiKeyHeader: [] }],
+  dashboard: [{ DashboardJwt: [] }],
+  admin: [{ AdminSecret: [] }],
+};
+
+const DESCRIPTION = `Liya: a self-hosted, multi-tenant AI platform.
+
+Every JSON response is an envelope: \`{"success": true, "data": ...}\` or
+\`{"success": false, "error": {"code", "message", "details"?}}\`. Validation errors are 400
+INVALID_INPUT with \`details.issues\` (one entry per failing field); unexpected errors are 500
+INTERNAL_ERROR with \`details.request_id\`. Every response carries an \`x-request-id\` header.
+
+Decisions where the specification is silent:
+- API keys (\`svc_\` + 43 base64url characters) are accepted as \`Authorization: Bearer <key>\` and as \`x-api-key\`.
+- Dashboard JWTs are HS256 with claims sub, tid, role, iat, exp (7 days). Missing token: 401 UNAUTHORIZED;
+  bad signature, other algorithm or unknown user: 401 INVALID_TOKEN; expired: 401 TOKEN_EXPIRED. Role
+  and tenant state are read on every request, so changes apply at once; a password reset invalidates
+  earlier tokens.
+- Roles: owner > admin > developer > viewer. A role below a route's minimum: 403 FORBIDDEN.
+- Admin routes: missing or wrong X-Admin-Secret: 401 ADMIN_UNAUTHORIZED; no ADMIN_SECRET configured: 403 ADMIN_DISABLED.
+- Ten failed logins per e-mail within 15 minutes: 429 RATE_LIMITED with Retry-After.
+- \`tenantId\` and \`id\` of a Tenant are the same UUID. Unknown ids and other tenants' ids are 404.
+- Lists take \`page\`/\`pageSize\` (default 20, larger than 100 is clamped) or \`limit\`/\`offset\`.
+- An empty body on POST is the same as \`{}\`; unknown body fields are ignored.
+- Bodies are limited to BODY_LIMIT_BYTES (default 1 MiB): 413 PAYLOAD_TOO_LARGE; bodies must be
+  application/json: 415 UNSUPPORTED_MEDIA_TYPE; malformed JSON: 400 INVALID_JSON.`;
+
+const errorEnvelope = {
+  type: 'object',
+  required: ['success', 'error'],
+  properties: {
+    success: { type: 'boolean', const: false },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: { type: 'object', additionalProperties: true },
+        docs_url: { type: 'string' },
+      },
+    },
+  },
+};
+
+interface ProcedureLike {
+  _def: { meta?: RouteMeta; inputs: unknown[] };
+}
+
+type Operation = { responses: Record<string, unknown>; security?: unknown; parameters?: unknown[]; requestBody?: unknown };
+
+function errorResponses(codes: ErrorCode[]) {
+  const byStatus = new Map<number, Set<string>>();
+  for (const code of codes) {
+    const status = ERROR_STATUS[code];
+    if (!byStatus.has(status)) byStatus.set(status, new Set());
+    byStatus.get(status)!.add(code);
+  }
+  return Object.fromEntries(
+    [...byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, set]) => {
+        const list = [...set];
+        const schema = structuredClone(errorEnvelope) as typeof errorEnvelope;
+        (schema.properties.error.properties.code as Record<string, unknown>).enum = list;
+        return [String(status), { description: list.join(', '), content: { 'application/json': { schema } } }];
+      }),
+  );
+}
+
+const rawRoutes = {
+  '/health/live': {
+    get: {
+      tags: ['Health'],
+      summary: 'Liveness: the process is up',
+      security: [],
+      responses: {
+        '200': {
+          description: 'Alive',
+          content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { status: { type: 'string' } } } } } } },
+        },
+      },
+    },
+  },
+  '/health/ready': {
+    get: {
+      tags: ['Health'],
+      summary: 'Readiness: database and job engine',
+      security: [],
+      responses: Object.fromEntries(
+        ['200', '503'].map((status) => [
+          status,
+          {
+            description: status === '200' ? 'Ready' : 'Not ready (NOT_READY); same data shape',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    success: { type: 'boolean' },
+                    data: { type: 'object', properties: { status: { type: 'string' }, engine: { type: 'boolean' }, db: { type: 'boolean' } } },
+                    error: errorEnvelope.properties.error,
+                  },
+                },
+              },
+            },
+          },
+        ]),
+      ),
+    },
+  },
+  '/openapi.json': { get: { tags: ['Reference'], summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
+  '/docs': { get: { tags: ['Reference'], summary: 'Interactive API reference (served locally)', security: [], responses: { '200': { description: 'HTML page', content: { 'text/html': {} } } } } },
+};
+
+function buildDocument(): OpenAPIObject {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: 'Liya API',
+    version: '1.0.0',
+    description: DESCRIPTION,
+    baseUrl: '/',
+    securitySchemes: {
+      ApiKeyBearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_...) as a bearer token: /v1/* routes' },
+      ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key in the x-api-key header: /v1/* routes' },
+      DashboardJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Dashboard JWT from /auth/login or /auth/signup: /auth/* and /dashboard/* routes' },
+      AdminSecret: { type: 'apiKey', in: 'header', name: 'X-Admin-Secret', description: 'The server\'s ADMIN_SECRET: /admin/* routes' },
+    },
+  });
+
+  const procedures = appRouter._def.procedures as unknown as Record<string, ProcedureLike>;
+  for (const procedure of Object.values(procedures)) {
+    const meta = procedure._def.meta;
+    if (!meta?.openapi) continue;
+    const path = meta.openapi.path.replace(/\/$/, '');
+    const operation = (doc.paths?.[path] as Record<string, Operation> | undefined)?.[meta.openapi.method.toLowerCase()];
+    if (!operation) continue;
+    const auth = meta.auth ?? 'none';
+    const success = operation.responses['200'];
+    const status = String(meta.successStatus ?? 200);
+    const codes: ErrorCode[] = [...AUTH_ERRORS[auth], ...(meta.errors ?? [])];
+    if (operation.parameters?.length || operation.requestBody) codes.push('INVALID_INPUT');
+    if (operation.requestBody) codes.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+    codes.push('INTERNAL_ERROR');
+    operation.responses = { [status]: success, ...errorResponses([...new Set(codes)]) };
+    operation.security = SECURITY[auth];
+  }
+  doc.paths = { ...rawRoutes, ...doc.paths };
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never } };
+  return doc;
+}
+
+let cached: OpenAPIObject | null = null;
+
+/** The served OpenAPI document (built once per process). */
+export function getOpenApiDocument(): OpenAPIObject {
+  cached ??= buildDocument();
+  return cached;
+}

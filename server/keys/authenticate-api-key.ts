@@ -1,0 +1,86 @@
+import { AppError } from '../errors.js';
+import type { AppDeps } from '../deps.js';
+import { hashApiKey, isWellFormedApiKey } from './api-key-format.js';
+
+export interface ApiKeyScope {
+  keyId: string;
+  tenantId: string;
+  environmentId: string | null;
+  environmentName: string | null;
+  plan: string;
+  enabledDomains: string[];
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+const TOUCH_INTERVAL_MS = 60_000;
+// Keys touched recently by this process: last_used_at is written at most once a minute per key.
+const recentlyTouched = new Map<string, number>();
+
+/** Reads the key from `Authorization: Bearer` or `x-api-key`. */
+export function readApiKey(headers: Headers): string | null {
+  const auth = headers.authorization;
+  if (typeof auth === 'string' && auth.length > 0) {
+    const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    return match ? match[1].trim() : auth.trim();
+  }
+  const header = headers['x-api-key'];
+  if (typeof header === 'string' && header.length > 0) return header.trim();
+  return null;
+}
+
+interface KeyRow {
+  key_id: string;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  environment_id: string | null;
+  environment_name: string | null;
+  tenant_id: string;
+  is_active: boolean;
+  plan: string;
+  enabled_domains: string[];
+}
+
+// One indexed query per request: key -> environment -> tenant.
+const LOOKUP_SQL = `
+  select k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
+         t.id as tenant_id, t.is_active, t.plan, t.enabled_domains
+    from api_keys k
+    join tenants t on t.id = k.tenant_id
+    left join environments e on e.id = k.environment_id
+   where k.key_hash = ?`;
+
+export async function authenticateApiKey(deps: AppDeps, headers: Headers): Promise<ApiKeyScope> {
+  const key = readApiKey(headers);
+  if (!key) throw new AppError('MISSING_API_KEY', 'Send your API key as Authorization: Bearer <key> or x-api-key');
+  // A malformed key never reaches the database.
+  if (!isWellFormedApiKey(key)) throw new AppError('INVALID_API_KEY_FORMAT', 'API keys look like svc_ followed by 43 characters');
+  const rows = await deps.orm.em.getConnection().execute<KeyRow[]>(LOOKUP_SQL, [hashApiKey(key)]);
+  const row = rows[0];
+  if (!row) throw new AppError('INVALID_API_KEY', 'The API key is not recognised');
+  if (row.revoked_at) throw new AppError('API_KEY_REVOKED', 'The API key was rotated or revoked');
+  if (!row.is_active) throw new AppError('ACCOUNT_INACTIVE', 'The account is deactivated');
+  touchApiKey(deps, row.key_id, row.last_used_at);
+  return {
+    keyId: row.key_id,
+    tenantId: row.tenant_id,
+    environmentId: row.environment_id,
+    environmentName: row.environment_name,
+    plan: row.plan,
+    enabledDomains: row.enabled_domains,
+  };
+}
+
+function touchApiKey(deps: AppDeps, keyId: string, lastUsedAt: Date | null) {
+  const now = Date.now();
+  if (lastUsedAt && now - new Date(lastUsedAt).getTime() < TOUCH_INTERVAL_MS) return;
+  const touched = recentlyTouched.get(keyId);
+  if (touched && now - touched < TOUCH_INTERVAL_MS) return;
+  recentlyTouched.set(keyId, now);
+  if (recentlyTouched.size > 10_000) recentlyTouched.clear();
+  // Fire and forget: a lost touch only makes apiKeyLastUsedAt a minute older.
+  deps.orm.em
+    .getConnection()
+    .execute('update api_keys set last_used_at = now() where id = ?', [keyId], 'run')
+    .catch((err: unknown) => deps.log.warn({ err }, 'could not record api key use'));
+}

@@ -1,0 +1,42 @@
+import { OutboxMessage } from '../../db/entities/user.js';
+import type { EntityManager } from '../../db/orm.js';
+import type { AppDeps } from '../deps.js';
+import { enqueueJob } from '../jobs.js';
+
+export interface QueuedMail {
+  to: string;
+  subject: string;
+  body: string;
+  kind: string;
+  /** A link worth showing in development logs when no SMTP server is configured. */
+  link?: string;
+}
+
+/** Stores the mail in the outbox (same transaction as the caller) and, with SMTP, queues its delivery. */
+export async function queueMail(em: EntityManager, deps: AppDeps, mail: QueuedMail): Promise<void> {
+  const message = em.create(OutboxMessage, { toAddress: mail.to, subject: mail.subject, body: mail.body, kind: mail.kind });
+  await em.flush();
+  if (deps.mailer.enabled) {
+    await enqueueJob(em, 'send_mail', { messageId: message.id });
+  } else if (deps.config.NODE_ENV !== 'production') {
+    deps.log.info({ to: mail.to, kind: mail.kind, link: mail.link }, 'mail kept in the outbox (no SMTP_URL)');
+  } else {
+    deps.log.info({ to: mail.to, kind: mail.kind }, 'mail kept in the outbox (no SMTP_URL)');
+  }
+}
+
+/** Delivers one outbox message; idempotent (a sent message is skipped). */
+export async function deliverOutboxMessage(em: EntityManager, deps: AppDeps, messageId: string): Promise<void> {
+  const message = await em.findOne(OutboxMessage, { id: messageId });
+  if (!message || message.sentAt) return;
+  try {
+    await deps.mailer.send({ to: message.toAddress, subject: message.subject, body: message.body });
+    message.sentAt = new Date();
+    message.lastError = null;
+  } catch (err) {
+    message.lastError = (err as Error).message;
+    await em.flush();
+    throw err;
+  }
+  await em.flush();
+}

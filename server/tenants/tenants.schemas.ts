@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { BILLING_PLANS, TENANT_TYPES } from '../../db/entities/tenant.js';
+
+export const tenantSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string().describe('Same value as id (both names are used by clients).'),
+    tenantName: z.string(),
+    tenantType: z.enum(TENANT_TYPES),
+    isActive: z.boolean(),
+    enabledDomains: z.array(z.string()),
+    billingPlan: z.enum(BILLING_PLANS),
+    billingEmail: z.string().nullable(),
+    monthlyRequestQuota: z.number().int().nullable(),
+    monthlyTokenQuota: z.string().nullable().describe('Integer as a string (64-bit).'),
+    requestsThisMonth: z.number().int(),
+    tokensThisMonth: z.string(),
+    costThisMonth: z.string().describe('USD, decimal with 6 places.'),
+    hasApiKey: z.boolean(),
+    apiKeyLastUsedAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Tenant' });
+export type TenantDto = z.infer<typeof tenantSchema>;
+
+export const tenantProfileSchema = z
+  .object({
+    tenantId: z.string(),
+    tenantName: z.string(),
+    billingPlan: z.enum(BILLING_PLANS),
+    billingEmail: z.string().nullable(),
+    monthlyRequestQuota: z.number().int().nullable(),
+    monthlyTokenQuota: z.string().nullable(),
+    enabledDomains: z.array(z.string()),
+    isActive: z.boolean(),
+    apiKeyPreview: z.string().nullable().describe('Preview of the production key: first 12 and last 4 characters.'),
+  })
+  .meta({ id: 'TenantProfile' });
+export type TenantProfileDto = z.infer<typeof tenantProfileSchema>;
+
+export const tenantRefSchema = z.object({ tenantId: z.string(), tenantName: z.string(), plan: z.enum(BILLING_PLANS) }).meta({ id: 'TenantRef' });

@@ -1,0 +1,131 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { ZodError } from 'zod';
+import type { Role } from '../db/entities/user.js';
+import type { EntityManager } from '../db/orm.js';
+import { AppError, type ErrorCode } from './errors.js';
+import type { Actor } from './actor.js';
+import type { AppDeps } from './deps.js';
+import { authenticateAdmin } from './auth/admin-auth.js';
+import { authenticateApiKey, type ApiKeyScope } from './keys/authenticate-api-key.js';
+import { authenticateDashboard, type DashboardScope } from './auth/authenticate-dashboard.js';
+
+
+export interface RequestInfo {
+  id: string;
+  ip: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** What a procedure may set on its HTTP response (status 201, Retry-After, ...). */
+export interface ResponseHolder {
+  status?: number;
+  headers: Record<string, string>;
+}
+
+export interface Context {
+  deps: AppDeps;
+  em: EntityManager;
+  req: RequestInfo;
+  res: ResponseHolder;
+}
+
+export type AuthKind = 'none' | 'apiKey' | 'dashboard' | 'admin';
+
+export interface RouteMeta extends OpenApiMeta {
+  /** Success status (default 200); also used to document the route. */
+  successStatus?: number;
+  /** Error codes this route answers beyond the ones its auth kind implies (for the OpenAPI document). */
+  errors?: ErrorCode[];
+  /** Set by the base procedures; drives the security section of the OpenAPI document. */
+  auth?: AuthKind;
+}
+
+function toIssues(error: ZodError) {
+  return error.issues.map((issue) => ({
+    path: issue.path.length ? issue.path.join('.') : '(body)',
+    message: issue.message,
+    code: issue.code,
+  }));
+}
+
+/** Maps any error raised in a procedure to the envelope's error object. */
+export function describeError(error: TRPCError): { code: string; message: string; details?: Record<string, unknown> } {
+  const cause = error.cause;
+  if (cause instanceof AppError) {
+    return cause.details ? { code: cause.code, message: cause.message, details: cause.details } : { code: cause.code, message: cause.message };
+  }
+  if (error.code === 'BAD_REQUEST' && cause instanceof ZodError) {
+    return { code: 'INVALID_INPUT', message: 'The request is invalid', details: { issues: toIssues(cause) } };
+  }
+  switch (error.code) {
+    case 'PARSE_ERROR':
+      return { code: 'INVALID_JSON', message: 'The request body is not valid JSON' };
+    case 'BAD_REQUEST':
+      return { code: 'INVALID_INPUT', message: error.message };
+    case 'NOT_FOUND':
+      return { code: 'ROUTE_NOT_FOUND', message: 'No route matches this method and path' };
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json' };
+    case 'PAYLOAD_TOO_LARGE':
+      return { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' };
+    default:
+      return { code: 'INTERNAL_ERROR', message: 'An internal error occurred' };
+  }
+}
+
+const t = initTRPC
+  .context<Context>()
+  .meta<RouteMeta>()
+  .create({
+    errorFormatter({ error, ctx }) {
+      const described = describeError(error);
+      if (described.code === 'INTERNAL_ERROR') described.details = { request_id: ctx?.req.id };
+      return { success: false, error: described } as never;
+    },
+  });
+
+export const router = t.router;
+export const mergeRouters = t.mergeRouters;
+
+// Routes declare their success status in meta; record it so the adapter's responseMeta sends it.
+const withStatus = t.middleware(({ ctx, meta, next }) => {
+  if (meta?.successStatus) ctx.res.status = meta.successStatus;
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(withStatus).meta({ auth: 'none' });
+
+export const apiKeyProcedure = t.procedure
+  .use(withStatus)
+  .meta({ auth: 'apiKey' })
+  .use(async ({ ctx, next }) => {
+    const scope: ApiKeyScope = await authenticateApiKey(ctx.deps, ctx.req.headers);
+    const actor: Actor = { type: 'api_key', id: scope.keyId, name: `api-key:${scope.environmentName ?? 'tenant'}` };
+    return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, actor } });
+  });
+
+const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
+
+/** A dashboard (JWT) procedure open to `minRole` and above (default: every role). */
+export function dashboardProcedure(minRole: Role = 'viewer') {
+  return t.procedure.use(withStatus).meta({ auth: 'dashboard' }).use(async ({ ctx, next }) => {
+    const scope: DashboardScope = await authenticateDashboard(ctx.deps, ctx.req.headers);
+    if (ROLE_RANK[scope.role] < ROLE_RANK[minRole]) {
+      throw new AppError('FORBIDDEN', `This action needs the ${minRole} role or higher`, { required_role: minRole, role: scope.role });
+    }
+    const actor: Actor = { type: 'user', id: scope.userId, name: scope.email };
+    return next({ ctx: { ...ctx, tenantId: scope.tenantId, user: scope, actor } });
+  });
+}
+
+export const adminProcedure = t.procedure
+  .use(withStatus)
+  .meta({ auth: 'admin' })
+  .use(async ({ ctx, next }) => {
+    authenticateAdmin(ctx.deps.config.ADMIN_SECRET, ctx.req.headers);
+    const actor: Actor = { type: 'admin', id: null, name: 'admin' };
+    return next({ ctx: { ...ctx, actor } });
+  });
+
+export { TRPCError };

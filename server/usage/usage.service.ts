@@ -1,0 +1,140 @@
+import { UsageEvent } from '../../db/entities/usage.js';
+import type { EntityManager } from '../../db/orm.js';
+import { monthKey } from '../common/schemas.js';
+
+export interface UsageEventInput {
+  tenantId: string;
+  environmentId?: string | null;
+  kind: string;
+  domain?: string | null;
+  intent?: string | null;
+  model?: string | null;
+  promptTokens?: number;
+  completionTokens?: number;
+  costUsd?: number;
+  latencyMs?: number;
+  status?: string;
+  /** Whether the event counts as a request against the monthly request quota (default true). */
+  countsAsRequest?: boolean;
+}
+
+/**
+ * Records one metered operation and moves the tenant's monthly counters in the same transaction,
+ * so counters and events never disagree.
+ */
+export async function recordUsage(em: EntityManager, input: UsageEventInput): Promise<void> {
+  const prompt = input.promptTokens ?? 0;
+  const completion = input.completionTokens ?? 0;
+  const cost = (input.costUsd ?? 0).toFixed(6);
+  await em.transactional(async (tx) => {
+    tx.create(UsageEvent, {
+      tenant: input.tenantId,
+      environmentId: input.environmentId ?? null,
+      kind: input.kind,
+      domain: input.domain ?? null,
+      intent: input.intent ?? null,
+      model: input.model ?? null,
+      promptTokens: prompt,
+      completionTokens: completion,
+      totalTokens: prompt + completion,
+      costUsd: cost,
+      latencyMs: input.latencyMs ?? 0,
+      status: input.status ?? 'ok',
+    });
+    await tx.flush();
+    await tx.execute(
+      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?)
+       on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
+         tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`,
+      [input.tenantId, monthKey(), input.countsAsRequest === false ? 0 : 1, prompt + completion, cost],
+    );
+  });
+}
+
+export interface MonthlyUsage {
+  requests: number;
+  tokens: number;
+  costUsd: number;
+}
+
+export async function getMonthlyUsage(em: EntityManager, tenantId: string, at = new Date()): Promise<MonthlyUsage> {
+  const [row] = await em.execute<{ requests: string; tokens: string; cost_usd: string }[]>(
+    'select requests::text, tokens::text, cost_usd::text from usage_counters where tenant_id = ? and month = ?',
+    [tenantId, monthKey(at)],
+  );
+  return { requests: Number(row?.requests ?? 0), tokens: Number(row?.tokens ?? 0), costUsd: Number(row?.cost_usd ?? 0) };
+}
+
+export interface UsageRange {
+  from: Date;
+  to: Date;
+}
+
+/** Default range: the current month so far. */
+export function resolveRange(from?: string, to?: string): UsageRange {
+  const now = new Date();
+  const start = from ? new Date(from) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = to ? new Date(to) : now;
+  return { from: start, to: end };
+}
+
+interface Totals {
+  requests: string;
+  tokens: string;
+  cost: string;
+}
+
+const totals = (r: Totals) => ({ requests: Number(r.requests), tokens: Number(r.tokens), costUsd: Number(r.cost).toFixed(6) });
+
+/** Usage between two instants, for one tenant or (tenantId null) the whole platform. */
+export async function getUsageReport(em: EntityManager, tenantId: string | null, range: UsageRange) {
+  const where = `created_at >= ? and created_at < ?${tenantId ? ' and tenant_id = ?' : ''}`;
+  const params = tenantId ? [range.from, range.to, tenantId] : [range.from, range.to];
+  const agg = `count(*)::text as requests, coalesce(sum(total_tokens), 0)::text as tokens, coalesce(sum(cost_usd), 0)::text as cost`;
+  const [all] = await em.execute<Totals[]>(`select ${agg} from usage_events where ${where}`, params);
+  const days = await em.execute<(Totals & { day: string })[]>(
+    `select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, ${agg} from usage_events where ${where} group by 1 order by 1`,
+    params,
+  );
+  const domains = await em.execute<(Totals & { domain: string | null })[]>(
+    `select domain, ${agg} from usage_events where ${where} group by domain order by count(*) desc, domain`,
+    params,
+  );
+  const intents = await em.execute<(Totals & { domain: string | null; intent: string | null })[]>(
+    `select domain, intent, ${agg} from usage_events where ${where} and intent is not null group by domain, intent order by count(*) desc, domain, intent`,
+    params,
+  );
+  return {
+    from: range.from.toISOString(),
+    to: range.to.toISOString(),
+    totals: totals(all),
+    days: days.map((d) => ({ date: d.day, ...totals(d) })),
+    domains: domains.map((d) => ({ domain: d.domain, ...totals(d) })),
+    intents: intents.map((d) => ({ domain: d.domain, intent: d.intent, ...totals(d) })),
+  };
+}
+
+/** Platform totals for the admin API. */
+export async function getPlatformStats(em: EntityManager) {
+  const [tenants] = await em.execute<{ total: string; active: string }[]>(
+    `select count(*)::text as total, count(*) filter (where is_active)::text as active from tenants`,
+  );
+  const [month] = await em.execute<{ requests: string; tokens: string; cost: string }[]>(
+    `select coalesce(sum(requests), 0)::text as requests, coalesce(sum(tokens), 0)::text as tokens, coalesce(sum(cost_usd), 0)::text as cost
+       from usage_counters where month = ?`,
+    [monthKey()],
+  );
+  const kinds = await em.execute<{ kind: string; runs: string }[]>(
+    `select kind, count(*)::text as runs from usage_events where created_at >= date_trunc('month', now()) group by kind order by kind`,
+  );
+  const [users] = await em.execute<{ total: string }[]>('select count(*)::text as total from users');
+  return {
+    tenants: Number(tenants.total),
+    activeTenants: Number(tenants.active),
+    users: Number(users.total),
+    requestsThisMonth: Number(month.requests),
+    tokensThisMonth: month.tokens,
+    costThisMonth: Number(month.cost).toFixed(6),
+    runsByKind: Object.fromEntries(kinds.map((k) => [k.kind, Number(k.runs)])),
+  };
+}

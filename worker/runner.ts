@@ -1,0 +1,106 @@
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import { Logger, makeWorkerUtils, run, runMigrations, type TaskList, type WorkerEvents } from 'graphile-worker';
+import type { Pool } from 'pg';
+import type { AppDeps } from '../server/deps.js';
+import { pruneExpiredTask } from './tasks/prune-expired.js';
+import { sendMailTask } from './tasks/send-mail.js';
+
+const HEARTBEAT_MS = 15_000;
+// A worker not heard from for this long is dead: its job locks are released at the next start.
+const STALE_MS = 60_000;
+
+export interface WorkerHandle {
+  readonly workerIds: string[];
+  isRunning(): boolean;
+  stop(): Promise<void>;
+}
+
+export function createTaskList(deps: AppDeps): TaskList {
+  return {
+    prune_expired: pruneExpiredTask(deps),
+    send_mail: sendMailTask(deps),
+  };
+}
+
+function toGraphileLogger(deps: AppDeps) {
+  return new Logger((scope) => (level, message, meta) => {
+    const log = deps.log.child({ component: 'worker', ...scope });
+    const fields = meta ?? {};
+    if (level === 'error') log.error(fields, message);
+    else if (level === 'warning') log.warn(fields, message);
+    else if (level === 'info') log.info(fields, message);
+    else log.debug(fields, message);
+  });
+}
+
+/** Creates graphile-worker's schema (also needed where no runner runs, to enqueue jobs). */
+export async function migrateJobSchema(pgPool: Pool, deps: AppDeps): Promise<void> {
+  await runMigrations({ pgPool, logger: toGraphileLogger(deps) });
+}
+
+// Jobs locked by workers that are gone (crash, kill -9) would otherwise wait for the 4 h lock timeout.
+async function releaseDeadWorkerLocks(pgPool: Pool, deps: AppDeps) {
+  const { rows } = await pgPool.query<{ locked_by: string }>(
+    `select distinct j.locked_by from graphile_worker._private_jobs j
+      where j.locked_by is not null
+        and not exists (select 1 from worker_heartbeats h where h.worker_id = j.locked_by and h.last_seen_at > now() - make_interval(secs => $1))`,
+    [STALE_MS / 1000],
+  );
+  if (rows.length === 0) return;
+  const utils = await makeWorkerUtils({ pgPool });
+  try {
+    await utils.forceUnlockWorkers(rows.map((r) => r.locked_by));
+    deps.log.warn({ workers: rows.length }, 'released job locks held by workers that stopped without finishing');
+  } finally {
+    await utils.release();
+  }
+}
+
+/** Starts the job runner in this process. */
+export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHandle> {
+  const workerIds: string[] = [];
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  events.on('worker:create', ({ worker }) => workerIds.push(worker.workerId));
+  let running = true;
+
+  const runner = await run({
+    pgPool,
+    concurrency: deps.config.WORKER_CONCURRENCY,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    taskList: createTaskList(deps),
+    crontab: '0 * * * * prune_expired',
+    logger: toGraphileLogger(deps),
+    events,
+  });
+
+  const beat = async () => {
+    if (workerIds.length === 0) return;
+    await pgPool.query(
+      `insert into worker_heartbeats (worker_id, started_at, last_seen_at) select unnest($1::text[]), now(), now()
+       on conflict (worker_id) do update set last_seen_at = now()`,
+      [workerIds],
+    );
+  };
+  await beat();
+  await releaseDeadWorkerLocks(pgPool, deps).catch((err) => deps.log.warn({ err }, 'could not release stale job locks'));
+  const timer = setInterval(() => beat().catch((err) => deps.log.warn({ err }, 'worker heartbeat failed')), HEARTBEAT_MS);
+  timer.unref();
+  void runner.promise.finally(() => {
+    running = false;
+  });
+
+  deps.log.info({ concurrency: deps.config.WORKER_CONCURRENCY, host: os.hostname() }, 'job runner started');
+  return {
+    workerIds,
+    isRunning: () => running,
+    async stop() {
+      clearInterval(timer);
+      if (!running) return;
+      await runner.stop();
+      running = false;
+      await pgPool.query('delete from worker_heartbeats where worker_id = any($1::text[])', [workerIds]).catch(() => undefined);
+    },
+  };
+}
