@@ -16,6 +16,8 @@ export interface OrmOptions {
   poolMax?: number;
   /** Log SQL (default false). */
   debug?: boolean;
+  /** Silence the migrator's progress lines (default false). */
+  quiet?: boolean;
 }
 
 export function createOrmConfig(options: OrmOptions) {
@@ -25,6 +27,7 @@ export function createOrmConfig(options: OrmOptions) {
     extensions: [Migrator],
     pool: { min: 0, max: options.poolMax ?? 10 },
     debug: options.debug ?? false,
+    ...(options.quiet ? { logger: () => undefined } : {}),
     // Every unit of work forks its own EntityManager; the global one must never be used.
     allowGlobalContext: false,
     ensureDatabase: false,

@@ -88,6 +88,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
     const pgPool = new pg.Pool({ connectionString: db.url, max: Math.max(2, config.WORKER_CONCURRENCY + 2) });
     pgPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
+    pgPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
     cleanups.push(() => pgPool.end());
 
     let worker: WorkerHandle | null = null;

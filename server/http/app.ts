@@ -15,7 +15,6 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: false,
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
     requestIdHeader: false,
