@@ -45,7 +45,7 @@ export async function openDatabase(config: AppConfig, log: Logger): Promise<Data
 }
 
 /** JWT_SECRET, or a secret generated once and kept in the database (shared by every process). */
-async function resolveJwtKey(orm: Orm, config: AppConfig): Promise<Uint8Array> {
+export async function resolveJwtKey(orm: Orm, config: AppConfig): Promise<Uint8Array> {
   if (config.JWT_SECRET) return new TextEncoder().encode(config.JWT_SECRET);
   const em = orm.em.fork();
   await em.execute(`insert into platform_settings (key, value, created_at) values ('jwt_secret', ?, now()) on conflict (key) do nothing`, [

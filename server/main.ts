@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger, startServer } from './boot.js';
+import { createLogger, startServer, type RunningServer } from './boot.js';
 
 /** `npm start` / `liya start`: serve until SIGINT or SIGTERM, then stop HTTP, worker and database in order. */
 export async function runServer(): Promise<void> {
@@ -14,15 +14,9 @@ export async function runServer(): Promise<void> {
     throw err;
   }
   const log = createLogger(config);
-  let server;
-  try {
-    server = await startServer({ config, log });
-  } catch (err) {
-    log.fatal({ err }, `could not start: ${(err as Error).message}`);
-    process.exit(1);
-  }
-  log.info(`Liya API listening on ${server.url} (docs: ${server.url}/docs)`);
+  let server: RunningServer | null = null;
   let stopping = false;
+  // Handlers go in before start-up, so Ctrl-C while booting still stops the database it started.
   const stop = async (signal: string) => {
     if (stopping) {
       log.warn('second signal: exiting now');
@@ -30,10 +24,24 @@ export async function runServer(): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, 'shutting down');
-    await server.close();
-    log.info('stopped');
-    process.exit(0);
+    if (server) {
+      await server.close();
+      log.info('stopped');
+      process.exit(0);
+    }
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  try {
+    server = await startServer({ config, log });
+  } catch (err) {
+    log.fatal({ err }, `could not start: ${(err as Error).message}`);
+    process.exit(1);
+  }
+  if (stopping) {
+    await server.close();
+    log.info('stopped');
+    process.exit(0);
+  }
+  log.info(`Liya API listening on ${server.url} (docs: ${server.url}/docs)`);
 }

@@ -50,9 +50,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // keep exactly the envelope.
     if (reply.statusCode >= 400 && typeof payload === 'string' && payload.startsWith('{')) {
       try {
-        const parsed = JSON.parse(payload) as { success?: unknown; error?: unknown };
-        if (parsed.success === false && parsed.error && typeof parsed.error === 'object') {
-          return JSON.stringify({ success: false, error: parsed.error });
+        const parsed = JSON.parse(payload) as Record<string, unknown>;
+        if (parsed.success === false && parsed.error && typeof parsed.error === 'object' && ('code' in parsed || 'message' in parsed || 'issues' in parsed)) {
+          delete parsed.code;
+          delete parsed.message;
+          delete parsed.issues;
+          return JSON.stringify(parsed);
         }
       } catch {
         // not JSON: leave as is

@@ -40,8 +40,13 @@ export async function createTestDatabase(): Promise<string> {
   return withDatabase(adminUrl, name);
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const databaseUrl = await createTestDatabase();
+export interface TestServerOptions {
+  /** Reuse this database instead of cloning a fresh one. */
+  databaseUrl?: string;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -55,6 +60,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   });
   const server = await startServer({ config, databaseUrl, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  pool.on('error', () => undefined);
   return {
     server,
     url: server.url,
