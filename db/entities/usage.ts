@@ -20,6 +20,8 @@ export const UsageEvent = defineEntity({
     costUsd: p.decimal('string').precision(14).scale(6).default('0'),
     latencyMs: p.integer().default(0),
     status: p.string().length(32).default('ok'),
+    // Whether the event counts against the monthly request quota (an embedding batch does not).
+    countsAsRequest: p.boolean().default(true),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -17,15 +17,18 @@ const TOUCH_INTERVAL_MS = 60_000;
 // Keys touched recently by this process: last_used_at is written at most once a minute per key.
 const recentlyTouched = new Map<string, number>();
 
-/** Reads the key from `Authorization: Bearer` or `x-api-key`. */
+/**
+ * Reads the key from `x-api-key` or `Authorization: Bearer`. `x-api-key` wins when both are sent,
+ * since a gateway in front may put its own credential in Authorization.
+ */
 export function readApiKey(headers: Headers): string | null {
+  const header = headers['x-api-key'];
+  if (typeof header === 'string' && header.trim().length > 0) return header.trim();
   const auth = headers.authorization;
-  if (typeof auth === 'string' && auth.length > 0) {
+  if (typeof auth === 'string' && auth.trim().length > 0) {
     const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
     return match ? match[1].trim() : auth.trim();
   }
-  const header = headers['x-api-key'];
-  if (typeof header === 'string' && header.length > 0) return header.trim();
   return null;
 }
 

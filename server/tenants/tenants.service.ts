@@ -26,7 +26,7 @@ interface TenantRow {
 const TENANT_SELECT = `
   select t.id, t.name, t.type, t.plan, t.billing_email, t.is_active, t.enabled_domains,
          t.monthly_request_quota, t.monthly_token_quota::text as monthly_token_quota, t.created_at, t.updated_at,
-         c.requests::text as requests, c.tokens::text as tokens, c.cost_usd::text as cost_usd,
+         c.requests::text as requests, c.tokens::text as tokens, round(c.cost_usd, 6)::text as cost_usd,
          exists(select 1 from api_keys k where k.tenant_id = t.id and k.revoked_at is null) as has_api_key,
          (select max(k.last_used_at) from api_keys k where k.tenant_id = t.id) as api_key_last_used_at
     from tenants t
@@ -46,7 +46,8 @@ function toTenantDto(row: TenantRow): TenantDto {
     monthlyTokenQuota: row.monthly_token_quota,
     requestsThisMonth: Number(row.requests ?? 0),
     tokensThisMonth: row.tokens ?? '0',
-    costThisMonth: Number(row.cost_usd ?? 0).toFixed(6),
+    // The decimal string from the database: no float round trip.
+    costThisMonth: row.cost_usd ?? '0.000000',
     hasApiKey: row.has_api_key,
     apiKeyLastUsedAt: iso(row.api_key_last_used_at),
     createdAt: isoRequired(row.created_at),

@@ -1,6 +1,10 @@
 import { UsageEvent } from '../../db/entities/usage.js';
 import type { EntityManager } from '../../db/orm.js';
+import { AppError } from '../errors.js';
 import { monthKey } from '../common/schemas.js';
+
+/** The first instant of the UTC month of `date`. */
+const startOfMonth = (date: Date) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 
 export interface UsageEventInput {
   tenantId: string;
@@ -26,6 +30,8 @@ export async function recordUsage(em: EntityManager, input: UsageEventInput): Pr
   const prompt = input.promptTokens ?? 0;
   const completion = input.completionTokens ?? 0;
   const cost = (input.costUsd ?? 0).toFixed(6);
+  // One instant for the event and the counter's month, so both land in the same month.
+  const now = new Date();
   await em.transactional(async (tx) => {
     tx.create(UsageEvent, {
       tenant: input.tenantId,
@@ -40,13 +46,15 @@ export async function recordUsage(em: EntityManager, input: UsageEventInput): Pr
       costUsd: cost,
       latencyMs: input.latencyMs ?? 0,
       status: input.status ?? 'ok',
+      countsAsRequest: input.countsAsRequest !== false,
+      createdAt: now,
     });
     await tx.flush();
     await tx.execute(
       `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?)
        on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
          tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`,
-      [input.tenantId, monthKey(), input.countsAsRequest === false ? 0 : 1, prompt + completion, cost],
+      [input.tenantId, monthKey(now), input.countsAsRequest === false ? 0 : 1, prompt + completion, cost],
     );
   });
 }
@@ -73,8 +81,11 @@ export interface UsageRange {
 /** Default range: the current month so far. */
 export function resolveRange(from?: string, to?: string): UsageRange {
   const now = new Date();
-  const start = from ? new Date(from) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const start = from ? new Date(from) : startOfMonth(now);
   const end = to ? new Date(to) : now;
+  if (start.getTime() > end.getTime()) {
+    throw new AppError('INVALID_INPUT', '`from` must not be after `to`', { issues: [{ path: 'from', message: 'must not be after to' }] });
+  }
   return { from: start, to: end };
 }
 
@@ -84,13 +95,14 @@ interface Totals {
   cost: string;
 }
 
-const totals = (r: Totals) => ({ requests: Number(r.requests), tokens: Number(r.tokens), costUsd: Number(r.cost).toFixed(6) });
+// Costs stay decimal strings from the database (rounded to 6 places there): no float round trip.
+const totals = (r: Totals) => ({ requests: Number(r.requests), tokens: Number(r.tokens), costUsd: r.cost });
 
 /** Usage between two instants, for one tenant or (tenantId null) the whole platform. */
 export async function getUsageReport(em: EntityManager, tenantId: string | null, range: UsageRange) {
   const where = `created_at >= ? and created_at < ?${tenantId ? ' and tenant_id = ?' : ''}`;
   const params = tenantId ? [range.from, range.to, tenantId] : [range.from, range.to];
-  const agg = `count(*)::text as requests, coalesce(sum(total_tokens), 0)::text as tokens, coalesce(sum(cost_usd), 0)::text as cost`;
+  const agg = `count(*) filter (where counts_as_request)::text as requests, coalesce(sum(total_tokens), 0)::text as tokens, round(coalesce(sum(cost_usd), 0), 6)::text as cost`;
   const [all] = await em.execute<Totals[]>(`select ${agg} from usage_events where ${where}`, params);
   const days = await em.execute<(Totals & { day: string })[]>(
     `select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, ${agg} from usage_events where ${where} group by 1 order by 1`,
@@ -115,17 +127,19 @@ export async function getUsageReport(em: EntityManager, tenantId: string | null,
 }
 
 /** Platform totals for the admin API. */
-export async function getPlatformStats(em: EntityManager) {
+export async function getPlatformStats(em: EntityManager, now = new Date()) {
   const [tenants] = await em.execute<{ total: string; active: string }[]>(
     `select count(*)::text as total, count(*) filter (where is_active)::text as active from tenants`,
   );
   const [month] = await em.execute<{ requests: string; tokens: string; cost: string }[]>(
-    `select coalesce(sum(requests), 0)::text as requests, coalesce(sum(tokens), 0)::text as tokens, coalesce(sum(cost_usd), 0)::text as cost
+    `select coalesce(sum(requests), 0)::text as requests, coalesce(sum(tokens), 0)::text as tokens, round(coalesce(sum(cost_usd), 0), 6)::text as cost
        from usage_counters where month = ?`,
-    [monthKey()],
+    [monthKey(now)],
   );
+  // The month starts in UTC, as the counters' month does, whatever the database session's time zone.
   const kinds = await em.execute<{ kind: string; runs: string }[]>(
-    `select kind, count(*)::text as runs from usage_events where created_at >= date_trunc('month', now()) group by kind order by kind`,
+    `select kind, count(*)::text as runs from usage_events where created_at >= ? group by kind order by kind`,
+    [startOfMonth(now)],
   );
   const [users] = await em.execute<{ total: string }[]>('select count(*)::text as total from users');
   return {
@@ -134,7 +148,7 @@ export async function getPlatformStats(em: EntityManager) {
     users: Number(users.total),
     requestsThisMonth: Number(month.requests),
     tokensThisMonth: month.tokens,
-    costThisMonth: Number(month.cost).toFixed(6),
+    costThisMonth: month.cost,
     runsByKind: Object.fromEntries(kinds.map((k) => [k.kind, Number(k.runs)])),
   };
 }

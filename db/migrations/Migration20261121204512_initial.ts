@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261121203225_initial extends Migration {
+export class Migration20261121204512_initial extends Migration {
 
-  override name = 'Migration20261121203225_initial';
+  override name = 'Migration20261121204512_initial';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "login_attempts" ("id" uuid not null default gen_random_uuid(), "email" varchar(320) not null, "succeeded" boolean not null, "ip" varchar(64) null, "created_at" timestamptz not null, primary key ("id"));`);
@@ -34,7 +34,7 @@ export class Migration20261121203225_initial extends Migration {
 
     this.addSql(`create table "usage_counters" ("tenant_id" uuid not null, "month" varchar(7) not null, "requests" bigint not null default '0', "tokens" bigint not null default '0', "cost_usd" numeric(16,6) not null default '0', primary key ("tenant_id", "month"));`);
 
-    this.addSql(`create table "usage_events" ("id" uuid not null default gen_random_uuid(), "tenant_id" uuid not null, "environment_id" uuid null, "kind" varchar(64) not null, "domain" varchar(100) null, "intent" varchar(100) null, "model" varchar(200) null, "prompt_tokens" int not null default 0, "completion_tokens" int not null default 0, "total_tokens" int not null default 0, "cost_usd" numeric(14,6) not null default '0', "latency_ms" int not null default 0, "status" varchar(32) not null default 'ok', "created_at" timestamptz not null, primary key ("id"));`);
+    this.addSql(`create table "usage_events" ("id" uuid not null default gen_random_uuid(), "tenant_id" uuid not null, "environment_id" uuid null, "kind" varchar(64) not null, "domain" varchar(100) null, "intent" varchar(100) null, "model" varchar(200) null, "prompt_tokens" int not null default 0, "completion_tokens" int not null default 0, "total_tokens" int not null default 0, "cost_usd" numeric(14,6) not null default '0', "latency_ms" int not null default 0, "status" varchar(32) not null default 'ok', "counts_as_request" boolean not null default true, "created_at" timestamptz not null, primary key ("id"));`);
     this.addSql(`create index "usage_events_tenant_id_created_at_index" on "usage_events" ("tenant_id", "created_at");`);
 
     this.addSql(`create table "users" ("id" uuid not null default gen_random_uuid(), "tenant_id" uuid not null, "email" varchar(320) not null, "full_name" varchar(200) null, "password_hash" varchar(255) not null, "role" text not null, "email_verified" boolean not null default false, "password_changed_at" timestamptz null, "created_at" timestamptz not null, "updated_at" timestamptz not null, primary key ("id"));`);

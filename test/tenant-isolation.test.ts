@@ -1,0 +1,228 @@
+// Another tenant's id answers 404, exactly as a missing id does, on every route that takes an id.
+// The walk below reads the served OpenAPI document, so a new `{param}` route fails this file until
+// it is added to ROUTES with tenant A's ids (and a valid body where the route needs one).
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, type ApiResponse } from './support/client.js';
+import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let t: TestServer;
+let a: SignedUpTenant;
+let b: SignedUpTenant;
+let aIds: TenantIds;
+
+/** Resources of tenant A that tenant B will try to reach. */
+interface TenantIds {
+  ownerId: string;
+  developerId: string;
+  productionEnvironmentId: string;
+  developmentEnvironmentId: string;
+  collectionId: string;
+}
+
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+interface RouteCase {
+  /** Each entry is one set of path parameters to try (tenant A's ids). */
+  params: (ids: TenantIds) => Record<string, string>[];
+  /** A valid body per method, so the call reaches the lookup instead of failing validation. */
+  bodies?: Partial<Record<Method, unknown>>;
+}
+
+/** Fills any parameter that has no tenant-A resource yet: an id nobody owns. */
+const unknownId = () => randomUUID();
+
+// Every tenant-scoped route with a path parameter. Add new routes here.
+const ROUTES: Record<string, RouteCase> = {
+  '/dashboard/users/{id}': {
+    params: (ids) => [{ id: ids.ownerId }, { id: ids.developerId }],
+    bodies: { patch: { role: 'viewer' } },
+  },
+  '/dashboard/environments/{id}/api-key/rotate': {
+    params: (ids) => [{ id: ids.productionEnvironmentId }, { id: ids.developmentEnvironmentId }],
+  },
+};
+
+// Routes that are platform-wide by design (the admin secret sees every tenant).
+const PLATFORM_ROUTES = /^\/admin\//;
+
+interface OpenApiOperation {
+  security?: Record<string, string[]>[];
+  requestBody?: unknown;
+}
+
+function credentialsFor(operation: OpenApiOperation, tenant: SignedUpTenant): Record<string, string> | null {
+  const schemes = (operation.security ?? []).flatMap((s) => Object.keys(s));
+  if (schemes.includes('ApiKeyBearer') || schemes.includes('ApiKeyHeader')) return bearer(tenant.apiKey);
+  if (schemes.includes('DashboardJwt')) return bearer(tenant.token);
+  return null;
+}
+
+const fill = (template: string, params: Record<string, string>) =>
+  template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (!(name in params)) throw new Error(`${template}: no value for {${name}}`);
+    return encodeURIComponent(params[name]);
+  });
+
+function expectNotFound(res: ApiResponse, label: string) {
+  expect(res.status, `${label}: ${res.text}`).toBe(404);
+  expect(res.body, label).toEqual({ success: false, error: expect.objectContaining({ code: 'NOT_FOUND', message: expect.any(String) }) });
+}
+
+async function paramRoutes() {
+  const doc = (await t.api.get('/openapi.json')).body as { paths: Record<string, Record<string, OpenApiOperation>> };
+  return Object.entries(doc.paths).filter(([template]) => template.includes('{'));
+}
+
+beforeAll(async () => {
+  t = await startTestServer();
+  a = await signupTenant(t.api, { companyName: 'Tenant A' });
+  b = await signupTenant(t.api, { companyName: 'Tenant B' });
+  const invited = await t.api.post('/dashboard/users', { email: uniqueEmail('dev'), role: 'developer', password: 'another good password' }, { headers: bearer(a.token) });
+  expect(invited.status).toBe(201);
+  const envs = await t.api.get('/dashboard/environments', { headers: bearer(a.token) });
+  const envId = (name: string) => envs.body.data.environments.find((e: { name: string }) => e.name === name).id as string;
+  const collectionId = randomUUID();
+  await t.sql(
+    `insert into collections (id, tenant_id, slug, label, tags, visibility, created_at, updated_at) values ($1, $2, 'handbook', 'Handbook', '[]', 'workspace', now(), now())`,
+    [collectionId, a.tenantId],
+  );
+  await t.sql(`insert into collection_domains (collection_id, domain_key, tenant_id, created_at) values ($1, 'hiring', $2, now())`, [collectionId, a.tenantId]);
+  aIds = {
+    ownerId: a.userId,
+    developerId: invited.body.data.user.id,
+    productionEnvironmentId: envId('production'),
+    developmentEnvironmentId: envId('development'),
+    collectionId,
+  };
+});
+afterAll(() => t?.close());
+
+describe('every {param} route', () => {
+  it('is listed in the isolation table (add new routes to ROUTES)', async () => {
+    const uncovered: string[] = [];
+    for (const [template, operations] of await paramRoutes()) {
+      if (PLATFORM_ROUTES.test(template)) continue;
+      if (!ROUTES[template]) {
+        uncovered.push(template);
+        continue;
+      }
+      const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+      for (const params of ROUTES[template].params(aIds)) expect(Object.keys(params).sort(), template).toEqual(names);
+      for (const operation of Object.values(operations)) expect(credentialsFor(operation, b), `${template} needs tenant credentials`).not.toBeNull();
+    }
+    expect(uncovered).toEqual([]);
+    // Entries for routes that no longer exist are stale.
+    const served = new Set((await paramRoutes()).map(([template]) => template));
+    expect(Object.keys(ROUTES).filter((template) => !served.has(template))).toEqual([]);
+  });
+
+  it('answers 404 NOT_FOUND to tenant B for tenant A\'s ids, and changes nothing of A', async () => {
+    const auditBefore = await t.sql('select id from audit_log where tenant_id = $1 order by id', [a.tenantId]);
+    const keysBefore = await t.sql('select id, revoked_at from api_keys where tenant_id = $1 order by id', [a.tenantId]);
+    let calls = 0;
+    for (const [template, operations] of await paramRoutes()) {
+      if (PLATFORM_ROUTES.test(template) || !ROUTES[template]) continue;
+      const route = ROUTES[template];
+      for (const [method, operation] of Object.entries(operations)) {
+        const headers = credentialsFor(operation, b)!;
+        const body = route.bodies?.[method as Method];
+        for (const params of route.params(aIds)) {
+          const path = fill(template, params);
+          const res = await t.api.request(method.toUpperCase(), path, body, { headers });
+          expectNotFound(res, `${method.toUpperCase()} ${path} (tenant A's ids, tenant B's credentials)`);
+          calls++;
+        }
+      }
+    }
+    expect(calls).toBeGreaterThanOrEqual(6);
+
+    // Tenant A is untouched: its users, roles, keys and audit log are as they were.
+    const users = await t.api.get('/dashboard/users', { headers: bearer(a.token) });
+    expect(users.body.data.users.map((u: { id: string; role: string }) => [u.id, u.role]).sort()).toEqual(
+      [[aIds.ownerId, 'owner'], [aIds.developerId, 'developer']].sort(),
+    );
+    expect(await t.sql('select id, revoked_at from api_keys where tenant_id = $1 order by id', [a.tenantId])).toEqual(keysBefore);
+    expect(await t.sql('select id from audit_log where tenant_id = $1 order by id', [a.tenantId])).toEqual(auditBefore);
+    expect((await t.api.get('/v1/collections', { headers: bearer(a.apiKey) })).status).toBe(200);
+  });
+
+  it('answers 404 NOT_FOUND for ids nobody owns and for malformed ids', async () => {
+    for (const [template, operations] of await paramRoutes()) {
+      if (PLATFORM_ROUTES.test(template) || !ROUTES[template]) continue;
+      const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      for (const [method, operation] of Object.entries(operations)) {
+        const headers = credentialsFor(operation, b)!;
+        const body = ROUTES[template].bodies?.[method as Method];
+        for (const value of [unknownId(), 'not-an-id', '0']) {
+          const path = fill(template, Object.fromEntries(names.map((n) => [n, value])));
+          expectNotFound(await t.api.request(method.toUpperCase(), path, body, { headers }), `${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+  });
+
+  it('tenant A itself reaches its own ids (so the 404s above are about ownership)', async () => {
+    const role = await t.api.patch(`/dashboard/users/${aIds.developerId}`, { role: 'viewer' }, { headers: bearer(a.token) });
+    expect(role.status).toBe(200);
+    expect(role.body.data.user.role).toBe('viewer');
+    const rotated = await t.api.post(`/dashboard/environments/${aIds.developmentEnvironmentId}/api-key/rotate`, undefined, { headers: bearer(a.token) });
+    expect(rotated.status).toBe(200);
+  });
+});
+
+describe('lists show only the caller\'s rows', () => {
+  it('/v1/collections lists only the caller\'s collections', async () => {
+    const own = await t.api.get('/v1/collections', { headers: bearer(a.apiKey) });
+    expect(own.status).toBe(200);
+    expect(own.body.data.collections).toEqual([
+      expect.objectContaining({ id: aIds.collectionId, slug: 'handbook', label: 'Handbook', domain_keys: ['hiring'], tags: [], visibility: 'workspace' }),
+    ]);
+    const other = await t.api.get('/v1/collections', { headers: bearer(b.apiKey) });
+    expect(other.status).toBe(200);
+    expect(other.body).toEqual({ success: true, data: { collections: [] } });
+
+    // The same slug in tenant B is B's own collection; each sees one.
+    const bCollection = randomUUID();
+    await t.sql(
+      `insert into collections (id, tenant_id, slug, label, tags, visibility, created_at, updated_at) values ($1, $2, 'handbook', 'B handbook', '["b"]', 'restricted', now(), now())`,
+      [bCollection, b.tenantId],
+    );
+    await t.sql(`insert into collection_domains (collection_id, domain_key, tenant_id, created_at) values ($1, 'hiring', $2, now())`, [bCollection, b.tenantId]);
+    const bList = (await t.api.get('/v1/collections', { headers: { 'x-api-key': b.apiKey } })).body.data.collections;
+    expect(bList.map((c: { id: string; label: string }) => [c.id, c.label])).toEqual([[bCollection, 'B handbook']]);
+    const aList = (await t.api.get('/v1/collections', { headers: bearer(a.apiKey) })).body.data.collections;
+    expect(aList.map((c: { id: string }) => c.id)).toEqual([aIds.collectionId]);
+  });
+
+  it('dashboard users, environments and audit log list only the caller\'s rows', async () => {
+    const headers = bearer(b.token);
+    const users = (await t.api.get('/dashboard/users', { headers })).body.data.users;
+    expect(users.map((u: { id: string }) => u.id)).toEqual([b.userId]);
+    const envs = (await t.api.get('/dashboard/environments', { headers })).body.data.environments;
+    const bEnvs = await t.sql<{ id: string }>('select id from environments where tenant_id = $1', [b.tenantId]);
+    expect(envs.map((e: { id: string }) => e.id).sort()).toEqual(bEnvs.map((r) => r.id).sort());
+    expect(envs.map((e: { id: string }) => e.id)).not.toContain(aIds.productionEnvironmentId);
+    const audit = (await t.api.get('/dashboard/audit-log?pageSize=100', { headers })).body.data;
+    const aAudit = await t.sql<{ id: string }>('select id from audit_log where tenant_id = $1', [a.tenantId]);
+    expect(aAudit.length).toBeGreaterThan(0);
+    const aAuditIds = new Set(aAudit.map((r) => r.id));
+    expect(audit.entries.filter((e: { id: string }) => aAuditIds.has(e.id))).toEqual([]);
+    const [{ n }] = await t.sql<{ n: number }>('select count(*)::int as n from audit_log where tenant_id = $1', [b.tenantId]);
+    expect(audit.pagination.total).toBe(n);
+  });
+
+  it('credentials of one kind do not open the other kind of route', async () => {
+    const jwtOnV1 = await t.api.get('/v1/collections', { headers: bearer(b.token) });
+    expect(jwtOnV1.status).toBe(401);
+    expect(jwtOnV1.body.error.code).toBe('INVALID_API_KEY_FORMAT');
+    const keyOnDashboard = await t.api.get('/dashboard/users', { headers: bearer(b.apiKey) });
+    expect(keyOnDashboard.status).toBe(401);
+    expect(keyOnDashboard.body.error.code).toBe('INVALID_TOKEN');
+    const keyOnAdmin = await t.api.get(`/admin/tenants/${b.tenantId}`, { headers: { 'x-admin-secret': b.apiKey } });
+    expect(keyOnAdmin.status).toBe(401);
+    expect(keyOnAdmin.body.error.code).toBe('ADMIN_UNAUTHORIZED');
+    expect((await t.api.get(`/admin/tenants/${b.tenantId}`, { headers: adminHeaders })).status).toBe(200);
+  });
+});
