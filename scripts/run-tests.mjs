@@ -6,7 +6,8 @@ import path from 'node:path';
 import { ensureModernNode, projectRoot } from '../bin/launch.mjs';
 
 if (ensureModernNode(new URL(import.meta.url).pathname)) {
-  const report = path.join(projectRoot, '.test-results.json');
+  // One report file per run: concurrent runs must not read each other's totals.
+  const report = path.join(projectRoot, `.test-results-${process.pid}.json`);
   rmSync(report, { force: true });
   const vitest = path.join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs');
   const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)];
@@ -25,6 +26,7 @@ if (ensureModernNode(new URL(import.meta.url).pathname)) {
     } catch {
       failed = Math.max(failed, 1);
     }
+    rmSync(report, { force: true });
     const exitCode = code === 0 && failed === 0 ? 0 : code || 1;
     console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
     process.exit(exitCode);

@@ -9,6 +9,7 @@ import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runn
 import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
 import { buildApp } from './http/app.js';
+import { createLlmGateway } from './llm/llm-gateway.js';
 import { createMailer } from './mail/mailer.js';
 
 // Secrets and credentials never reach a log line.
@@ -99,6 +100,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       log,
       jwtKey: await resolveJwtKey(orm, config),
       mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
+      llm: createLlmGateway({ config, log }),
       engineReady: () => (worker ? worker.isRunning() : jobSchemaReady),
     };
     await migrateJobSchema(pgPool, deps);

@@ -7,6 +7,33 @@ const boolFlag = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', 'on', 'off'])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
+/** A JSON-encoded variable, parsed and then checked against `schema`. */
+const jsonVariable = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
+const llmProviderSchema = z.object({
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _')
+    // `openai` names the default provider (OPENAI_BASE_URL / OPENAI_API_KEY).
+    .refine((name) => name !== 'openai', 'the name openai is reserved for the default provider'),
+  baseUrl: z.string().url(),
+  apiKey: z.string().min(1).optional(),
+  /** Names the variable holding the key, so the key itself stays out of LLM_PROVIDERS. */
+  apiKeyEnv: z.string().min(1).optional(),
+});
+export type LlmProviderConfig = z.infer<typeof llmProviderSchema>;
+
 const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -28,6 +55,22 @@ const configSchema = z.object({
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   TRUST_PROXY: boolFlag.default(false),
+  // Model providers: the default one is any OpenAI-compatible server.
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  /** JSON array of named providers: [{"name","baseUrl","apiKey"?,"apiKeyEnv"?}]. */
+  LLM_PROVIDERS: jsonVariable(
+    z.array(llmProviderSchema).refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique'),
+  ).optional(),
+  DEFAULT_MODEL: z.string().default('gpt-4o-mini'),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** JSON object overriding prices: {"model": {"input": usdPerMillion, "output": usdPerMillion}}. */
+  LLM_PRICES: jsonVariable(z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) }))).optional(),
+  /** 32+ characters; encrypts tenants' provider keys. Unset: generated once and kept in the database. */
+  ENCRYPTION_KEY: z.string().min(32).optional(),
+  /** A session with no activity for this long is expired (default 24 h). */
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(24 * 3600),
 });
 
 export type AppConfig = z.infer<typeof configSchema>;
@@ -45,7 +88,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = readProcessEnv()): AppConfig
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  return { ...parsed.data, LLM_PROVIDERS: resolveProviderKeys(parsed.data.LLM_PROVIDERS, cleaned) };
+}
+
+/** Reads the keys named by LLM_PROVIDERS' `apiKeyEnv` here, so no other module reads the environment. */
+function resolveProviderKeys(providers: LlmProviderConfig[] | undefined, env: Record<string, string | undefined>) {
+  if (!providers) return undefined;
+  return providers.map((provider) => {
+    if (provider.apiKey || !provider.apiKeyEnv) return provider;
+    const apiKey = env[provider.apiKeyEnv];
+    if (!apiKey) throw new ConfigError(`Invalid configuration:\n  LLM_PROVIDERS: ${provider.name}: ${provider.apiKeyEnv} is not set`);
+    return { ...provider, apiKey };
+  });
 }
 
 function readProcessEnv(): NodeJS.ProcessEnv {

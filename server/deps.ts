@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Orm } from '../db/orm.js';
 import type { AppConfig } from './config.js';
+import type { LlmGateway } from './llm/llm.types.js';
 import type { Mailer } from './mail/mailer.js';
 
 /** Everything a request or job needs from the process; built once in main, passed down. */
@@ -11,6 +12,8 @@ export interface AppDeps {
   /** HS256 key for dashboard JWTs. */
   jwtKey: Uint8Array;
   mailer: Mailer;
+  /** Every model call goes through it (routing, structured output, usage metering). */
+  llm: LlmGateway;
   /** Whether the job runner in this process (or the database's job schema) is ready. */
   engineReady: () => boolean;
 }

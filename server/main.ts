@@ -16,13 +16,17 @@ export async function runServer(): Promise<void> {
   const log = createLogger(config);
   let server: RunningServer | null = null;
   let stopping = false;
+  let firstSignalAt = 0;
   // Handlers go in before start-up, so Ctrl-C while booting still stops the database it started.
   const stop = async (signal: string) => {
     if (stopping) {
+      // One Ctrl-C can arrive twice (from the terminal and from a launcher forwarding it).
+      if (Date.now() - firstSignalAt < 1000) return;
       log.warn('second signal: exiting now');
       process.exit(1);
     }
     stopping = true;
+    firstSignalAt = Date.now();
     log.info({ signal }, 'shutting down');
     if (server) {
       await server.close();

@@ -2,15 +2,25 @@ import { adminRouter } from './admin/admin.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardRouter } from './dashboard/dashboard.router.js';
+import { guardrailsRouter } from './guardrails/guardrails.router.js';
+import { customIntentsRouter } from './intents/custom-intents.router.js';
+import { intentsRouter } from './intents/intents.router.js';
+import { sessionsRouter } from './sessions/sessions.router.js';
+import { promptsRouter } from './prompts/prompts.router.js';
 import { router } from './trpc.js';
 
 // Literal paths must not be shadowed by a `{param}` sibling registered earlier: the route-walk
-// test in test/routes.test.ts guards this.
+// test in test/openapi.test.ts guards this.
 export const appRouter = router({
   auth: authRouter,
   dashboard: dashboardRouter,
   admin: adminRouter,
   collections: collectionsRouter,
+  guardrails: guardrailsRouter,
+  customIntents: customIntentsRouter,
+  prompts: promptsRouter,
+  sessions: sessionsRouter,
+  intents: intentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -39,6 +39,8 @@ export interface RouteMeta extends OpenApiMeta {
   errors?: ErrorCode[];
   /** Set by the base procedures; drives the security section of the OpenAPI document. */
   auth?: AuthKind;
+  /** JSON Schemas documented for `input` (request body) and `data.output` (response) of intent routes. */
+  jsonSchemas?: { input?: Record<string, unknown> | null; output?: Record<string, unknown> | null };
 }
 
 function toIssues(error: ZodError) {

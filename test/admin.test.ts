@@ -14,7 +14,7 @@ afterAll(() => t?.close());
 const admin = { headers: adminHeaders };
 
 const TENANT_FIELDS = [
-  'apiKeyLastUsedAt', 'billingEmail', 'billingPlan', 'costThisMonth', 'createdAt', 'enabledDomains', 'hasApiKey', 'id', 'isActive',
+  'apiKeyLastUsedAt', 'billingEmail', 'billingPlan', 'costThisMonth', 'createdAt', 'defaultModel', 'disabledIntents', 'enabledDomains', 'hasApiKey', 'id', 'isActive',
   'monthlyRequestQuota', 'monthlyTokenQuota', 'requestsThisMonth', 'tenantId', 'tenantName', 'tenantType', 'tokensThisMonth', 'updatedAt',
 ].sort();
 
@@ -178,6 +178,8 @@ describe('POST /admin/tenants', () => {
       tenantType: 'trial',
       isActive: true,
       enabledDomains: ['hiring'],
+      disabledIntents: [],
+      defaultModel: null,
       billingPlan: 'trial',
       billingEmail: null,
       monthlyRequestQuota: null,

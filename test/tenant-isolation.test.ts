@@ -19,6 +19,10 @@ interface TenantIds {
   productionEnvironmentId: string;
   developmentEnvironmentId: string;
   collectionId: string;
+  domainKey: string;
+  intentKey: string;
+  promptKey: string;
+  sessionId: string;
 }
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -42,7 +46,50 @@ const ROUTES: Record<string, RouteCase> = {
   '/dashboard/environments/{id}/api-key/rotate': {
     params: (ids) => [{ id: ids.productionEnvironmentId }, { id: ids.developmentEnvironmentId }],
   },
+  '/dashboard/custom-domains/{domainKey}': {
+    params: (ids) => [{ domainKey: ids.domainKey }],
+    bodies: { patch: { display_name: 'Taken over' } },
+  },
+  '/dashboard/custom-domains/{domainKey}/intents': {
+    params: (ids) => [{ domainKey: ids.domainKey }],
+    bodies: { post: { intent_key: 'planted', display_name: 'Planted', prompt_template: 'P' } },
+  },
+  '/dashboard/custom-domains/{domainKey}/intents/{key}': {
+    params: (ids) => [{ domainKey: ids.domainKey, key: ids.intentKey }],
+    bodies: { patch: { description: 'Taken over' } },
+  },
+  '/dashboard/custom-domains/{domainKey}/intents/{key}/versions': {
+    params: (ids) => [{ domainKey: ids.domainKey, key: ids.intentKey }],
+  },
+  '/dashboard/custom-domains/{domainKey}/intents/{key}/versions/{versionNumber}': {
+    params: (ids) => [{ domainKey: ids.domainKey, key: ids.intentKey, versionNumber: '1' }],
+  },
+  '/dashboard/custom-domains/{domainKey}/intents/{key}/versions/{a}/diff/{b}': {
+    params: (ids) => [{ domainKey: ids.domainKey, key: ids.intentKey, a: '1', b: '1' }],
+  },
+  '/dashboard/custom-domains/{domainKey}/intents/{key}/versions/{versionNumber}/restore': {
+    params: (ids) => [{ domainKey: ids.domainKey, key: ids.intentKey, versionNumber: '1' }],
+  },
+  '/dashboard/sessions/{sessionId}': {
+    params: (ids) => [{ sessionId: ids.sessionId }],
+  },
+  '/v1/domains/{domainKey}/intents': {
+    params: (ids) => [{ domainKey: ids.domainKey }],
+  },
+  '/v1/domains/{domainKey}/intents/{intentKey}/run': {
+    params: (ids) => [{ domainKey: ids.domainKey, intentKey: ids.intentKey }],
+    bodies: { post: { input: { user_id: 'intruder' } } },
+  },
+  '/dashboard/prompts/{promptKey}': {
+    params: (ids) => [{ promptKey: ids.promptKey }],
+  },
+  '/dashboard/prompts/{promptKey}/versions': {
+    params: (ids) => [{ promptKey: ids.promptKey }],
+    bodies: { post: { template: 'Taken over' } },
+  },
 };
+
+const NUMERIC_PARAMS = new Set(['versionNumber', 'a', 'b']);
 
 // Routes that are platform-wide by design (the admin secret sees every tenant).
 const PLATFORM_ROUTES = /^\/admin\//;
@@ -89,7 +136,17 @@ beforeAll(async () => {
     [collectionId, a.tenantId],
   );
   await t.sql(`insert into collection_domains (collection_id, domain_key, tenant_id, created_at) values ($1, 'hiring', $2, now())`, [collectionId, a.tenantId]);
+  const owner = { headers: bearer(a.token) };
+  expect((await t.api.post('/dashboard/custom-domains', { domain_key: 'tenant-a-domain', display_name: 'A only' }, owner)).status).toBe(201);
+  expect((await t.api.post('/dashboard/custom-domains/tenant-a-domain/intents', { intent_key: 'a-intent', display_name: 'A', prompt_template: 'P' }, owner)).status).toBe(201);
+  expect((await t.api.post('/dashboard/prompts', { prompt_key: 'a-prompt', name: 'A', template: 'T' }, owner)).status).toBe(201);
+  const sessionId = randomUUID();
+  await t.sql(`insert into sessions (id, tenant_id, user_id, domain, status, message_count, tokens_used, cost_usd, last_activity_at, created_at) values ($1, $2, 'end-user', 'hiring', 'active', 0, 0, 0, now(), now())`, [sessionId, a.tenantId]);
   aIds = {
+    sessionId,
+    domainKey: 'tenant-a-domain',
+    intentKey: 'a-intent',
+    promptKey: 'a-prompt',
     ownerId: a.userId,
     developerId: invited.body.data.user.id,
     productionEnvironmentId: envId('production'),
@@ -156,7 +213,8 @@ describe('every {param} route', () => {
         const headers = credentialsFor(operation, b)!;
         const body = ROUTES[template].bodies?.[method as Method];
         for (const value of [unknownId(), 'not-an-id', '0']) {
-          const path = fill(template, Object.fromEntries(names.map((n) => [n, value])));
+          // Version numbers are numbers: a non-number there is 400 INVALID_INPUT, so use one nobody has.
+          const path = fill(template, Object.fromEntries(names.map((n) => [n, NUMERIC_PARAMS.has(n) ? '999999' : value])));
           expectNotFound(await t.api.request(method.toUpperCase(), path, body, { headers }), `${method.toUpperCase()} ${path}`);
         }
       }

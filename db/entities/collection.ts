@@ -11,7 +11,7 @@ export const Collection = defineEntity({
     slug: p.string().length(100),
     label: p.string().length(200),
     color: p.string().length(16).nullable(),
-    tags: p.json<string[]>().default('[]'),
+    tags: p.json<string[]>().defaultRaw(`'[]'`),
     visibility: p.enum(['workspace', 'restricted'] as const).default('workspace'),
     retrievalConfig: p.json<Record<string, unknown>>().nullable(),
     defaultEmbeddingModel: p.string().length(200).nullable(),

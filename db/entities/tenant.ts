@@ -13,9 +13,15 @@ export const Tenant = defineEntity({
     plan: p.enum(BILLING_PLANS).default('trial'),
     billingEmail: p.string().length(320).nullable(),
     isActive: p.boolean().default(true),
-    enabledDomains: p.json<string[]>().default('["hiring"]'),
+    enabledDomains: p.json<string[]>().defaultRaw(`'["hiring"]'`),
     monthlyRequestQuota: p.integer().nullable(),
     monthlyTokenQuota: p.bigint('string').nullable(),
+    // Model used when an intent names none (null: the platform default).
+    defaultModel: p.string().length(200).nullable(),
+    // Built-in intents switched off for this tenant, as `domain/intent` (-> 403 INTENT_NOT_PERMITTED).
+    disabledIntents: p.json<string[]>().defaultRaw(`'[]'`),
+    // Guardrails applied to intents that set none of their own (null: platform defaults).
+    guardrailsConfig: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -4,6 +4,7 @@ import { emailSchema } from '../auth/auth.schemas.js';
 import { bodyBoolean, bodyInt, envelope, limitOffsetQuery, ok, paginationSchema } from '../common/schemas.js';
 import { usageQuery, usageReportSchema, issuedKeySchema } from '../dashboard/dashboard.schemas.js';
 import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
 import { revokeTenantKeys, rotateTenantKey } from '../keys/keys.service.js';
 import { tenantSchema } from '../tenants/tenants.schemas.js';
 import { getTenant, listTenants } from '../tenants/tenants.service.js';
@@ -19,6 +20,11 @@ const tenantFields = {
   billingPlan: z.enum(BILLING_PLANS),
   billingEmail: emailSchema.nullable(),
   enabledDomains: z.array(z.enum(BUILT_IN_DOMAINS)).max(50).transform((d) => [...new Set(d)]),
+  disabledIntents: z
+    .array(z.string().refine((id) => HIRING_INTENTS.some((i) => i.id === id), 'Not a built-in intent (use domain/intent, e.g. hiring/cover-letter)'))
+    .max(200)
+    .transform((d) => [...new Set(d)]),
+  defaultModel: z.string().trim().min(1).max(200).nullable(),
   monthlyRequestQuota: bodyInt(0, 2_147_483_647).nullable(),
   monthlyTokenQuota: bodyInt(0).nullable(),
 };
@@ -29,6 +35,8 @@ const createTenantInput = z.object({
   billingPlan: tenantFields.billingPlan.optional(),
   billingEmail: tenantFields.billingEmail.optional(),
   enabledDomains: tenantFields.enabledDomains.optional(),
+  disabledIntents: tenantFields.disabledIntents.optional(),
+  defaultModel: tenantFields.defaultModel.optional(),
   monthlyRequestQuota: tenantFields.monthlyRequestQuota.optional(),
   monthlyTokenQuota: tenantFields.monthlyTokenQuota.optional(),
 });
@@ -40,6 +48,8 @@ const updateTenantInput = z.object({
   billingPlan: tenantFields.billingPlan.optional(),
   billingEmail: tenantFields.billingEmail.optional(),
   enabledDomains: tenantFields.enabledDomains.optional(),
+  disabledIntents: tenantFields.disabledIntents.optional(),
+  defaultModel: tenantFields.defaultModel.optional(),
   monthlyRequestQuota: tenantFields.monthlyRequestQuota.optional(),
   monthlyTokenQuota: tenantFields.monthlyTokenQuota.optional(),
   isActive: bodyBoolean().optional(),

@@ -13,6 +13,8 @@ export interface TenantFields {
   billingPlan?: ITenant['plan'];
   billingEmail?: string | null;
   enabledDomains?: string[];
+  disabledIntents?: string[];
+  defaultModel?: string | null;
   monthlyRequestQuota?: number | null;
   monthlyTokenQuota?: number | null;
   isActive?: boolean;
@@ -27,6 +29,8 @@ export async function createTenant(em: EntityManager, actor: Actor, input: Tenan
       plan: input.billingPlan ?? 'trial',
       billingEmail: input.billingEmail ?? null,
       enabledDomains: input.enabledDomains ?? ['hiring'],
+      disabledIntents: input.disabledIntents ?? [],
+      defaultModel: input.defaultModel ?? null,
       monthlyRequestQuota: input.monthlyRequestQuota ?? null,
       monthlyTokenQuota: input.monthlyTokenQuota == null ? null : String(input.monthlyTokenQuota),
       isActive: input.isActive ?? true,
@@ -56,6 +60,8 @@ export async function updateTenant(em: EntityManager, actor: Actor, tenantId: st
     set('billingPlan', 'plan', input.billingPlan);
     set('billingEmail', 'billingEmail', input.billingEmail);
     set('enabledDomains', 'enabledDomains', input.enabledDomains);
+    set('disabledIntents', 'disabledIntents', input.disabledIntents);
+    set('defaultModel', 'defaultModel', input.defaultModel);
     set('monthlyRequestQuota', 'monthlyRequestQuota', input.monthlyRequestQuota);
     set('monthlyTokenQuota', 'monthlyTokenQuota', input.monthlyTokenQuota === undefined ? undefined : input.monthlyTokenQuota === null ? null : String(input.monthlyTokenQuota));
     set('isActive', 'isActive', input.isActive);

@@ -1,5 +1,6 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Role } from '../../db/entities/user.js';
+import { isUuid } from '../common/schemas.js';
 import { AppError } from '../errors.js';
 
 export interface DashboardClaims {
@@ -23,7 +24,8 @@ export async function verifyDashboardToken(key: Uint8Array, token: string): Prom
   try {
     // Only HS256 is accepted: `alg: none` and any other algorithm fail here.
     const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
-    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') {
+    // Ids are checked here so a malformed one is a 401, never a failed database cast.
+    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || !isUuid(payload.sub) || !isUuid(payload.tid) || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') {
       throw new AppError('INVALID_TOKEN', 'The token is missing required claims');
     }
     return payload as unknown as DashboardClaims;

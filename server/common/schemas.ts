@@ -4,6 +4,11 @@ import { z } from 'zod';
 // included ("7" -> 7, "false" -> true). Wrapping a field in a transform makes it a pipe, which the
 // adapter leaves alone: use these in request bodies so a wrong type is a 400, not a guess.
 const strict = <T extends z.ZodType>(schema: T) => schema.transform((v) => v as z.output<T>);
+/**
+ * Shields a nested body object from the adapter's coercion (which also mutates shared schema
+ * instances): the adapter does not look inside a transform.
+ */
+export const noCoerce = strict;
 
 export const bodyInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => strict(z.number().int().min(min).max(max));
 export const bodyNumber = (min = -Number.MAX_VALUE, max = Number.MAX_VALUE) => strict(z.number().min(min).max(max));

@@ -160,10 +160,38 @@ function buildDocument(): OpenAPIObject {
     codes.push('INTERNAL_ERROR');
     operation.responses = { [status]: success, ...errorResponses([...new Set(codes)]) };
     operation.security = SECURITY[auth];
+    if (meta.jsonSchemas) documentIntentSchemas(doc, operation, meta.jsonSchemas, status);
   }
   doc.paths = { ...rawRoutes, ...doc.paths };
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never } };
   return doc;
+}
+
+type SchemaNode = Record<string, any>;
+
+// `{$ref: '#/components/schemas/X'}` -> a copy of X (one level), so it can be specialised per route.
+function derefCopy(doc: OpenAPIObject, schema: SchemaNode | undefined): SchemaNode | undefined {
+  if (!schema) return undefined;
+  const ref = typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : null;
+  return structuredClone(ref ? (doc.components?.schemas?.[ref] as SchemaNode) : schema);
+}
+
+/** Intent routes: the body's `input` and the response's `data.output` get the intent's own schemas. */
+function documentIntentSchemas(doc: OpenAPIObject, operation: Operation, schemas: NonNullable<RouteMeta['jsonSchemas']>, status: string) {
+  const body = operation.requestBody as SchemaNode | undefined;
+  const bodySchema = derefCopy(doc, body?.content?.['application/json']?.schema);
+  if (bodySchema?.properties && schemas.input) {
+    bodySchema.properties.input = schemas.input;
+    body!.content['application/json'].schema = bodySchema;
+  }
+  const response = operation.responses[status] as SchemaNode | undefined;
+  const responseSchema = derefCopy(doc, response?.content?.['application/json']?.schema);
+  if (responseSchema?.properties?.data && schemas.output) {
+    const data = derefCopy(doc, responseSchema.properties.data)!;
+    data.properties.output = schemas.output;
+    responseSchema.properties.data = data;
+    response!.content['application/json'].schema = responseSchema;
+  }
 }
 
 let cached: OpenAPIObject | null = null;

@@ -16,8 +16,14 @@ export const DEFAULT_ENVIRONMENTS = ['production', 'development'] as const;
 /**
  * Issues a new key for one environment and revokes the environment's previous keys, in the
  * caller's transaction. The environment row is locked so concurrent rotations serialise.
+ *
+ * Lock order, the same on every path that issues or revokes keys: tenant row, then environment
+ * row, then keys. The key share lock on the tenant lets rotations of different environments run
+ * side by side but waits for a tenant-wide rotation or revocation (which holds the tenant row
+ * `for update`); without it the two deadlock, or a key issued meanwhile survives a revoke-all.
  */
 export async function issueEnvironmentKey(em: EntityManager, tenantId: string, environmentId: string): Promise<IssuedKey> {
+  await em.execute('select id from tenants where id = ? for key share', [tenantId]);
   await em.execute('select id from environments where id = ? for update', [environmentId]);
   await em.execute('update api_keys set revoked_at = now() where environment_id = ? and revoked_at is null', [environmentId]);
   const apiKey = generateApiKey();
@@ -76,6 +82,8 @@ export async function rotateTenantKey(em: EntityManager, tenantId: string, actor
 /** Revokes every key of the tenant; returns how many were active. */
 export async function revokeTenantKeys(em: EntityManager, tenantId: string, actor: Actor): Promise<number> {
   return em.transactional(async (tx) => {
+    // Waits for rotations in flight, so no key they issue outlives this revocation.
+    await tx.execute('select id from tenants where id = ? for update', [tenantId]);
     const result = await tx.execute<{ affectedRows: number }>(
       'update api_keys set revoked_at = now() where tenant_id = ? and revoked_at is null',
       [tenantId],

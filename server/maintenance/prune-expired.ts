@@ -1,7 +1,10 @@
 import type { EntityManager } from '../../db/orm.js';
 
-/** Deletes rows that have outlived their use; returns how many of each kind went. */
-export async function pruneExpiredRows(em: EntityManager, now = new Date()) {
+/**
+ * Deletes rows that have outlived their use and expires idle sessions; returns how many of each
+ * kind changed. `sessionTtlSeconds` defaults to 24 h.
+ */
+export async function pruneExpiredRows(em: EntityManager, now = new Date(), sessionTtlSeconds = 24 * 3600) {
   const day = 24 * 3600 * 1000;
   const run = async (sql: string, params: unknown[]) => (await em.execute<{ affectedRows: number }>(sql, params, 'run')).affectedRows ?? 0;
   return {
@@ -9,5 +12,7 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date()) {
     loginAttempts: await run('delete from login_attempts where created_at < ?', [new Date(now.getTime() - day)]),
     outboxMessages: await run('delete from outbox_messages where sent_at < ?', [new Date(now.getTime() - 30 * day)]),
     workerHeartbeats: await run('delete from worker_heartbeats where last_seen_at < ?', [new Date(now.getTime() - day)]),
+    intentCache: await run('delete from intent_cache where expires_at < ?', [now]),
+    expiredSessions: await run(`update sessions set status = 'expired' where status = 'active' and last_activity_at < ?`, [new Date(now.getTime() - sessionTtlSeconds * 1000)]),
   };
 }

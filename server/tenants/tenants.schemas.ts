@@ -9,6 +9,8 @@ export const tenantSchema = z
     tenantType: z.enum(TENANT_TYPES),
     isActive: z.boolean(),
     enabledDomains: z.array(z.string()),
+    disabledIntents: z.array(z.string()).describe('Built-in intents switched off, as domain/intent (403 INTENT_NOT_PERMITTED)'),
+    defaultModel: z.string().nullable().describe('Model used when an intent names none (null: the platform default)'),
     billingPlan: z.enum(BILLING_PLANS),
     billingEmail: z.string().nullable(),
     monthlyRequestQuota: z.number().int().nullable(),

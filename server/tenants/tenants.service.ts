@@ -11,6 +11,8 @@ interface TenantRow {
   billing_email: string | null;
   is_active: boolean;
   enabled_domains: string[];
+  disabled_intents: string[];
+  default_model: string | null;
   monthly_request_quota: number | null;
   monthly_token_quota: string | null;
   created_at: Date;
@@ -24,7 +26,7 @@ interface TenantRow {
 
 // Tenants with this month's counters and key facts in one statement.
 const TENANT_SELECT = `
-  select t.id, t.name, t.type, t.plan, t.billing_email, t.is_active, t.enabled_domains,
+  select t.id, t.name, t.type, t.plan, t.billing_email, t.is_active, t.enabled_domains, t.disabled_intents, t.default_model,
          t.monthly_request_quota, t.monthly_token_quota::text as monthly_token_quota, t.created_at, t.updated_at,
          c.requests::text as requests, c.tokens::text as tokens, round(c.cost_usd, 6)::text as cost_usd,
          exists(select 1 from api_keys k where k.tenant_id = t.id and k.revoked_at is null) as has_api_key,
@@ -40,6 +42,8 @@ function toTenantDto(row: TenantRow): TenantDto {
     tenantType: row.type,
     isActive: row.is_active,
     enabledDomains: row.enabled_domains,
+    disabledIntents: row.disabled_intents,
+    defaultModel: row.default_model,
     billingPlan: row.plan,
     billingEmail: row.billing_email,
     monthlyRequestQuota: row.monthly_request_quota,

@@ -1,0 +1,99 @@
+// The work behind `liya worker` (loaded only when that command runs).
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { applyMigrations, openOrm } from '../../db/orm.js';
+import { createLogger, resolveJwtKey } from '../../server/boot.js';
+import type { AppConfig } from '../../server/config.js';
+import type { AppDeps } from '../../server/deps.js';
+import { createLlmGateway } from '../../server/llm/llm-gateway.js';
+import { createMailer } from '../../server/mail/mailer.js';
+import { migrateJobSchema, startWorker, type WorkerHandle } from '../../worker/runner.js';
+import { loadServerConfig } from './config.js';
+import { openCliDatabase } from './database.js';
+
+const DUPLICATE_SIGNAL_MS = 1000;
+
+/** Runs jobs until SIGINT or SIGTERM; resolves with the exit code once everything is closed. */
+export async function runWorker(): Promise<number> {
+  const config = loadServerConfig();
+  const log = createLogger(config);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => log.error({ err }, 'shutdown step failed'));
+  };
+
+  // A signal during start-up is honoured as soon as the start has finished.
+  let requestStop: (signal: string) => void = () => undefined;
+  const stopRequested = new Promise<string>((resolve) => (requestStop = resolve));
+  let stopping = false;
+  let firstSignalAt = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // On an old Node, bin/liya.mjs re-runs us as a child and forwards signals, so one Ctrl+C in a
+      // terminal (sent to the whole process group) arrives twice: only a later one means "force".
+      if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+      log.warn('second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    firstSignalAt = Date.now();
+    requestStop(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    return await runUntilStopped(config, log, cleanups, close, stopRequested, () => stopping);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function runUntilStopped(
+  config: AppConfig,
+  log: Logger,
+  cleanups: (() => Promise<unknown>)[],
+  close: () => Promise<void>,
+  stopRequested: Promise<string>,
+  stopping: () => boolean,
+): Promise<number> {
+  let worker: WorkerHandle | null = null;
+  try {
+    const db = await openCliDatabase(config, log);
+    if (db.embedded) cleanups.push(() => db.embedded!.stop());
+    const orm = await openOrm({ url: db.url, poolMax: config.DB_POOL_MAX });
+    cleanups.push(() => orm.close(true));
+    const applied = await applyMigrations(orm);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+    const pgPool = new pg.Pool({ connectionString: db.url, max: config.WORKER_CONCURRENCY + 2 });
+    pgPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
+    pgPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
+    cleanups.push(() => pgPool.end());
+    const deps: AppDeps = {
+      config,
+      orm,
+      log,
+      jwtKey: await resolveJwtKey(orm, config),
+      mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
+      llm: createLlmGateway({ config, log }),
+      engineReady: () => worker?.isRunning() ?? false,
+    };
+    await migrateJobSchema(pgPool, deps);
+    if (!stopping()) {
+      worker = await startWorker(deps, pgPool);
+      cleanups.push(() => worker!.stop());
+      log.info({ database: db.description, concurrency: config.WORKER_CONCURRENCY }, 'Liya worker running; SIGINT or SIGTERM stops it');
+    }
+  } catch (err) {
+    log.fatal({ err }, `the worker could not start: ${(err as Error).message}`);
+    await close();
+    return 1;
+  }
+
+  const signal = await stopRequested;
+  log.info({ signal }, 'stopping the worker; jobs in progress finish first');
+  await close();
+  log.info('worker stopped');
+  return 0;
+}

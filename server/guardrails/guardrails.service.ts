@@ -1,0 +1,20 @@
+import type { GuardrailCheckInput, GuardrailCheckResponse, GuardrailResponseValue } from './guardrails.schemas.js';
+import { runPostLlm } from './run-post-llm.js';
+import { runPreLlm } from './run-pre-llm.js';
+
+/** POST /v1/guardrails/check: one stage over the given content or response. */
+export function checkGuardrails(input: GuardrailCheckInput): GuardrailCheckResponse {
+  if (input.stage === 'pre_llm') {
+    const result = runPreLlm(input.content ?? '', input.config);
+    return result.fallback === undefined
+      ? { passed: result.passed, content: result.content, issues: result.issues }
+      : { passed: result.passed, content: result.content, issues: result.issues, fallback: result.fallback };
+  }
+  const result = runPostLlm(input.response ?? '', input.config, input.output_schema);
+  return {
+    passed: result.passed,
+    response: result.response as GuardrailResponseValue,
+    issues: result.issues,
+    should_retry: result.should_retry,
+  };
+}

@@ -1,0 +1,506 @@
+// PII and secret detection: pure functions, regular expressions plus checksums, no model call.
+// Detection runs on a normalised copy of the text (NFKC, no zero-width characters) and every
+// match is mapped back to the caller's original string, so redaction never corrupts the rest.
+import { isIPv4, isIPv6 } from 'node:net';
+import { PII_ENTITIES, type PiiEntity } from './guardrails.types.js';
+import { isCardNumber, isValidIban, isValidSsn, shannonEntropy } from './checksums.js';
+import { normalizeWithMap, toOriginalSpan } from './normalize.js';
+
+export interface PiiMatch {
+  entity: PiiEntity;
+  /** Offsets in the original string: [start, end). */
+  start: number;
+  end: number;
+  /** Which detector found it (e.g. `aws_access_key`, `nanp`): never the matched text. */
+  kind: string;
+}
+
+export const PII_PLACEHOLDERS: Record<PiiEntity, string> = {
+  email: '[EMAIL]',
+  phone: '[PHONE]',
+  credit_card: '[CREDIT_CARD]',
+  ssn: '[SSN]',
+  iban: '[IBAN]',
+  ip_address: '[IP_ADDRESS]',
+  secret: '[SECRET]',
+};
+
+/** When two detectors claim overlapping text, the earlier entity in this list wins. */
+const PRIORITY: PiiEntity[] = ['secret', 'email', 'iban', 'credit_card', 'ssn', 'ip_address', 'phone'];
+
+type Span = { start: number; end: number; kind: string };
+
+function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    if (m[0].length === 0) re.lastIndex++;
+    yield m;
+  }
+}
+
+const isWordChar = (ch: string | undefined) => ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
+
+/** The text of the current line up to `index`, at most `max` characters. */
+function lineBefore(text: string, index: number, max = 40): string {
+  const from = Math.max(0, index - max);
+  const chunk = text.slice(from, index);
+  const nl = chunk.lastIndexOf('\n');
+  return nl >= 0 ? chunk.slice(nl + 1) : chunk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// E-mail
+
+const EMAIL = /(?<![\p{L}\p{N}._%+\-])[A-Za-z0-9](?:[A-Za-z0-9._%+\-]{0,62}[A-Za-z0-9_%+\-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\p{L}\p{N}\-]|@)/gu;
+const BRACKET_AT = String.raw`\s*[\[({<]\s*at\s*[\])}>]\s*`;
+const BRACKET_DOT = String.raw`\s*(?:[\[({<]\s*dot\s*[\])}>]|\.)\s*`;
+const OBFUSCATED_EMAIL = new RegExp(
+  String.raw`(?<![\p{L}\p{N}._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}${BRACKET_AT}[A-Za-z0-9\-]{1,63}(?:${BRACKET_DOT}[A-Za-z0-9\-]{1,63})*?${BRACKET_DOT}[A-Za-z]{2,24}(?![\p{L}\p{N}\-])`,
+  'giu',
+);
+/** Retina image names (`logo@2x.png`) look like addresses. */
+const IMAGE_SUFFIX = /@\d+(?:\.\d+)?x\.(?:png|jpe?g|gif|svg|webp|avif)$/i;
+
+function findEmails(text: string): Span[] {
+  const out: Span[] = [];
+  if (!text.includes('@')) {
+    if (!/[\[({<]\s*at\s*[\])}>]/i.test(text)) return out;
+  } else {
+    for (const m of matches(EMAIL, text)) {
+      if (IMAGE_SUFFIX.test(m[0])) continue;
+      // `git@github.com:org/repo.git` is an SSH remote, not an address.
+      if (text[m.index + m[0].length] === ':' && /[\w~\/]/.test(text[m.index + m[0].length + 1] ?? '')) continue;
+      out.push({ start: m.index, end: m.index + m[0].length, kind: 'email' });
+    }
+  }
+  for (const m of matches(OBFUSCATED_EMAIL, text)) {
+    out.push({ start: m.index, end: m.index + m[0].length, kind: 'obfuscated_email' });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets
+
+const SECRET_PATTERNS: { kind: string; re: RegExp; needsDigit?: boolean }[] = [
+  { kind: 'private_key', re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g },
+  { kind: 'jwt', re: /\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*/g },
+  { kind: 'openai_key', re: /(?<![\p{L}\p{N}_\-])sk-(?:proj-|svcacct-|admin-|ant-(?:api\d\d-|admin\d\d-)?|live-|test-)?[A-Za-z0-9_\-]{20,}/gu, needsDigit: true },
+  { kind: 'stripe_key', re: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
+  { kind: 'liya_api_key', re: /\bsvc_[A-Za-z0-9_\-]{20,}/g },
+  { kind: 'aws_access_key', re: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b/g },
+  { kind: 'github_token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/g },
+  { kind: 'gitlab_token', re: /\bglpat-[A-Za-z0-9_\-]{20,}/g },
+  { kind: 'slack_token', re: /\bxox[abposr]-[A-Za-z0-9\-]{10,}/g },
+  { kind: 'slack_webhook', re: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9\/_\-]{20,}/g },
+  { kind: 'google_api_key', re: /\bAIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_\-])/g },
+  { kind: 'npm_token', re: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { kind: 'huggingface_token', re: /\bhf_[A-Za-z0-9]{30,}\b/g },
+  { kind: 'url_credentials', re: /\b[a-z][a-z0-9+.\-]*:\/\/[^\s:@\/]{1,64}:([^\s@\/]{3,128})@/gi },
+  { kind: 'bearer_token', re: /\bBearer\s+([A-Za-z0-9._~+\/\-]{20,}=*)/g },
+];
+
+// An identifier that names a credential, then `:`/`=`, then the value.
+const LABELED_SECRET = /(?<![\p{L}\p{N}])([\w.\-]*?(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|pwd|passphrase|access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|signing[_\-]?key)[\w.\-]*)["']?[ \t]*(?:=>|:=|[:=]|\bis\b)[ \t]*["'`]?([^\s"'`,;<>(){}\[\]]{6,})/giu;
+// "login: jdoe / Blue-Horse-42": a user name, a slash or colon, then the password.
+const CREDENTIAL_PAIR = /\b(?:log ?in|login details|credentials?|creds|account|user(?:name)?\s*\/\s*pass(?:word)?)\b[^\n:]{0,30}:\s*[\w.@+\-]{2,64}\s*(?:\/|\s\|\s)\s*([^\s"'`<>]{6,64})/gi;
+const PLACEHOLDER = /^(?:x{3,}|\*{3,}|\.{3,}|-+|_+|\$\{|\$[A-Z_]+|%[A-Z_]+%|\{\{|<|your[_\-]|my[_\-]|changeme|change[_\-]me|password\d*$|passw0rd$|secret$|redacted|none$|null$|nil$|undefined|example|sample|placeholder|dummy|test$|fake|todo|tbd|n\/a|required|optional|process\.env|os\.environ|os\.getenv|env\.|getenv|config\.|settings\.|self\.|this\.|true$|false$)/i;
+
+function charClasses(value: string): number {
+  let n = 0;
+  if (/[a-z]/.test(value)) n++;
+  if (/[A-Z]/.test(value)) n++;
+  if (/\d/.test(value)) n++;
+  if (/[^A-Za-z0-9_.\-]/.test(value)) n++;
+  return n;
+}
+
+function looksLikeSecretValue(label: string, raw: string): boolean {
+  const value = raw.replace(/[.:]+$/, '');
+  if (PLACEHOLDER.test(value)) return false;
+  // URLs and file paths are not secrets.
+  if (/^(?:[a-z][a-z0-9+.\-]*:\/\/|\.{0,2}\/|~\/|[A-Za-z]:\\)/i.test(value)) return false;
+  if (/^[\w.\-]+(?:\/[\w.\-]+)+$/.test(value) && !/\d/.test(value)) return false;
+  if (/^\d+(?:\.\d+)?$/.test(value)) return false;
+  const isPassword = /passw|pwd|passphrase/i.test(label);
+  if (isPassword) {
+    return value.length >= 8 && charClasses(value) >= 2;
+  }
+  // Identifiers (snake_case / camelCase names, dotted paths) are code, not secrets.
+  if (/^[a-z]+(?:[_\-.][a-z]+)*$/i.test(value)) return false;
+  return value.length >= 16 && charClasses(value) >= 2 && shannonEntropy(value) >= 3.2;
+}
+
+function findSecrets(text: string): Span[] {
+  const out: Span[] = [];
+  for (const { kind, re, needsDigit } of SECRET_PATTERNS) {
+    for (const m of matches(re, text)) {
+      if (needsDigit && !/\d/.test(m[0])) continue;
+      if (kind === 'bearer_token' || kind === 'url_credentials') {
+        const value = m[1]!;
+        if (kind === 'bearer_token' && shannonEntropy(value) < 3.2) continue;
+        if (PLACEHOLDER.test(value)) continue;
+        const start = m.index + m[0].lastIndexOf(value);
+        out.push({ start, end: start + value.length, kind });
+        continue;
+      }
+      out.push({ start: m.index, end: m.index + m[0].length, kind });
+    }
+  }
+  for (const m of matches(CREDENTIAL_PAIR, text)) {
+    const value = m[1]!.replace(/[.,;:]+$/, '');
+    if (value.length < 6 || charClasses(value) < 2 || PLACEHOLDER.test(value)) continue;
+    const start = m.index + m[0].length - m[1]!.length;
+    out.push({ start, end: start + value.length, kind: 'credential_pair' });
+  }
+  for (const m of matches(LABELED_SECRET, text)) {
+    const label = m[1]!;
+    const value = m[2]!.replace(/[.:]+$/, '');
+    if (!looksLikeSecretValue(label, value)) continue;
+    const start = m.index + m[0].length - m[2]!.length;
+    out.push({ start, end: start + value.length, kind: 'labeled_secret' });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IBAN
+
+const IBAN_CANDIDATE = /(?<![\p{L}\p{N}])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){8,32}/giu;
+
+function findIbans(text: string): Span[] {
+  const out: Span[] = [];
+  for (const m of matches(IBAN_CANDIDATE, text)) {
+    // Walk the candidate collecting alphanumerics; the longest prefix that is a valid IBAN and
+    // ends at a word boundary wins (the candidate may have swallowed a following word).
+    let count = 0;
+    let compact = '';
+    let best: number | null = null;
+    for (let i = 0; i < m[0].length; i++) {
+      const ch = m[0][i]!;
+      if (ch === ' ') continue;
+      compact += ch;
+      count++;
+      if (count >= 15 && count <= 34 && !isWordChar(text[m.index + i + 1]) && isValidIban(compact)) best = i + 1;
+    }
+    if (best !== null) {
+      out.push({ start: m.index, end: m.index + best, kind: 'iban' });
+      IBAN_CANDIDATE.lastIndex = m.index + best;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Credit cards
+
+const CARD_CANDIDATE = /(?<![\p{L}\p{N}_\-.,\/])\d(?:[ \-]?\d){11,18}(?![\p{L}\p{N}_\-\/]|[.,]\d)/gu;
+
+function findCards(text: string): Span[] {
+  const out: Span[] = [];
+  for (const m of matches(CARD_CANDIDATE, text)) {
+    const raw = m[0];
+    const seps = raw.match(/[ \-]/g);
+    if (seps && new Set(seps).size > 1) continue;
+    const digits = raw.replace(/\D/g, '');
+    if (seps) {
+      const groups = raw.split(/[ \-]/);
+      // Cards are printed in groups of 4 (or 4-6-5 / 4-6-4); single digits apart are something else.
+      if (groups.slice(0, -1).some((g) => g.length < 4 || g.length > 6)) continue;
+    }
+    if (!isCardNumber(digits)) continue;
+    out.push({ start: m.index, end: m.index + raw.length, kind: 'credit_card' });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// US SSN
+
+const SSN_DASHED = /(?<![\p{L}\p{N}_\-.\/])(\d{3})([\- ])(\d{2})\2(\d{4})(?![\p{L}\p{N}_\-\/]|[.,]\d)/gu;
+const SSN_BARE = /(?<![\p{L}\p{N}_\-.\/])(\d{3})(\d{2})(\d{4})(?![\p{L}\p{N}_\-\/]|[.,]\d)/gu;
+const SSN_LABEL = /\b(?:ssn|ss#|ss no|ssa|social security(?: number| no\.?| #)?|social sec(?:urity)?\.?|taxpayer id|tin|itin)\b[^\n\d]{0,16}$/i;
+
+function findSsns(text: string): Span[] {
+  const out: Span[] = [];
+  for (const m of matches(SSN_DASHED, text)) {
+    if (!isValidSsn(m[1]!, m[3]!, m[4]!)) continue;
+    // Space-separated 3-2-4 groups are an SSN only when the text says so.
+    if (m[2] === ' ' && !SSN_LABEL.test(lineBefore(text, m.index))) continue;
+    out.push({ start: m.index, end: m.index + m[0].length, kind: 'ssn' });
+  }
+  for (const m of matches(SSN_BARE, text)) {
+    if (!isValidSsn(m[1]!, m[2]!, m[3]!)) continue;
+    if (!SSN_LABEL.test(lineBefore(text, m.index))) continue;
+    out.push({ start: m.index, end: m.index + m[0].length, kind: 'ssn' });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IP addresses
+
+const IPV4 = /(?<![\p{L}\p{N}_.\-])(?:\d{1,3}\.){3}\d{1,3}(?:\/\d{1,2})?(?![\p{L}\p{N}_\-]|\.\d)/gu;
+/** Dotted numbers after these words are versions, sections or identifiers, not addresses. */
+const VERSION_CONTEXT = /(?:\b(?:v|ver|version|versions|release|rel|build|firmware|fw|sdk|kernel|patch|upgrade|section|sec|chapter|ch|clause|article|art|rule|step|figure|fig|table|tbl|isbn|oid|node|python|java|chrome|firefox|safari|ios|android|macos|windows|ubuntu|debian|rhel|centos|postgres|postgresql|mysql|redis|react|angular|vue|django|rails|spring|gradle|maven|npm|pip|golang|rust|ruby|php|dotnet|kotlin|swift|scala|elixir|erlang|terraform|kubernetes|k8s|docker|helm)|§)\.?\s*[:=]?\s*$/i;
+
+const IPV6 = /(?<![\p{L}\p{N}_:.\-])\[?((?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3}))(?:%[\w.]+)?\]?(?![\p{L}\p{N}_:]|\.[\p{L}\p{N}]|-\w)/gu;
+
+function findIps(text: string): Span[] {
+  const out: Span[] = [];
+  if (text.includes('.')) {
+    for (const m of matches(IPV4, text)) {
+      const address = m[0].split('/')[0]!;
+      if (!isIPv4(address)) continue; // rejects octets > 255 and leading zeros
+      if (VERSION_CONTEXT.test(lineBefore(text, m.index, 24))) continue;
+      out.push({ start: m.index, end: m.index + m[0].length, kind: 'ipv4' });
+    }
+  }
+  if (text.includes(':')) {
+    for (const m of matches(IPV6, text)) {
+      const address = m[1]!;
+      if (!isIPv6(address)) continue;
+      const hexDigits = address.replace(/[^0-9A-Fa-f]/g, '').length;
+      const groups = address.split(':').filter(Boolean).length;
+      const loopbackLike = /^::(?:ffff:)?[\d.:a-f]*\d/i.test(address); // ::1, ::ffff:192.0.2.1
+      if ((hexDigits < 3 && !loopbackLike) || !/\d/.test(address)) continue; // `::`, `add::`, `Foo::bar`
+      if (!address.includes('::') && groups < 8) continue;
+      const start = m.index + m[0].indexOf(address);
+      out.push({ start, end: start + address.length, kind: 'ipv6' });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phone numbers
+
+const GROUP = String.raw`(?:\d{1,15}|\(\d{1,5}\)[ \t]?\d{1,15})`;
+const PHONE_SEP = String.raw`(?:[ \t]?[\-.\/][ \t]?|[ \t])`;
+const PHONE_CANDIDATE = new RegExp(String.raw`(?:\+[ \t]?|(?<!\d)00[ \t]?)?${GROUP}(?:${PHONE_SEP}${GROUP})*`, 'g');
+
+// Labels before a number: the nearest one decides whether it is a phone number.
+const PHONE_LABEL = String.raw`(?:(?:phone|telephone|telefon|telefone|teléfono|téléphone|tél|tel|mobile|mobil|móvil|movil|mob|cell|cellphone|cell phone|handy|whatsapp|viber|signal|telegram|contact|fax|landline|direct line)(?:[ \-]?(?:number|no\.?|num|nr\.?|#))?|(?:work|home|office|best|main|direct|daytime|evening)[ \-]?(?:number|no\.?|phone|line|tel|#)|phones|call|calls|calling|called|ring|text|txt|sms|dial|dialed|reach|reached|hotline|ph\.?|tel\.?|mob\.?|(?:my|his|her|their|your|our) (?:number|no\.?|#)|number is|landline|extension|ext\.?)`;
+// Generic words ("number", "no.", "#") are neutral: "order number" is decided by "order".
+const NEUTRAL_LABEL = String.raw`(?:no\.?|nr\.?|#|number|num)`;
+const NON_PHONE_LABEL = String.raw`(?:order|orders|invoice|inv|ref|reference|ticket|id|ids|case|account|acct|acc|iban|isbn|issn|doi|sku|serial|tracking|po|req|requisition|job|badge|employee|emp|zip|postal|postcode|version|ver|build|release|batch|lot|item|part|model|customer|member|policy|claim|transaction|txn|confirmation|booking|reservation|ssn|social security|license|licence|passport|routing|swift|bic|pin|otp|code|salary|usd|eur|gbp|chf|inr|\$|€|£|¥|step|steps|pages?|pp\.?|score|room|suite|flight|patent|registration|vat|ein|tax|card|check|cheque|receipt|shipment|parcel|container|award|grant|contract|project|issue|pr|commit|record|file|docket|student|matriculation|dated|date)`;
+const LABEL_RE = new RegExp(String.raw`(?:(${PHONE_LABEL})|(${NON_PHONE_LABEL})|${NEUTRAL_LABEL})(?![\p{L}\p{N}])`, 'giu');
+
+function nearestLabel(window: string): 'phone' | 'other' | null {
+  // A label applies to the next number only: look after the last digit.
+  const lastDigit = window.search(/\d[^\d]*$/);
+  const before = lastDigit >= 0 ? window.slice(lastDigit + 1) : window;
+  let result: 'phone' | 'other' | null = null;
+  let lastEnd = -1;
+  LABEL_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = LABEL_RE.exec(before)) !== null) {
+    if (m[0].length === 0) {
+      LABEL_RE.lastIndex++;
+      continue;
+    }
+    // Labels must start at a word boundary.
+    const prev = before[m.index - 1];
+    if (/[\p{L}\p{N}]/u.test(m[0][0]!) && isWordChar(prev)) continue;
+    if (!m[1] && !m[2]) continue; // neutral
+    if (m.index + m[0].length >= lastEnd) {
+      lastEnd = m.index + m[0].length;
+      result = m[1] ? 'phone' : 'other';
+    }
+  }
+  return result;
+}
+
+const DATE_LIKE = [
+  /^\d{4}[\-.\/ ]\d{1,2}[\-.\/ ]\d{1,2}(?:\D|$)/, // 2024-01-15
+  /^\d{1,2}[\-.\/ ]\d{1,2}[\-.\/ ]\d{2,4}$/, // 15.01.2024, 01/15/24
+  /^(?:19|20)\d{2} ?[\-\/] ?(?:19|20)?\d{2}$/, // 2019-2023, 2019/20
+  /^(?:19|20)\d{2}(?:[ \-\/](?:19|20)\d{2})+$/, // lists of years
+  /^\d{1,2}[.:]\d{2} ?- ?\d{1,2}[.:]\d{2}$/, // 8.30-17.00
+];
+
+function isbnValid(raw: string): boolean {
+  const d = raw.replace(/[\s\-]/g, '');
+  if (/^\d{9}[\dX]$/i.test(d)) {
+    let sum = 0;
+    for (let i = 0; i < 10; i++) sum += (d[i]!.toUpperCase() === 'X' ? 10 : Number(d[i])) * (10 - i);
+    return sum % 11 === 0;
+  }
+  if (/^97[89]\d{10}$/.test(d)) {
+    let sum = 0;
+    for (let i = 0; i < 13; i++) sum += Number(d[i]) * (i % 2 === 0 ? 1 : 3);
+    return sum % 10 === 0;
+  }
+  return false;
+}
+
+const NANP = /^(?:\+?1[ .\-]?)?(?:\([2-9]\d{2}\)[ .\-]?|[2-9]\d{2}([ .\-]))\d{3}[ .\-]\d{4}$/;
+
+function phoneVerdict(candidate: string, before: string): string | null {
+  const digits = candidate.replace(/\D/g, '');
+  const n = digits.length;
+  if (n < 7 || n > 15) return null;
+  const plain = candidate.replace(/^\+\s?/, '');
+  if (DATE_LIKE.some((re) => re.test(plain))) return null;
+  if (/^(\d)\1+$/.test(digits)) return null;
+  if (isbnValid(candidate) && candidate.includes('-')) return null;
+  const label = nearestLabel(before);
+  if (label === 'other') return null;
+  const international = candidate.startsWith('+') || /^00[1-9]/.test(candidate);
+  const separated = /[\s\-.\/()]/.test(plain);
+  const slashes = (candidate.match(/\//g) ?? []).length;
+  if (slashes > 1) return null;
+  if (slashes === 1 && label !== 'phone') return null;
+  // Dotted groups of 1-3 digits are versions / addresses, unless clearly a phone.
+  if (/^\d{1,3}(?:\.\d{1,3}){2,}$/.test(plain) && label !== 'phone') return null;
+  if (international) {
+    if (candidate.startsWith('+') && digits[0] === '0') return null;
+    if (n >= 8) return 'international';
+    return null;
+  }
+  if (label === 'phone') {
+    // "Mobile app with 1 200 000 downloads": thousands separators, not a number to dial.
+    if (/^[1-9]\d{0,2}(?:[ .,]\d{3})+$/.test(plain)) return null;
+    return 'labeled';
+  }
+  if (!separated) return null;
+  if (NANP.test(candidate)) {
+    const m = NANP.exec(candidate)!;
+    // 555-123-4567 needs one kind of separator between the three groups.
+    if (m[1] && !candidate.replace(/^\+?1[ .\-]?/, '').slice(3).startsWith(m[1])) return null;
+    const seps = new Set(candidate.replace(/^\+?1[ .\-]?/, '').replace(/^\(\d{3}\)/, '').match(/[ .\-]/g) ?? []);
+    if (!candidate.includes('(') && seps.size > 1) return null;
+    return 'nanp';
+  }
+  const groups = plain.split(/[\s\-.\/]+/).filter(Boolean);
+  // National formats with a trunk prefix: 020 7946 0958, 07700 900123, 06 12 34 56 78, 030 12345678.
+  if (/^\(?0[1-9]/.test(plain) && n >= 10 && n <= 12 && groups.length >= 2 && groups.length <= 6) {
+    if (groups.some((g) => g.replace(/\D/g, '').length > 8)) return null;
+    return 'national';
+  }
+  // Indian mobile numbers: 98765 43210.
+  if (/^[6-9]\d{4}[ \-]\d{5}$/.test(plain)) return 'national';
+  return null;
+}
+
+const SEP_AT_START = new RegExp(`^${PHONE_SEP}(?=\\d|\\(\\d)`);
+const SEP_AT_END = new RegExp(`(?<=\\d|\\d\\))${PHONE_SEP}$`);
+const SEP_ALL = new RegExp(PHONE_SEP, 'g');
+
+/**
+ * A part of a longer number (0418 0466 8660 | 8531) is not a phone number: the candidate may not
+ * continue, before or after, with the separator it uses inside. A different separator (" / ")
+ * lists another number.
+ */
+function continuesNumber(text: string, start: number, end: number, candidate: string): boolean {
+  const inner = new Set(candidate.replace(/^\+[ \t]?/, '').match(SEP_ALL) ?? []);
+  const next = SEP_AT_START.exec(text.slice(end, end + 4))?.[0];
+  const prev = SEP_AT_END.exec(text.slice(Math.max(0, start - 4), start))?.[0];
+  for (const sep of [next, prev]) {
+    if (sep === undefined) continue;
+    if (inner.size === 0 ? !sep.includes('/') : inner.has(sep)) return true;
+  }
+  return false;
+}
+
+const PHONE_BEFORE_FORBIDDEN = /[\p{L}\p{N}_\-.\/@#$€£¥%:+=&]/u;
+const PHONE_AFTER_FORBIDDEN = /[\p{L}\p{N}_\-\/@%]/u;
+
+function findPhones(text: string): Span[] {
+  const out: Span[] = [];
+  for (const m of matches(PHONE_CANDIDATE, text)) {
+    const whole = m[0];
+    // Try the candidate, then shorter runs of its groups (trailing and leading groups dropped).
+    const parts = whole.split(new RegExp(`(${PHONE_SEP})`));
+    const groupCount = Math.ceil(parts.length / 2);
+    let found: Span | null = null;
+    for (let len = groupCount; len >= 1 && !found; len--) {
+      for (let first = 0; first + len <= groupCount && !found; first++) {
+        const startPart = first * 2;
+        const endPart = (first + len) * 2 - 1;
+        const offset = parts.slice(0, startPart).join('').length;
+        const candidate = parts.slice(startPart, endPart).join('');
+        if (!/\d/.test(candidate)) continue;
+        const start = m.index + offset;
+        const end = start + candidate.length;
+        // "+1 ..." is part of the candidate; a "-", "$", "#" or letter before means something else.
+        const prev = text[start - 1];
+        if (prev !== undefined && PHONE_BEFORE_FORBIDDEN.test(prev)) continue;
+        const next = text[end];
+        if (next !== undefined && (PHONE_AFTER_FORBIDDEN.test(next) || (/[.,:]/.test(next) && /\d/.test(text[end + 1] ?? '')))) continue;
+        if (continuesNumber(text, start, end, candidate)) continue;
+        const kind = phoneVerdict(candidate, lineBefore(text, start, 48));
+        if (kind) found = { start, end, kind: `phone_${kind}` };
+      }
+    }
+    if (found) out.push(found);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const DETECTORS: Record<PiiEntity, (text: string) => Span[]> = {
+  secret: findSecrets,
+  email: findEmails,
+  iban: findIbans,
+  credit_card: findCards,
+  ssn: findSsns,
+  ip_address: findIps,
+  phone: findPhones,
+};
+
+/**
+ * Every PII match in `text` for the given entities (default: all), as non-overlapping spans of
+ * the original string, sorted by position.
+ */
+export function detectPii(text: string, entities: readonly PiiEntity[] = PII_ENTITIES): PiiMatch[] {
+  if (!text || entities.length === 0) return [];
+  const normalized = normalizeWithMap(text);
+  const wanted = new Set(entities);
+  const accepted: PiiMatch[] = [];
+  // Spans claimed by higher-priority entities, even those the caller did not ask for: a phone
+  // inside an API key is not a phone.
+  const claimed: { start: number; end: number }[] = [];
+  for (const entity of PRIORITY) {
+    if (!wanted.has(entity) && entity !== 'secret' && entity !== 'email' && entity !== 'iban' && entity !== 'credit_card') continue;
+    for (const span of DETECTORS[entity](normalized.text)) {
+      if (claimed.some((c) => span.start < c.end && c.start < span.end)) continue;
+      claimed.push({ start: span.start, end: span.end });
+      if (!wanted.has(entity)) continue;
+      const [start, end] = toOriginalSpan(normalized, span.start, span.end);
+      accepted.push({ entity, start, end, kind: span.kind });
+    }
+  }
+  return accepted.sort((a, b) => a.start - b.start);
+}
+
+export interface RedactionResult {
+  text: string;
+  matches: PiiMatch[];
+}
+
+/** Replaces every match with its placeholder (`[EMAIL]`, `[PHONE]`, ...). */
+export function redactPii(text: string, entities: readonly PiiEntity[] = PII_ENTITIES): RedactionResult {
+  const found = detectPii(text, entities);
+  return { text: applyRedactions(text, found), matches: found };
+}
+
+export function applyRedactions(text: string, found: readonly PiiMatch[]): string {
+  if (found.length === 0) return text;
+  let out = '';
+  let cursor = 0;
+  for (const match of found) {
+    out += text.slice(cursor, match.start) + PII_PLACEHOLDERS[match.entity];
+    cursor = match.end;
+  }
+  return out + text.slice(cursor);
+}
+
+/** Count of matches per entity. */
+export function countByEntity(found: readonly PiiMatch[]): Partial<Record<PiiEntity, number>> {
+  const counts: Partial<Record<PiiEntity, number>> = {};
+  for (const match of found) counts[match.entity] = (counts[match.entity] ?? 0) + 1;
+  return counts;
+}

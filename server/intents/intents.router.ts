@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { envelope, ok } from '../common/schemas.js';
+import { listCustomDomains } from '../domains/custom-domains.service.js';
+import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
+import { apiKeyProcedure, router } from '../trpc.js';
+import type { IntentDefinition } from './intent-definition.js';
+import { domainListItemSchema, intentRequestFields, intentRequestSchema, intentResponseSchema, intentSummarySchema } from './intents.schemas.js';
+import { listDomainIntents } from './resolve-intent.js';
+import { loadTenantRuntime, runIntent } from './run-intent.service.js';
+
+const RUN_TAGS = ['Intent execution'];
+const DOMAIN_TAGS = ['Domains'];
+const RUN_ERRORS = [
+  'DOMAIN_NOT_ENABLED', 'INTENT_NOT_PERMITTED', 'NOT_FOUND', 'SESSION_EXPIRED', 'GUARDRAIL_BLOCKED', 'QUOTA_EXCEEDED',
+  'LLM_PROVIDER_ERROR', 'OUTPUT_INVALID', 'LLM_NOT_CONFIGURED',
+] as const;
+
+export const intentEndpoint = (intent: Pick<IntentDefinition, 'domain' | 'key'>) =>
+  intent.domain === 'hiring' ? `/v1/hiring/${intent.key}` : `/v1/domains/${intent.domain}/intents/${intent.key}/run`;
+
+const scopeOf = (ctx: { tenantId: string; apiKey: { environmentId: string | null } }) => ({ tenantId: ctx.tenantId, environmentId: ctx.apiKey.environmentId });
+
+// One route per built-in hiring intent, so each is documented with its own input and output schema.
+const hiringRoutes = Object.fromEntries(
+  HIRING_INTENTS.map((intent) => [
+    intent.key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()),
+    apiKeyProcedure
+      .meta({
+        openapi: { method: 'POST', path: `/v1/hiring/${intent.key}`, tags: ['Hiring'], summary: intent.displayName, description: intent.description ?? undefined },
+        errors: [...RUN_ERRORS],
+        jsonSchemas: { input: intent.inputSchema, output: intent.outputSchema },
+      })
+      .input(intentRequestSchema)
+      .output(intentResponseSchema)
+      .mutation(async ({ ctx, input }) => runIntent(ctx.em, ctx.deps, scopeOf(ctx), 'hiring', intent.key, input)),
+  ]),
+);
+
+export const intentsRouter = router({
+  run: apiKeyProcedure
+    .meta({ openapi: { method: 'POST', path: '/v1/run', tags: RUN_TAGS, summary: 'Run any intent by domain and intent key' }, errors: [...RUN_ERRORS] })
+    .input(z.object({ domain: z.string().min(1).max(100), intent: z.string().min(1).max(100), ...intentRequestFields }))
+    .output(intentResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      const { domain, intent, ...request } = input;
+      return runIntent(ctx.em, ctx.deps, scopeOf(ctx), domain, intent, request);
+    }),
+
+  hiring: router(hiringRoutes),
+
+  listDomains: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: '/v1/domains', tags: DOMAIN_TAGS, summary: 'The tenant\'s own (custom) domains with their intents' } })
+    .input(z.object({}).optional())
+    .output(ok(z.array(domainListItemSchema)))
+    .query(async ({ ctx }) => {
+      const tenant = await loadTenantRuntime(ctx.em, ctx.tenantId);
+      const { domains } = await listCustomDomains(ctx.em, ctx.tenantId);
+      const items = await Promise.all(
+        domains.map(async (d) => {
+          const intents = d.is_active ? await listDomainIntents(ctx.em, tenant, d.domain_key) : [];
+          return {
+            domain_key: d.domain_key,
+            display_name: d.display_name,
+            description: d.description,
+            is_active: d.is_active,
+            intents: intents.map((i) => ({ intent_key: i.key, display_name: i.displayName, endpoint: intentEndpoint(i), method: 'POST' as const })),
+          };
+        }),
+      );
+      return envelope(items);
+    }),
+
+  listDomainIntents: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: '/v1/domains/{domainKey}/intents', tags: DOMAIN_TAGS, summary: 'Intents of a domain (built-in or custom) with their schemas' }, errors: ['NOT_FOUND', 'DOMAIN_NOT_ENABLED'] })
+    .input(z.object({ domainKey: z.string().max(100) }))
+    .output(ok(z.object({ intents: z.array(intentSummarySchema) })))
+    .query(async ({ ctx, input }) => {
+      const tenant = await loadTenantRuntime(ctx.em, ctx.tenantId);
+      const intents = await listDomainIntents(ctx.em, tenant, input.domainKey);
+      return envelope({
+        intents: intents.map((i) => ({
+          id: i.id,
+          intent_key: i.key,
+          display_name: i.displayName,
+          description: i.description,
+          endpoint: intentEndpoint(i),
+          method: 'POST' as const,
+          input_schema: i.inputSchema,
+          output_schema: i.outputSchema,
+        })),
+      });
+    }),
+
+  runDomainIntent: apiKeyProcedure
+    .meta({ openapi: { method: 'POST', path: '/v1/domains/{domainKey}/intents/{intentKey}/run', tags: RUN_TAGS, summary: 'Run an intent of a saved (custom) or built-in domain' }, errors: [...RUN_ERRORS] })
+    .input(z.object({ domainKey: z.string().max(100), intentKey: z.string().max(100), ...intentRequestFields }))
+    .output(intentResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      const { domainKey, intentKey, ...request } = input;
+      return runIntent(ctx.em, ctx.deps, scopeOf(ctx), domainKey, intentKey, request);
+    }),
+});

@@ -1,0 +1,163 @@
+// The model layer: routes a call to a provider, asks for schema-valid JSON, meters every provider call.
+import { APIConnectionTimeoutError, APIError } from 'openai';
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { Logger } from 'pino';
+import type { EntityManager } from '../../db/orm.js';
+import type { AppConfig } from '../config.js';
+import { AppError } from '../errors.js';
+import { recordUsage as recordUsageDefault, type UsageEventInput } from '../usage/usage.service.js';
+import { createClientCache, NO_KEY, type ClientCache, type CreateClient } from './client-cache.js';
+import { buildRepairMessage, checkJsonAnswer, createSchemaValidatorCache, type OutputIssue, type SchemaValidatorCache } from './json-output.js';
+import type { LlmCallResult, LlmGateway, StructuredCallRequest, UsageContext } from './llm.types.js';
+import { buildPriceTable, computeCostUsd, findModelPrice, type PriceTable } from './prices.js';
+import { listTenantKeyProviders, readTenantProviderKey } from './provider-keys.service.js';
+import { chooseModel, listProviders, parseModelRef, type LlmProvider } from './providers.js';
+
+export interface LlmGatewayOptions {
+  config: AppConfig;
+  /** Provider failures are logged here, without secrets (default: not logged). */
+  log?: Logger;
+  /** Builds the SDK client for one (base URL, key) (default: the openai SDK's `OpenAI`). */
+  createClient?: CreateClient;
+  /** Writes one usage event (default: recordUsage). */
+  recordUsage?: (em: EntityManager, input: UsageEventInput) => Promise<void>;
+  /** Prices in USD per million tokens (default: the built-in table overridden by LLM_PRICES). */
+  prices?: PriceTable;
+  /** Monotonic milliseconds, for latency (default: performance.now). */
+  now?: () => number;
+}
+
+/** Where one call goes: the provider, the model name it is sent, and the credentials used. */
+export interface ModelTarget {
+  provider: string;
+  /** As requested, with its provider prefix if it had one (usage rows and prices use it). */
+  modelRef: string;
+  model: string;
+  baseURL: string;
+  apiKey: string;
+  /** Whether the tenant's own key is used. */
+  tenantKey: boolean;
+}
+
+/** The gateway plus the routing it uses, for features that call the SDK themselves (embeddings, tools). */
+export interface LlmGatewayService extends LlmGateway {
+  resolveTarget(em: EntityManager, tenantId: string, model?: string | null): Promise<ModelTarget>;
+  clients: ClientCache;
+  prices: PriceTable;
+}
+
+const notConfigured = (message: string, details?: Record<string, unknown>) => new AppError('LLM_NOT_CONFIGURED', message, details);
+
+/** No secret reaches the message: providers' error texts can echo part of the key, so only the status is kept. */
+function toProviderError(err: unknown, provider: string): AppError | null {
+  if (!(err instanceof APIError)) return null;
+  const status = typeof err.status === 'number' ? err.status : undefined;
+  const what = err instanceof APIConnectionTimeoutError ? 'timed out' : status ? `answered HTTP ${status}` : 'could not be reached';
+  return new AppError('LLM_PROVIDER_ERROR', `The model provider "${provider}" ${what}`, status ? { provider, status } : { provider });
+}
+
+export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService {
+  const { config, log } = options;
+  const record = options.recordUsage ?? recordUsageDefault;
+  const now = options.now ?? (() => performance.now());
+  const prices = options.prices ?? buildPriceTable(config.LLM_PRICES);
+  const providers = new Map(listProviders(config).map((p) => [p.name, p] as const));
+  const clients = createClientCache({ createClient: options.createClient, maxRetries: config.LLM_MAX_RETRIES, timeout: config.LLM_TIMEOUT_MS, log });
+  const schemas: SchemaValidatorCache = createSchemaValidatorCache();
+
+  async function tenantDefaultModel(em: EntityManager, tenantId: string): Promise<string | null> {
+    const [row] = await em.execute<{ default_model: string | null }[]>(`select default_model from tenants where id = ?`, [tenantId]);
+    return row?.default_model ?? null;
+  }
+
+  async function resolveTarget(em: EntityManager, tenantId: string, requested?: string | null): Promise<ModelTarget> {
+    const modelRef = chooseModel(requested, requested?.trim() ? null : await tenantDefaultModel(em, tenantId), config.DEFAULT_MODEL);
+    const { provider: name, model } = parseModelRef(modelRef);
+    const provider: LlmProvider | undefined = providers.get(name);
+    if (!provider) throw notConfigured(`No model provider named "${name}" is configured`, { provider: name, model: modelRef });
+    if (!model) throw notConfigured(`"${modelRef}" names no model`, { provider: name, model: modelRef });
+    // A tenant's own key for this provider wins over the platform's.
+    const own = await readTenantProviderKey(em, { config }, tenantId, name);
+    if (own.found && own.apiKey === null) {
+      throw notConfigured(`The tenant's key for provider "${name}" can no longer be decrypted; set it again`, { provider: name });
+    }
+    const tenantKey = own.found ? own.apiKey : null;
+    if (!tenantKey && !provider.configured) {
+      throw notConfigured('No model provider is configured: set OPENAI_BASE_URL / OPENAI_API_KEY or LLM_PROVIDERS', { provider: name, model: modelRef });
+    }
+    return { provider: name, modelRef, model, baseURL: provider.baseUrl, apiKey: tenantKey ?? provider.apiKey ?? NO_KEY, tenantKey: !!tenantKey };
+  }
+
+  async function meter(em: EntityManager, usage: UsageContext, event: Omit<UsageEventInput, 'tenantId' | 'environmentId' | 'kind' | 'domain' | 'intent'>) {
+    await record(em, { tenantId: usage.tenantId, environmentId: usage.environmentId ?? null, kind: usage.kind, domain: usage.domain ?? null, intent: usage.intent ?? null, ...event });
+  }
+
+  async function completeStructured(em: EntityManager, request: StructuredCallRequest): Promise<LlmCallResult> {
+    // A broken schema is the caller's fault: refuse it before spending a provider call.
+    const issues = schemas.checkSchema(request.schema);
+    if (issues.length) throw new AppError('INVALID_INPUT', 'The output schema is not a valid JSON Schema', { issues });
+    const validate = schemas.validatorFor(request.schema);
+    const target = await resolveTarget(em, request.usage.tenantId, request.model);
+    const client = clients.get(target.baseURL, target.apiKey);
+    const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
+
+    const messages: ChatCompletionMessageParam[] = request.messages.map((m) => ({ role: m.role, content: m.content }));
+    const totals = { promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0, calls: 0 };
+    let answeredModel = target.model;
+    let errors: OutputIssue[] = [];
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const body: ChatCompletionCreateParamsNonStreaming = {
+        model: target.model,
+        messages,
+        response_format: { type: 'json_schema', json_schema: { name: request.schemaName, schema: request.schema, strict: false } },
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      };
+      const started = now();
+      let completion: ChatCompletion;
+      try {
+        completion = await client.chat.completions.create(body, { timeout });
+      } catch (err) {
+        const latencyMs = Math.round(now() - started);
+        const failure = toProviderError(err, target.provider);
+        if (!failure) throw err;
+        log?.warn({ provider: target.provider, model: target.modelRef, status: failure.details?.status, latencyMs, tenantKey: target.tenantKey }, failure.message);
+        // A failed call is still metered (latency, no tokens), but never counts as a request.
+        await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }).catch((e) =>
+          log?.error({ err: e }, 'recording a failed model call failed'),
+        );
+        throw failure;
+      }
+      const latencyMs = Math.round(now() - started);
+      const promptTokens = completion.usage?.prompt_tokens ?? 0;
+      const completionTokens = completion.usage?.completion_tokens ?? 0;
+      answeredModel = completion.model || target.model;
+      const costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answeredModel), promptTokens, completionTokens);
+      totals.promptTokens += promptTokens;
+      totals.completionTokens += completionTokens;
+      totals.costUsd += costUsd;
+      totals.latencyMs += latencyMs;
+      totals.calls += 1;
+      // Only the first call is the request; the re-ask is part of serving it.
+      await meter(em, request.usage, { model: answeredModel, promptTokens, completionTokens, costUsd, latencyMs, status: 'ok', countsAsRequest: attempt === 0 });
+
+      const content = completion.choices[0]?.message?.content;
+      const check = checkJsonAnswer(content, validate);
+      if (check.ok) {
+        return { output: check.value, model: answeredModel, provider: target.provider, ...totals, costUsd: Math.round(totals.costUsd * 1e9) / 1e9 };
+      }
+      errors = check.errors;
+      messages.push({ role: 'assistant', content: content ?? '' }, { role: 'user', content: buildRepairMessage(request.schemaName, errors) });
+    }
+    throw new AppError('OUTPUT_INVALID', `The model's answer does not satisfy the schema "${request.schemaName}"`, { errors });
+  }
+
+  async function isConfigured(em: EntityManager, tenantId: string): Promise<boolean> {
+    for (const provider of providers.values()) if (provider.configured) return true;
+    const keyed = await listTenantKeyProviders(em, tenantId);
+    return keyed.some((name) => providers.has(name));
+  }
+
+  return { completeStructured, isConfigured, resolveTarget, clients, prices };
+}

@@ -1,0 +1,58 @@
+// The contract between the intent runtime (and later agents, evals, knowledge) and the model layer.
+// Everything that talks to a model provider lives in server/llm and goes through the openai SDK.
+import type { EntityManager } from '../../db/orm.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** What the call is for: written on the usage event the gateway records for every provider call. */
+export interface UsageContext {
+  tenantId: string;
+  environmentId?: string | null;
+  kind: string; // e.g. 'intent_run'
+  domain?: string | null;
+  intent?: string | null;
+}
+
+export interface StructuredCallRequest {
+  usage: UsageContext;
+  /** Explicit model (an intent's execution_config.model); `provider/model` picks a named provider. */
+  model?: string | null;
+  messages: ChatMessage[];
+  /** JSON Schema the answer must satisfy (sent as response_format json_schema, then validated). */
+  schema: JsonSchema;
+  schemaName: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** Per provider call (default LLM_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
+
+export interface LlmCallResult {
+  output: unknown;
+  /** The model that answered, as the provider reported it. */
+  model: string;
+  provider: string;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  latencyMs: number;
+  /** Provider calls made (2 when the first answer failed its schema and was re-asked). */
+  calls: number;
+}
+
+export interface LlmGateway {
+  /**
+   * Calls the routed model for a JSON answer that satisfies `schema`: re-asks once with the
+   * validation errors, then throws 502 OUTPUT_INVALID. Retries 429/5xx/timeouts with backoff, then
+   * throws 502 LLM_PROVIDER_ERROR. Throws 503 LLM_NOT_CONFIGURED when no provider serves the model.
+   * Records one usage event per provider call.
+   */
+  completeStructured(em: EntityManager, request: StructuredCallRequest): Promise<LlmCallResult>;
+  /** Whether any provider could serve this tenant (without calling it). */
+  isConfigured(em: EntityManager, tenantId: string): Promise<boolean>;
+}

@@ -1,0 +1,103 @@
+// Tenants' own provider keys: stored encrypted, shown only as a preview, read back only to call the provider.
+import type { EntityManager } from '../../db/orm.js';
+import type { AppConfig } from '../config.js';
+import { invalidInput } from '../errors.js';
+import { listProviders } from './providers.js';
+import { decryptSecret, encryptSecret, resolveEncryptionKey } from './secret-box.js';
+
+export interface ProviderKeyDeps {
+  config: AppConfig;
+}
+
+export interface TenantProviderKeyView {
+  provider: string;
+  keyPreview: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const MAX_KEY_LENGTH = 1000;
+
+/** Enough to recognise a key (`sk-...wxyz`); short keys show nothing of themselves. */
+export function previewProviderKey(apiKey: string): string {
+  return apiKey.length >= 12 ? `${apiKey.slice(0, 3)}...${apiKey.slice(-4)}` : '...';
+}
+
+// Binds a ciphertext to its row: a copied encrypted_key does not decrypt under another tenant.
+const keyContext = (tenantId: string, provider: string) => `tenant-provider-key:${tenantId}:${provider}`;
+
+interface KeyRow {
+  provider: string;
+  key_preview: string;
+  created_at: Date;
+  updated_at: Date;
+}
+const toView = (row: KeyRow): TenantProviderKeyView => ({
+  provider: row.provider,
+  keyPreview: row.key_preview,
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
+});
+
+/** Stores (or replaces) the tenant's key for a provider the platform knows. */
+export async function setTenantProviderKey(
+  em: EntityManager,
+  deps: ProviderKeyDeps,
+  tenantId: string,
+  provider: string,
+  apiKey: string,
+): Promise<TenantProviderKeyView> {
+  const known = listProviders(deps.config).map((p) => p.name);
+  if (!known.includes(provider)) {
+    throw invalidInput(`Unknown provider "${provider}"`, [{ path: 'provider', message: `must be one of: ${known.join(', ')}` }]);
+  }
+  const key = apiKey.trim();
+  if (!key || key.length > MAX_KEY_LENGTH || /\s/.test(key)) {
+    throw invalidInput('Invalid provider key', [{ path: 'apiKey', message: `must be 1-${MAX_KEY_LENGTH} characters without spaces` }]);
+  }
+  const encrypted = encryptSecret(await resolveEncryptionKey(em, deps.config), key, keyContext(tenantId, provider));
+  const [row] = await em.execute<KeyRow[]>(
+    `insert into tenant_provider_keys (tenant_id, provider, encrypted_key, key_preview, created_at, updated_at)
+     values (?, ?, ?, ?, now(), now())
+     on conflict (tenant_id, provider) do update set encrypted_key = excluded.encrypted_key, key_preview = excluded.key_preview, updated_at = now()
+     returning provider, key_preview, created_at, updated_at`,
+    [tenantId, provider, encrypted, previewProviderKey(key)],
+  );
+  return toView(row);
+}
+
+/** Whether a key was removed. */
+export async function deleteTenantProviderKey(em: EntityManager, tenantId: string, provider: string): Promise<boolean> {
+  const rows = await em.execute<{ id: string }[]>(`delete from tenant_provider_keys where tenant_id = ? and provider = ? returning id`, [tenantId, provider]);
+  return rows.length > 0;
+}
+
+export async function listTenantProviderKeys(em: EntityManager, tenantId: string): Promise<TenantProviderKeyView[]> {
+  const rows = await em.execute<KeyRow[]>(
+    `select provider, key_preview, created_at, updated_at from tenant_provider_keys where tenant_id = ? order by provider`,
+    [tenantId],
+  );
+  return rows.map(toView);
+}
+
+export type ReadKeyResult = { found: false } | { found: true; apiKey: string | null };
+
+/**
+ * The tenant's key for `provider`, decrypted: `apiKey` null when a row exists but no longer
+ * decrypts (ENCRYPTION_KEY changed), so the caller can refuse rather than silently bill the platform.
+ */
+export async function readTenantProviderKey(em: EntityManager, deps: ProviderKeyDeps, tenantId: string, provider: string): Promise<ReadKeyResult> {
+  const [row] = await em.execute<{ encrypted_key: string }[]>(
+    `select encrypted_key from tenant_provider_keys where tenant_id = ? and provider = ?`,
+    [tenantId, provider],
+  );
+  if (!row) return { found: false };
+  const key = await resolveEncryptionKey(em, deps.config);
+  return { found: true, apiKey: decryptSecret(key, row.encrypted_key, keyContext(tenantId, provider)) };
+}
+
+/** Providers the tenant has a key for. */
+export async function listTenantKeyProviders(em: EntityManager, tenantId: string): Promise<string[]> {
+  const rows = await em.execute<{ provider: string }[]>(`select provider from tenant_provider_keys where tenant_id = ?`, [tenantId]);
+  return rows.map((r) => r.provider);
+}

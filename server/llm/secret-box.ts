@@ -1,0 +1,59 @@
+// Encryption at rest for secrets the platform must read back (tenants' provider keys).
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { EntityManager } from '../../db/orm.js';
+import type { AppConfig } from '../config.js';
+
+const ALGORITHM = 'aes-256-gcm';
+const VERSION = 'v1';
+const SETTING_KEY = 'provider_key_encryption_key';
+
+/**
+ * The 32-byte AES key: derived from ENCRYPTION_KEY (HKDF-SHA256), or a random key generated once
+ * and kept in platform_settings so every process of the platform shares it.
+ */
+export async function resolveEncryptionKey(em: EntityManager, config: Pick<AppConfig, 'ENCRYPTION_KEY'>): Promise<Buffer> {
+  if (config.ENCRYPTION_KEY) {
+    return Buffer.from(hkdfSync('sha256', config.ENCRYPTION_KEY, 'liya', 'tenant-provider-keys/aes-256-gcm', 32));
+  }
+  const read = async () =>
+    (await em.execute<{ value: string }[]>(`select value from platform_settings where key = ?`, [SETTING_KEY]))[0]?.value;
+  let stored = await read();
+  if (!stored) {
+    // Two processes may race here: `do nothing` keeps the first key and both read it back.
+    await em.execute(`insert into platform_settings (key, value, created_at) values (?, ?, now()) on conflict (key) do nothing`, [
+      SETTING_KEY,
+      randomBytes(32).toString('base64url'),
+    ]);
+    stored = await read();
+  }
+  const key = Buffer.from(stored!, 'base64url');
+  if (key.length !== 32) throw new Error(`platform setting ${SETTING_KEY} is not a 32-byte key`);
+  return key;
+}
+
+/**
+ * `v1:<iv>:<tag>:<ciphertext>` (base64url). `context` is authenticated but not stored: a value
+ * only decrypts for the row it was written for (e.g. tenant and provider), so rows can't be swapped.
+ */
+export function encryptSecret(key: Buffer, plaintext: string, context: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv(ALGORITHM, key, iv);
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join(':');
+}
+
+/** The plaintext, or null when the value was written under another key or context, or is damaged. */
+export function decryptSecret(key: Buffer, payload: string, context: string): string | null {
+  const [version, iv, tag, body] = payload.split(':');
+  if (version !== VERSION || iv === undefined || tag === undefined || body === undefined) return null;
+  try {
+    // A fixed tag length: GCM would otherwise accept a truncated (weaker) tag.
+    const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}

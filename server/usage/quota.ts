@@ -1,0 +1,31 @@
+import type { EntityManager } from '../../db/orm.js';
+import { startOfNextMonth } from '../common/schemas.js';
+import { AppError } from '../errors.js';
+import { getMonthlyUsage, type MonthlyUsage } from './usage.service.js';
+
+export interface Quotas {
+  monthlyRequestQuota: number | null;
+  monthlyTokenQuota: number | null;
+}
+
+/** Throws 429 QUOTA_EXCEEDED when a monthly quota is used up; returns this month's usage. */
+export async function assertWithinQuota(em: EntityManager, tenantId: string, quotas: Quotas): Promise<MonthlyUsage> {
+  const used = await getMonthlyUsage(em, tenantId);
+  const resetsAt = startOfNextMonth().toISOString();
+  const retryAfter = String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)));
+  if (quotas.monthlyRequestQuota !== null && used.requests >= quotas.monthlyRequestQuota) {
+    throw new AppError('QUOTA_EXCEEDED', 'The monthly request quota is used up', { quota: quotas.monthlyRequestQuota, used: used.requests, kind: 'requests', resets_at: resetsAt }, { 'Retry-After': retryAfter });
+  }
+  if (quotas.monthlyTokenQuota !== null && used.tokens >= quotas.monthlyTokenQuota) {
+    throw new AppError('QUOTA_EXCEEDED', 'The monthly token quota is used up', { quota: quotas.monthlyTokenQuota, used: used.tokens, kind: 'tokens', resets_at: resetsAt }, { 'Retry-After': retryAfter });
+  }
+  return used;
+}
+
+/** What is left after a run that used `tokens` (null where there is no quota). */
+export function remainingAfter(quotas: Quotas, usedBefore: MonthlyUsage, tokens: number) {
+  return {
+    requests_remaining: quotas.monthlyRequestQuota === null ? null : Math.max(0, quotas.monthlyRequestQuota - usedBefore.requests - 1),
+    tokens_remaining: quotas.monthlyTokenQuota === null ? null : Math.max(0, quotas.monthlyTokenQuota - usedBefore.tokens - tokens),
+  };
+}

@@ -1,0 +1,127 @@
+// Helpers shared by the benchmark scripts (run by `npm run bench`, not by vitest).
+import net from 'node:net';
+import autocannon, { type Result } from 'autocannon';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Cleanup steps run in reverse order of registration, each one even if an earlier one failed. */
+export class Cleanup {
+  private readonly steps: { name: string; run: () => Promise<unknown> }[] = [];
+  private done = false;
+
+  add(name: string, run: () => Promise<unknown>) {
+    this.steps.push({ name, run });
+  }
+
+  async run(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    for (const step of this.steps.reverse()) {
+      try {
+        await step.run();
+      } catch (err) {
+        console.error(`cleanup step "${step.name}" failed:`, err);
+      }
+    }
+  }
+}
+
+export interface LoadOptions {
+  url: string;
+  headers: Record<string, string>;
+  connections: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+}
+
+export interface LoadFigures {
+  reqPerSec: number;
+  reqPerSecStddev: number;
+  latencyAvgMs: number;
+  latencyP50Ms: number;
+  latencyP90Ms: number;
+  latencyP99Ms: number;
+  latencyMaxMs: number;
+  totalRequests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationSeconds: number;
+  statusCodes: Record<string, number>;
+  /**
+   * CPU time of this process's main thread (where the servers run; the load generator has its own
+   * thread) per completed request, user + system. Less sensitive to a loaded machine than req/s.
+   */
+  serverCpuUsPerRequest: number;
+  serverCpuUserUsPerRequest: number;
+}
+
+async function fire(options: LoadOptions, duration: number): Promise<Result> {
+  return autocannon({
+    url: options.url,
+    method: 'GET',
+    headers: options.headers,
+    connections: options.connections,
+    duration,
+    timeout: 10,
+    // The load generator runs in its own thread so it does not share an event loop with the
+    // servers under test (it still shares the machine's cores with them).
+    workers: 1,
+  });
+}
+
+/** A warm-up run (discarded), then the measured run. */
+export async function measure(options: LoadOptions): Promise<{ figures: LoadFigures; warmup: LoadFigures }> {
+  let cpu = process.threadCpuUsage();
+  const warm = await fire(options, options.warmupSeconds);
+  const warmCpu = process.threadCpuUsage(cpu);
+  cpu = process.threadCpuUsage();
+  const result = await fire(options, options.durationSeconds);
+  const runCpu = process.threadCpuUsage(cpu);
+  return { figures: toFigures(result, runCpu), warmup: toFigures(warm, warmCpu) };
+}
+
+function toFigures(r: Result, cpu: NodeJS.CpuUsage): LoadFigures {
+  const requests = Math.max(1, r['2xx'] + r.non2xx);
+  return {
+    serverCpuUsPerRequest: (cpu.user + cpu.system) / requests,
+    serverCpuUserUsPerRequest: cpu.user / requests,
+    reqPerSec: r.requests.average,
+    reqPerSecStddev: r.requests.stddev,
+    latencyAvgMs: r.latency.average,
+    latencyP50Ms: r.latency.p50,
+    latencyP90Ms: r.latency.p90,
+    latencyP99Ms: r.latency.p99,
+    latencyMaxMs: r.latency.max,
+    totalRequests: r['2xx'] + r.non2xx,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    durationSeconds: r.duration,
+    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count])),
+  };
+}
+
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((row) => row.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
+  const line = (row: string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export const fmt = (n: number, digits = 1) => n.toFixed(digits);
