@@ -5,6 +5,7 @@ import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
 import { applyMigrations, ensureDatabase, openOrm, type Orm } from '../db/orm.js';
+import { createSqlPool } from '../db/sql-pool.js';
 import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runner.js';
 import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
@@ -56,6 +57,49 @@ export async function resolveJwtKey(orm: Orm, config: AppConfig): Promise<Uint8A
   return new TextEncoder().encode(row.value);
 }
 
+export interface Runtime {
+  deps: AppDeps;
+  /** The pool the job runner uses (graphile-worker wants its own `pg.Pool`). */
+  jobPool: pg.Pool;
+  /** What /health/ready reports as `engine` (default: the job schema exists). */
+  setEngineCheck(check: () => boolean): void;
+}
+
+/**
+ * Everything a server or a standalone worker needs on an open database: the ORM (migrated), the
+ * hot-path SQL pool, the job pool and schema, and the AppDeps built from them. Each opened piece
+ * pushes its own cleanup onto `cleanups` (run in reverse order).
+ */
+export async function openRuntime(config: AppConfig, log: Logger, url: string, cleanups: (() => Promise<unknown>)[]): Promise<Runtime> {
+  const orm = await openOrm({ url, poolMax: config.DB_POOL_MAX });
+  cleanups.push(() => orm.close(true));
+  const applied = await applyMigrations(orm);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+
+  const sql = createSqlPool(url, Math.max(2, Math.ceil(config.DB_POOL_MAX / 2)), log);
+  cleanups.push(() => sql.end());
+
+  const jobPool = new pg.Pool({ connectionString: url, max: Math.max(2, config.WORKER_CONCURRENCY + 2) });
+  jobPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
+  jobPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
+  cleanups.push(() => jobPool.end());
+
+  let engineCheck = () => false;
+  const deps: AppDeps = {
+    config,
+    orm,
+    sql,
+    log,
+    jwtKey: await resolveJwtKey(orm, config),
+    mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
+    llm: createLlmGateway({ config, log }),
+    engineReady: () => engineCheck(),
+  };
+  await migrateJobSchema(jobPool, deps);
+  engineCheck = () => true;
+  return { deps, jobPool, setEngineCheck: (check) => (engineCheck = check) };
+}
+
 export interface RunningServer {
   app: FastifyInstance;
   deps: AppDeps;
@@ -82,31 +126,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   };
   if (db.embedded) cleanups.push(() => db.embedded!.stop());
   try {
-    const orm = await openOrm({ url: db.url, poolMax: config.DB_POOL_MAX });
-    cleanups.push(() => orm.close(true));
-    const applied = await applyMigrations(orm);
-    if (applied.length) log.info({ applied }, 'migrations applied');
-
-    const pgPool = new pg.Pool({ connectionString: db.url, max: Math.max(2, config.WORKER_CONCURRENCY + 2) });
-    pgPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
-    pgPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
-    cleanups.push(() => pgPool.end());
-
+    const runtime = await openRuntime(config, log, db.url, cleanups);
+    const { deps, jobPool } = runtime;
     let worker: WorkerHandle | null = null;
-    let jobSchemaReady = false;
-    const deps: AppDeps = {
-      config,
-      orm,
-      log,
-      jwtKey: await resolveJwtKey(orm, config),
-      mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
-      llm: createLlmGateway({ config, log }),
-      engineReady: () => (worker ? worker.isRunning() : jobSchemaReady),
-    };
-    await migrateJobSchema(pgPool, deps);
-    jobSchemaReady = true;
+    runtime.setEngineCheck(() => (worker ? worker.isRunning() : true));
     if (config.WORKER) {
-      worker = await startWorker(deps, pgPool);
+      worker = await startWorker(deps, jobPool);
       cleanups.push(() => worker!.stop());
     }
 

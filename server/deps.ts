@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Orm } from '../db/orm.js';
+import type { SqlPool } from '../db/sql-pool.js';
 import type { AppConfig } from './config.js';
 import type { LlmGateway } from './llm/llm.types.js';
 import type { Mailer } from './mail/mailer.js';
@@ -8,6 +9,8 @@ import type { Mailer } from './mail/mailer.js';
 export interface AppDeps {
   config: AppConfig;
   orm: Orm;
+  /** Plain parameterised queries for hot paths (authentication). */
+  sql: SqlPool;
   log: Logger;
   /** HS256 key for dashboard JWTs. */
   jwtKey: Uint8Array;

@@ -5,6 +5,7 @@ import { dashboardRouter } from './dashboard/dashboard.router.js';
 import { guardrailsRouter } from './guardrails/guardrails.router.js';
 import { customIntentsRouter } from './intents/custom-intents.router.js';
 import { intentsRouter } from './intents/intents.router.js';
+import { providerKeysRouter } from './llm/provider-keys.router.js';
 import { sessionsRouter } from './sessions/sessions.router.js';
 import { promptsRouter } from './prompts/prompts.router.js';
 import { router } from './trpc.js';
@@ -20,6 +21,7 @@ export const appRouter = router({
   customIntents: customIntentsRouter,
   prompts: promptsRouter,
   sessions: sessionsRouter,
+  providerKeys: providerKeysRouter,
   intents: intentsRouter,
 });
 

@@ -79,29 +79,26 @@ export function describeError(error: TRPCError): { code: string; message: string
 const t = initTRPC
   .context<Context>()
   .meta<RouteMeta>()
-  .create({
-    errorFormatter({ error, ctx }) {
-      const described = describeError(error);
-      if (described.code === 'INTERNAL_ERROR') described.details = { request_id: ctx?.req.id };
-      return { success: false, error: described } as never;
-    },
-  });
+  .create();
 
 export const router = t.router;
 export const mergeRouters = t.mergeRouters;
 
-// Routes declare their success status in meta; record it so the adapter's responseMeta sends it.
-const withStatus = t.middleware(({ ctx, meta, next }) => {
+// Routes declare their success status in meta; the HTTP layer sends ctx.res.status. Each base
+// procedure records it in its one middleware (a middleware step per request is not free).
+const recordStatus = (ctx: Context, meta: RouteMeta | undefined) => {
   if (meta?.successStatus) ctx.res.status = meta.successStatus;
+};
+
+export const publicProcedure = t.procedure.meta({ auth: 'none' }).use(({ ctx, meta, next }) => {
+  recordStatus(ctx, meta);
   return next();
 });
 
-export const publicProcedure = t.procedure.use(withStatus).meta({ auth: 'none' });
-
 export const apiKeyProcedure = t.procedure
-  .use(withStatus)
   .meta({ auth: 'apiKey' })
-  .use(async ({ ctx, next }) => {
+  .use(async ({ ctx, meta, next }) => {
+    recordStatus(ctx, meta);
     const scope: ApiKeyScope = await authenticateApiKey(ctx.deps, ctx.req.headers);
     const actor: Actor = { type: 'api_key', id: scope.keyId, name: `api-key:${scope.environmentName ?? 'tenant'}` };
     return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, actor } });
@@ -111,7 +108,8 @@ const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, own
 
 /** A dashboard (JWT) procedure open to `minRole` and above (default: every role). */
 export function dashboardProcedure(minRole: Role = 'viewer') {
-  return t.procedure.use(withStatus).meta({ auth: 'dashboard' }).use(async ({ ctx, next }) => {
+  return t.procedure.meta({ auth: 'dashboard' }).use(async ({ ctx, meta, next }) => {
+    recordStatus(ctx, meta);
     const scope: DashboardScope = await authenticateDashboard(ctx.deps, ctx.req.headers);
     if (ROLE_RANK[scope.role] < ROLE_RANK[minRole]) {
       throw new AppError('FORBIDDEN', `This action needs the ${minRole} role or higher`, { required_role: minRole, role: scope.role });
@@ -122,9 +120,9 @@ export function dashboardProcedure(minRole: Role = 'viewer') {
 }
 
 export const adminProcedure = t.procedure
-  .use(withStatus)
   .meta({ auth: 'admin' })
-  .use(async ({ ctx, next }) => {
+  .use(async ({ ctx, meta, next }) => {
+    recordStatus(ctx, meta);
     authenticateAdmin(ctx.deps.config.ADMIN_SECRET, ctx.req.headers);
     const actor: Actor = { type: 'admin', id: null, name: 'admin' };
     return next({ ctx: { ...ctx, actor } });

@@ -23,16 +23,28 @@ const get = (headers?: Record<string, string>) => t.api.get('/v1/collections', {
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const wellFormedUnknownKey = () => `svc_${randomBytes(32).toString('base64url')}`;
 
-/** Records the SQL the server's own connection runs (a pass-through spy, no behaviour change). */
+/** Records the SQL the server runs, through the ORM and the hot-path pool (pass-through spies). */
 function spyOnServerSql() {
   const connection = t.server.deps.orm.em.getConnection();
-  const original = connection.execute;
+  const sql = t.server.deps.sql;
+  const originalExecute = connection.execute;
+  const originalQuery = sql.query;
   const statements: string[] = [];
   connection.execute = function (this: unknown, ...args: unknown[]) {
     statements.push(String(args[0]));
-    return (original as (...a: unknown[]) => unknown).apply(connection, args);
-  } as typeof original;
-  return { statements, restore: () => void (connection.execute = original) };
+    return (originalExecute as (...a: unknown[]) => unknown).apply(connection, args);
+  } as typeof originalExecute;
+  sql.query = function (this: unknown, ...args: unknown[]) {
+    statements.push(String(args[0]));
+    return (originalQuery as (...a: unknown[]) => unknown).apply(sql, args);
+  } as typeof originalQuery;
+  return {
+    statements,
+    restore: () => {
+      connection.execute = originalExecute;
+      sql.query = originalQuery;
+    },
+  };
 }
 
 describe('where the key is read from', () => {

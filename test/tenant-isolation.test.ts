@@ -92,7 +92,9 @@ const ROUTES: Record<string, RouteCase> = {
 const NUMERIC_PARAMS = new Set(['versionNumber', 'a', 'b']);
 
 // Routes that are platform-wide by design (the admin secret sees every tenant).
-const PLATFORM_ROUTES = /^\/admin\//;
+// and routes whose parameter names a platform-wide thing rather than a tenant's row: a provider
+// name (each tenant has its own key per provider; test/provider-keys.test.ts checks isolation).
+const PLATFORM_ROUTES = /^\/admin\/|^\/dashboard\/provider-keys\/\{provider\}$/;
 
 interface OpenApiOperation {
   security?: Record<string, string[]>[];

@@ -1,13 +1,8 @@
 // The work behind `liya worker` (loaded only when that command runs).
-import pg from 'pg';
 import type { Logger } from 'pino';
-import { applyMigrations, openOrm } from '../../db/orm.js';
-import { createLogger, resolveJwtKey } from '../../server/boot.js';
+import { createLogger, openRuntime } from '../../server/boot.js';
 import type { AppConfig } from '../../server/config.js';
-import type { AppDeps } from '../../server/deps.js';
-import { createLlmGateway } from '../../server/llm/llm-gateway.js';
-import { createMailer } from '../../server/mail/mailer.js';
-import { migrateJobSchema, startWorker, type WorkerHandle } from '../../worker/runner.js';
+import { startWorker, type WorkerHandle } from '../../worker/runner.js';
 import { loadServerConfig } from './config.js';
 import { openCliDatabase } from './database.js';
 
@@ -62,26 +57,10 @@ async function runUntilStopped(
   try {
     const db = await openCliDatabase(config, log);
     if (db.embedded) cleanups.push(() => db.embedded!.stop());
-    const orm = await openOrm({ url: db.url, poolMax: config.DB_POOL_MAX });
-    cleanups.push(() => orm.close(true));
-    const applied = await applyMigrations(orm);
-    if (applied.length) log.info({ applied }, 'migrations applied');
-    const pgPool = new pg.Pool({ connectionString: db.url, max: config.WORKER_CONCURRENCY + 2 });
-    pgPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
-    pgPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
-    cleanups.push(() => pgPool.end());
-    const deps: AppDeps = {
-      config,
-      orm,
-      log,
-      jwtKey: await resolveJwtKey(orm, config),
-      mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
-      llm: createLlmGateway({ config, log }),
-      engineReady: () => worker?.isRunning() ?? false,
-    };
-    await migrateJobSchema(pgPool, deps);
+    const { deps, jobPool, setEngineCheck } = await openRuntime(config, log, db.url, cleanups);
+    setEngineCheck(() => worker?.isRunning() ?? false);
     if (!stopping()) {
-      worker = await startWorker(deps, pgPool);
+      worker = await startWorker(deps, jobPool);
       cleanups.push(() => worker!.stop());
       log.info({ database: db.description, concurrency: config.WORKER_CONCURRENCY }, 'Liya worker running; SIGINT or SIGTERM stops it');
     }

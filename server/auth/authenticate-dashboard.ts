@@ -29,9 +29,9 @@ export async function authenticateDashboard(deps: AppDeps, headers: Headers): Pr
   if (!match) throw new AppError('INVALID_TOKEN', 'The Authorization header must be Bearer <JWT>');
   const claims = await verifyDashboardToken(deps.jwtKey, match[1]);
   // The role and the tenant's state come from the database, so changes apply at once.
-  const rows = await deps.orm.em.getConnection().execute<UserRow[]>(
+  const rows = await deps.sql.query<UserRow>(
     `select u.id, u.email, u.role, u.tenant_id, u.password_changed_at, t.is_active
-       from users u join tenants t on t.id = u.tenant_id where u.id = ?`,
+       from users u join tenants t on t.id = u.tenant_id where u.id = $1`,
     [claims.sub],
   );
   const user = rows[0];

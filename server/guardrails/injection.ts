@@ -555,9 +555,9 @@ function isMention(text: string, start: number, end: number, discussion: boolean
   return REPORTED_BEFORE.test(text.slice(Math.max(0, start - 80), start));
 }
 
-function runRules(lower: string, cased: string, hits: Map<string, InjectionHit>, factor = 1) {
+function runRules(lower: string, cased: string, hits: Map<string, InjectionHit>, rules: readonly Rule[] = RULES) {
   const discussion = DISCUSSION.test(lower) || DISCUSSION_SUBSTRING.test(lower);
-  for (const rule of RULES) {
+  for (const rule of rules) {
     const source = rule.caseSensitive ? cased : lower;
     rule.re.lastIndex = 0;
     let best = 0;
@@ -570,9 +570,9 @@ function runRules(lower: string, cased: string, hits: Map<string, InjectionHit>,
       const start = m.index;
       const end = start + m[0].length;
       if (rule.unless && rule.unless.test(lower.slice(Math.max(0, start - 100), end + 100))) continue;
-      const weight = rule.weight * factor * (isMention(lower, start, end, discussion) ? 0.25 : 1);
+      const weight = rule.weight * (isMention(lower, start, end, discussion) ? 0.25 : 1);
       best = Math.max(best, weight);
-      if (best >= rule.weight * factor) break;
+      if (best >= rule.weight) break;
     }
     if (best > 0) {
       const previous = hits.get(rule.id);
@@ -585,6 +585,8 @@ const LEET: Record<string, string> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '
 const unleet = (s: string) => s.replace(/[013457@$!|]/g, (c) => LEET[c]!);
 const ROT13 = (s: string) => s.replace(/[a-z]/g, (c) => String.fromCharCode(((c.charCodeAt(0) - 97 + 13) % 26) + 97));
 const STRONG_CATEGORIES = new Set<InjectionCategory>(['instruction_override', 'role_hijack', 'system_prompt_exfiltration', 'developer_mode']);
+/** The rules that can reveal a hidden payload on their own (decoded text is checked with these only). */
+const STRONG_RULES = RULES.filter((r) => STRONG_CATEGORIES.has(r.category) && r.weight >= 1);
 
 function prepare(text: string): { lower: string; cased: string } {
   const cased = normalizeWithMap(text).text.replace(/[ \t\u00A0]+/g, ' ').replace(/ ?\n ?/g, '\n');
@@ -626,11 +628,14 @@ export function detectInjection(text: string): InjectionResult {
   runRules(lower, cased, hits);
 
   // Hidden payloads: decoded text that carries a strong rule counts as an encoded payload.
+  // ROT13, reversed and de-leeted forms of the already normalised text need no second normalisation.
   const hidden = new Map<string, InjectionHit>();
-  const variants = [...decodedVariants(cased).map((v) => prepare(v)), prepare(ROT13(lower)), prepare([...lower].reverse().join(''))];
-  if (/[a-z][0134578@$|][a-z]|[0134578@$|][a-z]{2}/.test(lower)) variants.push(prepare(unleet(lower)));
-  for (const variant of variants) runRules(variant.lower, variant.cased, hidden);
-  const hiddenStrong = [...hidden.values()].filter((h) => STRONG_CATEGORIES.has(h.category) && h.weight >= 1);
+  const variants = [...decodedVariants(cased).map((v) => prepare(v))];
+  const plain = (text: string) => ({ lower: text, cased: text });
+  variants.push(plain(ROT13(lower)), plain(lower.split('').reverse().join('')));
+  if (/[a-z][0134578@$|][a-z]|[0134578@$|][a-z]{2}/.test(lower)) variants.push(plain(unleet(lower)));
+  for (const variant of variants) runRules(variant.lower, variant.cased, hidden, STRONG_RULES);
+  const hiddenStrong = [...hidden.values()].filter((h) => h.weight >= 1);
   if (hiddenStrong.length > 0) hits.set('hidden_payload', { rule: 'hidden_payload', category: 'encoded_payload', weight: 1 });
 
   const all = [...hits.values()];

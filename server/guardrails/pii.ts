@@ -97,12 +97,12 @@ const SECRET_PATTERNS: { kind: string; re: RegExp; needsDigit?: boolean }[] = [
   { kind: 'google_api_key', re: /\bAIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_\-])/g },
   { kind: 'npm_token', re: /\bnpm_[A-Za-z0-9]{36}\b/g },
   { kind: 'huggingface_token', re: /\bhf_[A-Za-z0-9]{30,}\b/g },
-  { kind: 'url_credentials', re: /\b[a-z][a-z0-9+.\-]*:\/\/[^\s:@\/]{1,64}:([^\s@\/]{3,128})@/gi },
+  { kind: 'url_credentials', re: /\b[a-z][a-z0-9+.\-]{0,30}:\/\/[^\s:@\/]{1,64}:([^\s@\/]{3,128})@/gi },
   { kind: 'bearer_token', re: /\bBearer\s+([A-Za-z0-9._~+\/\-]{20,}=*)/g },
 ];
 
 // An identifier that names a credential, then `:`/`=`, then the value.
-const LABELED_SECRET = /(?<![\p{L}\p{N}])([\w.\-]*?(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|pwd|passphrase|access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|signing[_\-]?key)[\w.\-]*)["']?[ \t]*(?:=>|:=|[:=]|\bis\b)[ \t]*["'`]?([^\s"'`,;<>(){}\[\]]{6,})/giu;
+const LABELED_SECRET = /(?<![\p{L}\p{N}])([\w.\-]{0,40}?(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|pwd|passphrase|access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|signing[_\-]?key)[\w.\-]{0,40})["']?[ \t]*(?:=>|:=|[:=]|\bis\b)[ \t]*["'`]?([^\s"'`,;<>(){}\[\]]{6,})/giu;
 // "login: jdoe / Blue-Horse-42": a user name, a slash or colon, then the password.
 const CREDENTIAL_PAIR = /\b(?:log ?in|login details|credentials?|creds|account|user(?:name)?\s*\/\s*pass(?:word)?)\b[^\n:]{0,30}:\s*[\w.@+\-]{2,64}\s*(?:\/|\s\|\s)\s*([^\s"'`<>]{6,64})/gi;
 const PLACEHOLDER = /^(?:x{3,}|\*{3,}|\.{3,}|-+|_+|\$\{|\$[A-Z_]+|%[A-Z_]+%|\{\{|<|your[_\-]|my[_\-]|changeme|change[_\-]me|password\d*$|passw0rd$|secret$|redacted|none$|null$|nil$|undefined|example|sample|placeholder|dummy|test$|fake|todo|tbd|n\/a|required|optional|process\.env|os\.environ|os\.getenv|env\.|getenv|config\.|settings\.|self\.|this\.|true$|false$)/i;
@@ -407,34 +407,50 @@ function continuesNumber(text: string, start: number, end: number, candidate: st
 const PHONE_BEFORE_FORBIDDEN = /[\p{L}\p{N}_\-.\/@#$€£¥%:+=&]/u;
 const PHONE_AFTER_FORBIDDEN = /[\p{L}\p{N}_\-\/@%]/u;
 
+const SEP_SPLIT = new RegExp(`(${PHONE_SEP})`);
+const MAX_PHONE_GROUPS = 8;
+
 function findPhones(text: string): Span[] {
   const out: Span[] = [];
   for (const m of matches(PHONE_CANDIDATE, text)) {
-    const whole = m[0];
-    // Try the candidate, then shorter runs of its groups (trailing and leading groups dropped).
-    const parts = whole.split(new RegExp(`(${PHONE_SEP})`));
-    const groupCount = Math.ceil(parts.length / 2);
-    let found: Span | null = null;
-    for (let len = groupCount; len >= 1 && !found; len--) {
-      for (let first = 0; first + len <= groupCount && !found; first++) {
-        const startPart = first * 2;
-        const endPart = (first + len) * 2 - 1;
-        const offset = parts.slice(0, startPart).join('').length;
-        const candidate = parts.slice(startPart, endPart).join('');
+    // parts alternates group, separator, group, ...; offsets[i] is where group i starts.
+    const parts = m[0].split(SEP_SPLIT);
+    const groups: { text: string; offset: number; digits: number }[] = [];
+    let offset = 0;
+    for (let i = 0; i < parts.length; i++) {
+      if (i % 2 === 0) groups.push({ text: parts[i]!, offset, digits: parts[i]!.replace(/\D/g, '').length });
+      offset += parts[i]!.length;
+    }
+    // Left to right, the longest run of groups (at most 15 digits) that is a phone number wins.
+    let first = 0;
+    while (first < groups.length) {
+      let found: Span | null = null;
+      let digits = 0;
+      let last = first;
+      while (last < groups.length && last - first < MAX_PHONE_GROUPS && digits + groups[last]!.digits <= 15) digits += groups[last++]!.digits;
+      for (let end = last; end > first && !found; end--) {
+        const g0 = groups[first]!;
+        const gEnd = groups[end - 1]!;
+        const start = m.index + g0.offset;
+        const stop = m.index + gEnd.offset + gEnd.text.length;
+        const candidate = text.slice(start, stop);
         if (!/\d/.test(candidate)) continue;
-        const start = m.index + offset;
-        const end = start + candidate.length;
         // "+1 ..." is part of the candidate; a "-", "$", "#" or letter before means something else.
         const prev = text[start - 1];
         if (prev !== undefined && PHONE_BEFORE_FORBIDDEN.test(prev)) continue;
-        const next = text[end];
-        if (next !== undefined && (PHONE_AFTER_FORBIDDEN.test(next) || (/[.,:]/.test(next) && /\d/.test(text[end + 1] ?? '')))) continue;
-        if (continuesNumber(text, start, end, candidate)) continue;
+        const next = text[stop];
+        if (next !== undefined && (PHONE_AFTER_FORBIDDEN.test(next) || (/[.,:]/.test(next) && /\d/.test(text[stop + 1] ?? '')))) continue;
+        if (continuesNumber(text, start, stop, candidate)) continue;
         const kind = phoneVerdict(candidate, lineBefore(text, start, 48));
-        if (kind) found = { start, end, kind: `phone_${kind}` };
+        if (kind) found = { start, end: stop, kind: `phone_${kind}` };
+        else if (end === first + 1) break;
+        if (found) {
+          out.push(found);
+          first = end;
+        }
       }
+      if (!found) first++;
     }
-    if (found) out.push(found);
   }
   return out;
 }

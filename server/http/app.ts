@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import { AppError, errorBody } from '../errors.js';
 import type { AppDeps } from '../deps.js';
 import { appRouter } from '../router.js';
-import type { Context } from '../trpc.js';
 import { registerDocs } from './docs.js';
 import { registerHealth } from './health.js';
+import { registerRestRoutes } from './rest-routes.js';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-/** Builds the HTTP host: fastify + the REST adapter over the tRPC router + raw routes. */
+/** Builds the HTTP host: fastify, one route per tRPC procedure (rest-routes.ts), and the raw routes. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
@@ -26,42 +24,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // JSON bodies: an empty body is "no input" (POST /rotate with no body is fine); prototype
-  // poisoning keys are refused by fastify's own parser.
+  // poisoning keys are refused by fastify's own parser. A bodiless POST without a content type
+  // reaches its handler directly.
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  // Only JSON bodies: anything else is 415 UNSUPPORTED_MEDIA_TYPE.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     defaultJson(req, body as string, done);
   });
 
-  app.addHook('onRequest', async (req) => {
-    // A bodiless POST/PATCH without a content type is treated as an empty JSON body.
-    if (BODY_METHODS.has(req.method) && req.headers['content-type'] === undefined) {
-      const length = req.headers['content-length'];
-      if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
-        req.headers['content-type'] = 'application/json';
-      }
-    }
-  });
-
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
-    // The REST adapter adds its own top-level keys (message, code, issues) to error bodies:
-    // keep exactly the envelope.
-    if (reply.statusCode >= 400 && typeof payload === 'string' && payload.startsWith('{')) {
-      try {
-        const parsed = JSON.parse(payload) as Record<string, unknown>;
-        if (parsed.success === false && parsed.error && typeof parsed.error === 'object' && ('code' in parsed || 'message' in parsed || 'issues' in parsed)) {
-          delete parsed.code;
-          delete parsed.message;
-          delete parsed.issues;
-          return JSON.stringify(parsed);
-        }
-      } catch {
-        // not JSON: leave as is
-      }
-    }
-    return payload;
   });
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
@@ -75,30 +50,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealth(app, deps);
   registerDocs(app);
 
-  await app.register(fastifyTRPCOpenApiPlugin, {
-    router: appRouter,
-    basePath: '/',
-    createContext: ({ req }: { req: FastifyRequest }): Context => ({
+  registerRestRoutes(app, {
+    procedures: appRouter._def.procedures as never,
+    createContext: (req) => ({
       deps,
       em: deps.orm.em.fork(),
       req: { id: req.id, ip: req.ip, headers: req.headers },
       res: { headers: {} },
     }),
-    responseMeta: ({ ctx, errors }: { ctx?: Context; errors: { cause?: unknown }[] }) => {
-      const error = errors[0];
-      if (error) {
-        const cause = error.cause;
-        if (cause instanceof AppError) return { status: cause.status, headers: cause.headers ?? {} };
-        return {};
-      }
-      return { status: ctx?.res.status ?? 200, headers: ctx?.res.headers ?? {} };
-    },
-    onError: ({ error, req }: { error: { code: string; cause?: unknown; message: string }; req: FastifyRequest }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof AppError)) {
-        req.log.error({ err: error.cause ?? error }, 'unhandled error');
-      }
-    },
-  } as never);
+  });
 
   return app;
 }

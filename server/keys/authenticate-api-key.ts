@@ -51,14 +51,14 @@ const LOOKUP_SQL = `
     from api_keys k
     join tenants t on t.id = k.tenant_id
     left join environments e on e.id = k.environment_id
-   where k.key_hash = ?`;
+   where k.key_hash = $1`;
 
 export async function authenticateApiKey(deps: AppDeps, headers: Headers): Promise<ApiKeyScope> {
   const key = readApiKey(headers);
   if (!key) throw new AppError('MISSING_API_KEY', 'Send your API key as Authorization: Bearer <key> or x-api-key');
   // A malformed key never reaches the database.
   if (!isWellFormedApiKey(key)) throw new AppError('INVALID_API_KEY_FORMAT', 'API keys look like svc_ followed by 43 characters');
-  const rows = await deps.orm.em.getConnection().execute<KeyRow[]>(LOOKUP_SQL, [hashApiKey(key)]);
+  const rows = await deps.sql.query<KeyRow>(LOOKUP_SQL, [hashApiKey(key)]);
   const row = rows[0];
   if (!row) throw new AppError('INVALID_API_KEY', 'The API key is not recognised');
   if (row.revoked_at) throw new AppError('API_KEY_REVOKED', 'The API key was rotated or revoked');
@@ -82,8 +82,7 @@ function touchApiKey(deps: AppDeps, keyId: string, lastUsedAt: Date | null) {
   recentlyTouched.set(keyId, now);
   if (recentlyTouched.size > 10_000) recentlyTouched.clear();
   // Fire and forget: a lost touch only makes apiKeyLastUsedAt a minute older.
-  deps.orm.em
-    .getConnection()
-    .execute('update api_keys set last_used_at = now() where id = ?', [keyId], 'run')
+  deps.sql
+    .query('update api_keys set last_used_at = now() where id = $1', [keyId])
     .catch((err: unknown) => deps.log.warn({ err }, 'could not record api key use'));
 }

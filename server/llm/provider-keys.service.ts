@@ -1,3 +1,6 @@
+import type { Actor } from '../actor.js';
+import { notFound } from '../errors.js';
+import { recordAudit } from '../audit/audit.service.js';
 // Tenants' own provider keys: stored encrypted, shown only as a preview, read back only to call the provider.
 import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
@@ -100,4 +103,19 @@ export async function readTenantProviderKey(em: EntityManager, deps: ProviderKey
 export async function listTenantKeyProviders(em: EntityManager, tenantId: string): Promise<string[]> {
   const rows = await em.execute<{ provider: string }[]>(`select provider from tenant_provider_keys where tenant_id = ?`, [tenantId]);
   return rows.map((r) => r.provider);
+}
+
+/** Sets a tenant's key for `provider` and records it in the audit log (preview only). */
+export async function saveTenantProviderKey(em: EntityManager, deps: ProviderKeyDeps, tenantId: string, actor: Actor, provider: string, apiKey: string) {
+  const key = await setTenantProviderKey(em, deps, tenantId, provider, apiKey);
+  recordAudit(em, tenantId, actor, { action: 'provider_key.set', targetType: 'provider_key', targetId: provider, details: { preview: key.keyPreview } });
+  await em.flush();
+  return key;
+}
+
+/** Removes a tenant's key for `provider` (404 when there is none) and records it in the audit log. */
+export async function removeTenantProviderKey(em: EntityManager, tenantId: string, actor: Actor, provider: string) {
+  if (!(await deleteTenantProviderKey(em, tenantId, provider))) throw notFound('Provider key');
+  recordAudit(em, tenantId, actor, { action: 'provider_key.deleted', targetType: 'provider_key', targetId: provider });
+  await em.flush();
 }

@@ -5,6 +5,9 @@ declare module 'autocannon' {
     url: string;
     method?: string;
     headers?: Record<string, string>;
+    body?: string;
+    /** Replace `[<id>]` in the body (and URL) with a new unique id on every request. */
+    idReplacement?: boolean;
     connections?: number;
     duration?: number;
     pipelining?: number;

@@ -47,6 +47,12 @@ export interface LoadOptions {
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
+  /** Default GET. */
+  method?: string;
+  /** Request body sent as is (set content-type in `headers`). */
+  body?: string;
+  /** Replace every `[<id>]` in the body with a new unique id (27 characters) on every request. */
+  idReplacement?: boolean;
 }
 
 export interface LoadFigures {
@@ -74,8 +80,10 @@ export interface LoadFigures {
 async function fire(options: LoadOptions, duration: number): Promise<Result> {
   return autocannon({
     url: options.url,
-    method: 'GET',
+    method: options.method ?? 'GET',
     headers: options.headers,
+    ...(options.body !== undefined ? { body: options.body } : {}),
+    ...(options.idReplacement ? { idReplacement: true } : {}),
     connections: options.connections,
     duration,
     timeout: 10,

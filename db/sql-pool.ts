@@ -1,0 +1,23 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+/** Parameterised SQL for the few hot paths (authentication runs on every request). */
+export interface SqlPool {
+  query<T extends pg.QueryResultRow>(text: string, params?: unknown[]): Promise<T[]>;
+  end(): Promise<void>;
+}
+
+/**
+ * A plain `pg` pool beside MikroORM's: for single-statement reads on every request it skips the
+ * ORM's query formatting (values are sent as parameters, not written into the SQL text).
+ */
+export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', (err) => log.warn({ err }, 'database pool error'));
+  return {
+    async query(text, params = []) {
+      return (await pool.query(text, params)).rows;
+    },
+    end: () => pool.end(),
+  };
+}
