@@ -1,6 +1,7 @@
 import { adminRouter } from './admin/admin.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
+import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
 import { dashboardRouter } from './dashboard/dashboard.router.js';
 import { guardrailsRouter } from './guardrails/guardrails.router.js';
 import { customIntentsRouter } from './intents/custom-intents.router.js';
@@ -17,6 +18,7 @@ export const appRouter = router({
   dashboard: dashboardRouter,
   admin: adminRouter,
   collections: collectionsRouter,
+  dashboardCollections: dashboardCollectionsRouter,
   guardrails: guardrailsRouter,
   customIntents: customIntentsRouter,
   prompts: promptsRouter,

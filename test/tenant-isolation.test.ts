@@ -87,6 +87,21 @@ const ROUTES: Record<string, RouteCase> = {
     params: (ids) => [{ promptKey: ids.promptKey }],
     bodies: { post: { template: 'Taken over' } },
   },
+  '/v1/collections/{id}': {
+    params: (ids) => [{ id: ids.collectionId }],
+    bodies: { patch: { label: 'Taken over' } },
+  },
+  '/dashboard/collections/{id}': {
+    params: (ids) => [{ id: ids.collectionId }],
+    bodies: { patch: { label: 'Taken over' } },
+  },
+  '/dashboard/collections/{id}/domains': {
+    params: (ids) => [{ id: ids.collectionId }],
+    bodies: { post: { domain_key: 'hiring' } },
+  },
+  '/dashboard/collections/{id}/domains/{domainKey}': {
+    params: (ids) => [{ id: ids.collectionId, domainKey: 'hiring' }],
+  },
 };
 
 const NUMERIC_PARAMS = new Set(['versionNumber', 'a', 'b']);

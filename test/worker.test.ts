@@ -35,6 +35,13 @@ describe('in-process job runner', () => {
     const before = await t.sql<{ kind: string }>('select kind from email_tokens where user_id = $1 order by kind', [owner.userId]);
     expect(before.map((r) => r.kind)).toEqual(['password_reset', 'verify_email']);
 
+    await t.sql(
+      `insert into sessions (id, tenant_id, user_id, domain, status, message_count, tokens_used, cost_usd, last_activity_at, created_at) values
+       ('11111111-1111-4111-8111-111111111111', $1, 'idle-user', 'hiring', 'active', 0, 0, 0, now() - interval '3 days', now() - interval '3 days'),
+       ('22222222-2222-4222-8222-222222222222', $1, 'busy-user', 'hiring', 'active', 0, 0, 0, now(), now())`,
+      [owner.tenantId],
+    );
+    await t.sql(`insert into intent_cache (cache_key, tenant_id, output, model, expires_at, created_at) values ('old', $1, '{}', 'm', now() - interval '1 minute', now()), ('new', $1, '{}', 'm', now() + interval '1 hour', now())`, [owner.tenantId]);
     await t.sql(`select graphile_worker.add_job('prune_expired', '{}'::json)`);
     await waitFor(async () => (await t.sql(`select 1 from graphile_worker.jobs where task_identifier = 'prune_expired'`)).length === 0, 'the job to finish');
 
@@ -42,6 +49,9 @@ describe('in-process job runner', () => {
     expect(after.map((r) => r.kind)).toEqual(['password_reset']);
     const attempts = await t.sql<{ email: string }>(`select email from login_attempts where email in ('old@example.com', 'new@example.com')`);
     expect(attempts.map((r) => r.email)).toEqual(['new@example.com']);
+    const sessions = await t.sql<{ user_id: string; status: string }>(`select user_id, status from sessions where tenant_id = $1 order by user_id`, [owner.tenantId]);
+    expect(sessions).toEqual([{ user_id: 'busy-user', status: 'active' }, { user_id: 'idle-user', status: 'expired' }]);
+    expect((await t.sql<{ cache_key: string }>('select cache_key from intent_cache')).map((r) => r.cache_key)).toEqual(['new']);
   });
 
   it('records a heartbeat for its workers', async () => {

@@ -29,31 +29,10 @@ const tenantFields = {
   monthlyTokenQuota: bodyInt(0).nullable(),
 };
 
-const createTenantInput = z.object({
-  tenantName: tenantFields.tenantName,
-  tenantType: tenantFields.tenantType.optional(),
-  billingPlan: tenantFields.billingPlan.optional(),
-  billingEmail: tenantFields.billingEmail.optional(),
-  enabledDomains: tenantFields.enabledDomains.optional(),
-  disabledIntents: tenantFields.disabledIntents.optional(),
-  defaultModel: tenantFields.defaultModel.optional(),
-  monthlyRequestQuota: tenantFields.monthlyRequestQuota.optional(),
-  monthlyTokenQuota: tenantFields.monthlyTokenQuota.optional(),
-});
-
-const updateTenantInput = z.object({
-  tenantId: z.string().max(64),
-  tenantName: tenantFields.tenantName.optional(),
-  tenantType: tenantFields.tenantType.optional(),
-  billingPlan: tenantFields.billingPlan.optional(),
-  billingEmail: tenantFields.billingEmail.optional(),
-  enabledDomains: tenantFields.enabledDomains.optional(),
-  disabledIntents: tenantFields.disabledIntents.optional(),
-  defaultModel: tenantFields.defaultModel.optional(),
-  monthlyRequestQuota: tenantFields.monthlyRequestQuota.optional(),
-  monthlyTokenQuota: tenantFields.monthlyTokenQuota.optional(),
-  isActive: bodyBoolean().optional(),
-});
+// Every field is optional on update; tenantName is required on create.
+const optionalTenantFields = z.object(tenantFields).partial();
+const createTenantInput = optionalTenantFields.extend({ tenantName: tenantFields.tenantName });
+const updateTenantInput = optionalTenantFields.extend({ tenantId: z.string().max(64), isActive: bodyBoolean().optional() });
 
 const tenantIdInput = z.object({ tenantId: z.string().max(64) });
 

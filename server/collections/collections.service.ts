@@ -1,6 +1,16 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Collection, CollectionDomain } from '../../db/entities/collection.js';
+import type { Role } from '../../db/entities/user.js';
 import type { EntityManager } from '../../db/orm.js';
-import { iso, isoRequired } from '../common/schemas.js';
-import type { CollectionDto } from './collections.schemas.js';
+import type { Actor } from '../actor.js';
+import { recordAudit } from '../audit/audit.service.js';
+import { iso, isoRequired, isUuid } from '../common/schemas.js';
+import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { AppError, invalidInput, notFound } from '../errors.js';
+import {
+  DEFAULT_COLLECTION_COLOR, MAX_CHUNK_OVERLAP, type CollectionDto, type CreateCollectionInput, type UpdateCollectionInput,
+} from './collections.schemas.js';
 
 interface CollectionRow {
   id: string;
@@ -24,7 +34,7 @@ export function toCollectionDto(row: CollectionRow): CollectionDto {
     id: row.id,
     slug: row.slug,
     label: row.label,
-    color: row.color,
+    color: row.color ?? DEFAULT_COLLECTION_COLOR,
     created_at: isoRequired(row.created_at),
     domain_keys: row.domain_keys ?? [],
     tags: row.tags,
@@ -48,4 +58,188 @@ export const COLLECTION_SELECT = `
 export async function listCollections(em: EntityManager, tenantId: string) {
   const rows = await em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.tenant_id = ? order by c.created_at, c.id`, [tenantId]);
   return { collections: rows.map(toCollectionDto) };
+}
+
+/** One collection of the tenant; missing, malformed and other tenants' ids are all 404. */
+export async function getCollection(em: EntityManager, tenantId: string, id: string) {
+  if (!isUuid(id)) throw notFound('Collection');
+  const [row] = await em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.id = ? and c.tenant_id = ?`, [id, tenantId]);
+  if (!row) throw notFound('Collection');
+  return { collection: toCollectionDto(row) };
+}
+
+// ------------------------------------------------------------------ rules
+
+/** Who asks: a dashboard user's role, or none for an API key (keys are not role-scoped). */
+export interface CollectionCaller {
+  role?: Role;
+}
+
+const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
+
+/** A restricted collection is changed only by admin and owner dashboard users (API keys: always). */
+function assertMayChange(collection: { visibility: string }, caller: CollectionCaller) {
+  if (caller.role === undefined || collection.visibility !== 'restricted') return;
+  if (ROLE_RANK[caller.role] < ROLE_RANK.admin) {
+    throw new AppError('FORBIDDEN', 'This collection is restricted: changing it needs the admin or owner role', { required_role: 'admin', role: caller.role });
+  }
+}
+
+/** The tenant's active domains: enabled built-in ones plus its own custom domains that are active. */
+async function activeDomainKeys(em: EntityManager, tenantId: string): Promise<Set<string>> {
+  const [tenant] = await em.execute<{ enabled_domains: string[] | null }[]>('select enabled_domains from tenants where id = ?', [tenantId]);
+  const custom = await em.execute<{ domain_key: string }[]>('select domain_key from custom_domains where tenant_id = ? and is_active', [tenantId]);
+  const builtIn = (tenant?.enabled_domains ?? []).filter((key) => (BUILT_IN_DOMAINS as readonly string[]).includes(key));
+  return new Set([...builtIn, ...custom.map((d) => d.domain_key)]);
+}
+
+/** 404 naming the first key that is not a currently active domain of the tenant. */
+async function requireActiveDomains(em: EntityManager, tenantId: string, keys: string[]) {
+  const active = await activeDomainKeys(em, tenantId);
+  const missing = keys.filter((key) => !active.has(key));
+  if (missing.length) {
+    throw new AppError('NOT_FOUND', `Domain "${missing[0]}" is not an active domain of this tenant`, { domain_key: missing[0], domain_keys: missing });
+  }
+}
+
+/** Overlap must stay below the chunk size (and below 5000, which the schema checks). */
+function checkChunking(size: number | null, overlap: number | null, path: 'default_chunk_overlap' | 'default_chunk_size') {
+  if (size === null || overlap === null || overlap < size) return;
+  const limit = Math.min(size - 1, MAX_CHUNK_OVERLAP);
+  throw invalidInput('The request is invalid', [
+    { path, message: `default_chunk_overlap (${overlap}) must be less than default_chunk_size (${size}): at most ${limit}`, code: 'too_big' },
+  ]);
+}
+
+async function lockCollection(tx: EntityManager, tenantId: string, id: string) {
+  if (!isUuid(id)) throw notFound('Collection');
+  const collection = await tx.findOne(Collection, { id, tenant: tenantId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!collection) throw notFound('Collection');
+  return collection;
+}
+
+// ------------------------------------------------------------------ writes
+
+export async function createCollection(em: EntityManager, tenantId: string, actor: Actor, input: CreateCollectionInput) {
+  checkChunking(input.default_chunk_size ?? null, input.default_chunk_overlap ?? null, 'default_chunk_overlap');
+  await requireActiveDomains(em, tenantId, input.domain_keys);
+  const id = randomUUID();
+  try {
+    await em.transactional(async (tx) => {
+      tx.create(Collection, {
+        id,
+        tenant: tenantId,
+        slug: input.slug,
+        label: input.label,
+        color: input.color ?? DEFAULT_COLLECTION_COLOR,
+        tags: [],
+        visibility: 'workspace',
+        retrievalConfig: null,
+        defaultEmbeddingModel: input.default_embedding_model ?? null,
+        defaultChunkingStrategy: input.default_chunking_strategy ?? null,
+        defaultChunkSize: input.default_chunk_size ?? null,
+        defaultChunkOverlap: input.default_chunk_overlap ?? null,
+        lastSyncedAt: null,
+      });
+      await tx.flush();
+      for (const domainKey of input.domain_keys) tx.create(CollectionDomain, { collection: id, domainKey, tenant: tenantId });
+      recordAudit(tx, tenantId, actor, { action: 'collection.created', targetType: 'collection', targetId: id, details: { slug: input.slug, domain_keys: input.domain_keys } });
+      await tx.flush();
+    });
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) {
+      throw new AppError('SLUG_CONFLICT', `A collection with slug "${input.slug}" exists already`, { slug: input.slug });
+    }
+    throw err;
+  }
+  return getCollection(em, tenantId, id);
+}
+
+const FIELD_TO_PROPERTY = {
+  label: 'label',
+  color: 'color',
+  tags: 'tags',
+  visibility: 'visibility',
+  retrieval_config: 'retrievalConfig',
+  default_embedding_model: 'defaultEmbeddingModel',
+  default_chunking_strategy: 'defaultChunkingStrategy',
+  default_chunk_size: 'defaultChunkSize',
+  default_chunk_overlap: 'defaultChunkOverlap',
+} as const satisfies Record<keyof UpdateCollectionInput, string>;
+
+/** Applies the sent fields; `slug` and `domain_keys` are never taken from an update. */
+export async function updateCollection(
+  em: EntityManager,
+  tenantId: string,
+  actor: Actor,
+  id: string,
+  input: UpdateCollectionInput,
+  caller: CollectionCaller,
+) {
+  await em.transactional(async (tx) => {
+    const collection = await lockCollection(tx, tenantId, id);
+    assertMayChange(collection, caller);
+    const size = input.default_chunk_size !== undefined ? input.default_chunk_size : (collection.defaultChunkSize ?? null);
+    const overlap = input.default_chunk_overlap !== undefined ? input.default_chunk_overlap : (collection.defaultChunkOverlap ?? null);
+    checkChunking(size, overlap, input.default_chunk_overlap !== undefined ? 'default_chunk_overlap' : 'default_chunk_size');
+
+    const fields = (Object.keys(FIELD_TO_PROPERTY) as (keyof UpdateCollectionInput)[]).filter((field) => input[field] !== undefined);
+    if (!fields.length) return;
+    const target = collection as unknown as Record<string, unknown>;
+    for (const field of fields) target[FIELD_TO_PROPERTY[field]] = input[field];
+    recordAudit(tx, tenantId, actor, { action: 'collection.updated', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, fields } });
+    await tx.flush();
+  });
+  return getCollection(em, tenantId, id);
+}
+
+/**
+ * Deletes the collection; its domain attachments (and references to documents) go with it by
+ * cascade. Documents themselves belong to the tenant's pool and stay.
+ */
+export async function deleteCollection(em: EntityManager, tenantId: string, actor: Actor, id: string) {
+  if (!isUuid(id)) throw notFound('Collection');
+  await em.transactional(async (tx) => {
+    const [deleted] = await tx.execute<{ id: string; slug: string }[]>('delete from collections where id = ? and tenant_id = ? returning id, slug', [id, tenantId]);
+    if (!deleted) throw notFound('Collection');
+    recordAudit(tx, tenantId, actor, { action: 'collection.deleted', targetType: 'collection', targetId: deleted.id, details: { slug: deleted.slug } });
+    await tx.flush();
+  });
+}
+
+/** Attaches an active domain; attaching one that is attached already changes nothing. */
+export async function attachDomain(em: EntityManager, tenantId: string, actor: Actor, id: string, domainKey: string, caller: CollectionCaller) {
+  await em.transactional(async (tx) => {
+    const collection = await lockCollection(tx, tenantId, id);
+    assertMayChange(collection, caller);
+    await requireActiveDomains(tx, tenantId, [domainKey]);
+    const inserted = await tx.execute<{ domain_key: string }[]>(
+      'insert into collection_domains (collection_id, domain_key, tenant_id, created_at) values (?, ?, ?, now()) on conflict do nothing returning domain_key',
+      [collection.id, domainKey, tenantId],
+    );
+    if (!inserted.length) return;
+    recordAudit(tx, tenantId, actor, { action: 'collection.domain_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, domain_key: domainKey } });
+    await tx.flush();
+  });
+  return getCollection(em, tenantId, id);
+}
+
+/** Detaches a domain; the last one stays, since a collection belongs to at least one domain. */
+export async function detachDomain(em: EntityManager, tenantId: string, actor: Actor, id: string, domainKey: string, caller: CollectionCaller) {
+  await em.transactional(async (tx) => {
+    // The row lock serialises concurrent detaches, so two of them cannot remove the last two domains.
+    const collection = await lockCollection(tx, tenantId, id);
+    assertMayChange(collection, caller);
+    const attached = (await tx.execute<{ domain_key: string }[]>('select domain_key from collection_domains where collection_id = ?', [collection.id])).map((r) => r.domain_key);
+    if (!attached.includes(domainKey)) {
+      throw new AppError('NOT_FOUND', `Domain "${domainKey}" is not attached to this collection`, { domain_key: domainKey });
+    }
+    if (attached.length === 1) {
+      throw new AppError('CONFLICT', 'A collection needs at least one domain: attach another domain before detaching this one', { domain_key: domainKey });
+    }
+    await tx.execute('delete from collection_domains where collection_id = ? and domain_key = ?', [collection.id, domainKey]);
+    recordAudit(tx, tenantId, actor, { action: 'collection.domain_detached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, domain_key: domainKey } });
+    await tx.flush();
+  });
+  return getCollection(em, tenantId, id);
 }

@@ -20,13 +20,18 @@ export interface ResolvedGuardrailsConfig {
   outputSchema: boolean;
 }
 
-/** Defaults: PII redact (every entity), injection block, no blocked terms, no length limit; output PII redact, schema checked. */
+/**
+ * Defaults: PII redact (every entity), injection block, no blocked terms, at most 100,000
+ * characters (longer input is refused before any scan: scanning is linear but a megabyte would
+ * hold the event loop for seconds); output PII redact, schema checked.
+ */
+export const DEFAULT_MAX_INPUT_CHARS = 100_000;
 export const DEFAULT_GUARDRAILS: ResolvedGuardrailsConfig = {
   piiAction: 'redact',
   entities: PII_ENTITIES,
   injectionAction: 'block',
   blockedTerms: [],
-  maxInputChars: null,
+  maxInputChars: DEFAULT_MAX_INPUT_CHARS,
   outputPiiAction: 'redact',
   outputSchema: true,
 };
@@ -39,7 +44,7 @@ export function resolveGuardrailsConfig(config: GuardrailsConfigLike): ResolvedG
     entities: entities ? PII_ENTITIES.filter((e) => entities.includes(e)) : PII_ENTITIES,
     injectionAction: config.injection?.action ?? DEFAULT_GUARDRAILS.injectionAction,
     blockedTerms: config.blocked_terms ?? [],
-    maxInputChars: config.max_input_chars ?? null,
+    maxInputChars: config.max_input_chars ?? DEFAULT_MAX_INPUT_CHARS,
     outputPiiAction: config.output?.pii ?? DEFAULT_GUARDRAILS.outputPiiAction,
     outputSchema: config.output?.schema ?? true,
   };

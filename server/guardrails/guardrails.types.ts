@@ -13,7 +13,7 @@ export const guardrailsConfigSchema = z
       .optional(),
     injection: z.object({ action: z.enum(['block', 'flag', 'off']).default('block') }).optional(),
     blocked_terms: z.array(z.string().min(1).max(200)).max(500).optional(),
-    max_input_chars: z.number().int().min(1).max(1_000_000).optional(),
+    max_input_chars: z.number().int().min(1).max(200_000).optional().describe('Default 100000; at most 200000'),
     output: z
       .object({
         pii: z.enum(['redact', 'block', 'flag', 'off']).optional(),

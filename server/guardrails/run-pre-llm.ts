@@ -107,12 +107,29 @@ class Findings {
  * message safe to show the end user.
  */
 export function runPreLlm(content: string, config?: GuardrailsConfigLike): PreLlmResult {
-  const findings = new Findings(resolveGuardrailsConfig(config));
+  const cfg = resolveGuardrailsConfig(config);
+  const tooLong = refuseOverLength(charLength(content), cfg);
+  if (tooLong) return { ...tooLong, content: '' };
+  const findings = new Findings(cfg);
   const redacted = findings.inspect(content, null);
   return { ...findings.verdict(false), content: redacted };
 }
 
 const MAX_DEPTH = 64;
+
+function totalChars(value: unknown, depth: number): number {
+  if (typeof value === 'string') return value.length;
+  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return 0;
+  let sum = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) sum += totalChars(item, depth + 1);
+  return sum;
+}
+
+// Over the limit: refused at once, without scanning (the scan is what costs).
+function refuseOverLength(length: number, cfg: ResolvedGuardrailsConfig) {
+  if (cfg.maxInputChars === null || length <= cfg.maxInputChars) return null;
+  return { passed: false, issues: [tooLongIssue(length, cfg.maxInputChars)], fallback: FALLBACK.tooLong(cfg.maxInputChars) };
+}
 
 /**
  * The pre_llm stage over a structured input (an intent's `input`): every string value, at any
@@ -121,7 +138,10 @@ const MAX_DEPTH = 64;
  * `max_input_chars` applies to the total length of the strings.
  */
 export function runPreLlmOnInput<T>(input: T, config?: GuardrailsConfigLike): PreLlmInputResult<T> {
-  const findings = new Findings(resolveGuardrailsConfig(config));
+  const cfg = resolveGuardrailsConfig(config);
+  const tooLong = refuseOverLength(totalChars(input, 0), cfg);
+  if (tooLong) return { ...tooLong, input };
+  const findings = new Findings(cfg);
   const walk = (value: unknown, path: string, depth: number): unknown => {
     if (typeof value === 'string') return findings.inspect(value, path || '(root)');
     if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return value;

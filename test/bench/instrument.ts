@@ -7,7 +7,7 @@ import pg from 'pg';
 import { Completions } from 'openai/resources/chat/completions';
 
 export interface StatementStat {
-  /** The statement's text, whitespace collapsed, parameters as sent ($1 / ?). */
+  /** The statement's text, whitespace collapsed, literals and parameters as `?` / `$n`. */
   text: string;
   count: number;
   totalMs: number;
@@ -35,7 +35,13 @@ function pgCopies(): { Client: { prototype: { query: QueryFn } } }[] {
   return [...copies];
 }
 
-const normalise = (text: string) => text.replace(/\s+/g, ' ').trim();
+/** Whitespace collapsed, and literals (MikroORM writes values into the SQL text) replaced by `?`. */
+const normalise = (text: string) =>
+  text
+    .replace(/'(?:[^']|'')*'/g, '?')
+    .replace(/\b\d+(?:\.\d+)?\b/g, '?')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 export function instrument(): Instrumentation {
   const statements = new Map<string, StatementStat>();
@@ -103,6 +109,82 @@ export function instrument(): Instrumentation {
     restore() {
       for (const undo of restores.reverse()) undo();
       restores.length = 0;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- CPU profile of the main thread
+
+interface ProfileNode {
+  id: number;
+  callFrame: { url: string; functionName: string; lineNumber: number };
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+export interface CpuBucket {
+  name: string;
+  ms: number;
+}
+
+export interface CpuProfileSummary {
+  /** Sampled time on the main thread that was not idle. */
+  busyMs: number;
+  /** Self time per package (node_modules/<pkg>), per project folder (liya:<dir>/<dir>) or per V8 pseudo-node. */
+  packages: CpuBucket[];
+  /** Self time per function. */
+  functions: CpuBucket[];
+}
+
+const shortUrl = (url: string) => url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(server|db|test|worker)\//, '$1/');
+
+function bucketOf(url: string, functionName: string): string {
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) {
+    const rest = url.slice(nm + 'node_modules/'.length).split('/');
+    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+  }
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  const own = /\/(server|db|test|worker)\/(.*)$/.exec(url);
+  if (own) return `liya:${own[1]}/${own[2].split('/')[0]}`;
+  return functionName || '(native)';
+}
+
+/** Samples the main thread's CPU until `stop()`; idle time and the inspector itself are left out. */
+export async function startCpuProfile(): Promise<{ stop(): Promise<CpuProfileSummary> }> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+      session.disconnect();
+      const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+      const packages = new Map<string, number>();
+      const functions = new Map<string, number>();
+      const samples = profile.samples ?? [];
+      const deltas = profile.timeDeltas ?? [];
+      for (let i = 0; i < samples.length; i++) {
+        const node = byId.get(samples[i]);
+        if (!node) continue;
+        const { url, functionName, lineNumber } = node.callFrame;
+        const bucket = bucketOf(url, functionName);
+        if (bucket === '(idle)' || bucket === 'node:inspector') continue;
+        const ms = (deltas[i] ?? 0) / 1000;
+        packages.set(bucket, (packages.get(bucket) ?? 0) + ms);
+        const fn = `${functionName || '(anonymous)'} ${shortUrl(url)}${url ? `:${lineNumber + 1}` : ''}`;
+        functions.set(fn, (functions.get(fn) ?? 0) + ms);
+      }
+      const sorted = (m: Map<string, number>) => [...m.entries()].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms);
+      const list = sorted(packages);
+      return { busyMs: list.reduce((n, b) => n + b.ms, 0), packages: list, functions: sorted(functions) };
     },
   };
 }

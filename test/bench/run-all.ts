@@ -1,11 +1,16 @@
-// `npm run bench`: one embedded PostgreSQL in a temp folder, then every benchmark in turn.
-// Settings (optional): BENCH_CONNECTIONS (32), BENCH_WARMUP_SECONDS (3), BENCH_DURATION_SECONDS (15),
-// BENCH_POOL_MAX (10). Exit code 0 whatever the figures; non-zero only when the benchmark broke.
+// `npm run bench`: one embedded PostgreSQL in a temp folder, then every benchmark in turn; name
+// some to run only those (`npm run bench -- intent-run`).
+// Settings (optional): BENCH_CONNECTIONS (32, collections-list), BENCH_INTENT_CONNECTIONS (16,
+// intent-run; its latency rows use 1), BENCH_WARMUP_SECONDS (3), BENCH_DURATION_SECONDS (15),
+// BENCH_CACHED_SECONDS (5, intent-run's cached row), BENCH_SEQUENTIAL_RUNS (300, intent-run's
+// one-at-a-time passes), BENCH_POOL_MAX (10). Exit code 0 whatever the figures; non-zero only when
+// a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
+import { runIntentRunBench } from './intent-run.bench.js';
 import { Cleanup, freePort } from './lib.js';
 
 function intSetting(name: string, fallback: number): number {
@@ -18,13 +23,32 @@ function intSetting(name: string, fallback: number): number {
 
 const cleanup = new Cleanup();
 
+type Bench = (adminUrl: string, cleanup: Cleanup) => Promise<unknown>;
+
+const BENCHES: Record<string, Bench> = {
+  'collections-list': (adminUrl, benchCleanup) =>
+    runCollectionsListBench(adminUrl, benchCleanup, {
+      connections: intSetting('BENCH_CONNECTIONS', 32),
+      warmupSeconds: intSetting('BENCH_WARMUP_SECONDS', 3),
+      durationSeconds: intSetting('BENCH_DURATION_SECONDS', 15),
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  'intent-run': (adminUrl, benchCleanup) =>
+    runIntentRunBench(adminUrl, benchCleanup, {
+      connections: intSetting('BENCH_INTENT_CONNECTIONS', 16),
+      warmupSeconds: intSetting('BENCH_WARMUP_SECONDS', 3),
+      durationSeconds: intSetting('BENCH_DURATION_SECONDS', 15),
+      cachedSeconds: intSetting('BENCH_CACHED_SECONDS', 5),
+      sequentialRuns: intSetting('BENCH_SEQUENTIAL_RUNS', 300),
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+};
+
 async function main() {
-  const settings = {
-    connections: intSetting('BENCH_CONNECTIONS', 32),
-    warmupSeconds: intSetting('BENCH_WARMUP_SECONDS', 3),
-    durationSeconds: intSetting('BENCH_DURATION_SECONDS', 15),
-    poolMax: intSetting('BENCH_POOL_MAX', 10),
-  };
+  const requested = process.argv.slice(2);
+  const unknown = requested.filter((name) => !(name in BENCHES));
+  if (unknown.length) throw new Error(`unknown benchmark ${unknown.join(', ')}; available: ${Object.keys(BENCHES).join(', ')}`);
+  const selected = requested.length ? Object.keys(BENCHES).filter((name) => requested.includes(name)) : Object.keys(BENCHES);
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'liya-bench-'));
   cleanup.add('temp folder', () => rm(dir, { recursive: true, force: true }));
@@ -32,7 +56,14 @@ async function main() {
   const embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
   cleanup.add('embedded postgres', () => embedded.stop());
 
-  await runCollectionsListBench(embedded.url('postgres'), cleanup, settings);
+  for (const name of selected) {
+    console.log(`\n=== ${name} ===`);
+    // Each benchmark's servers are stopped before the next one starts.
+    const benchCleanup = new Cleanup();
+    cleanup.add(name, () => benchCleanup.run());
+    await BENCHES[name](embedded.url('postgres'), benchCleanup);
+    await benchCleanup.run();
+  }
 }
 
 let interrupted = false;
