@@ -5,6 +5,7 @@ import { ApiKey, Environment, PlatformSetting, Tenant } from './tenant.js';
 import { UsageCounter, UsageEvent } from './usage.js';
 import { EmailToken, LoginAttempt, OutboxMessage, User } from './user.js';
 import { WorkerHeartbeat } from './worker.js';
+import { Document, DocumentChunk, DocumentCollection, IngestionJob } from './document.js';
 import { CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion } from './intent.js';
 import { IntentCacheEntry, Session, SessionMessage, TenantProviderKey } from './session.js';
 
@@ -12,4 +13,5 @@ export const entities = [
   Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, LoginAttempt,
   AuditEntry, UsageEvent, UsageCounter, Collection, CollectionDomain, WorkerHeartbeat,
   CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion, Session, SessionMessage, IntentCacheEntry, TenantProviderKey,
+  Document, DocumentCollection, DocumentChunk, IngestionJob,
 ];
