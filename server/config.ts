@@ -63,6 +63,8 @@ const configSchema = z.object({
     z.array(llmProviderSchema).refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique'),
   ).optional(),
   DEFAULT_MODEL: z.string().default('gpt-4o-mini'),
+  /** Embeds ingested documents when neither the upload nor its collection names a model (unset: no embeddings). */
+  EMBEDDING_MODEL: z.string().trim().min(1).max(200).optional(),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   /** JSON object overriding prices: {"model": {"input": usdPerMillion, "output": usdPerMillion}}. */

@@ -3,9 +3,12 @@ import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
 import { dashboardRouter } from './dashboard/dashboard.router.js';
+import { dashboardDocumentsRouter } from './documents/dashboard-documents.router.js';
+import { documentsRouter } from './documents/documents.router.js';
 import { guardrailsRouter } from './guardrails/guardrails.router.js';
 import { customIntentsRouter } from './intents/custom-intents.router.js';
 import { intentsRouter } from './intents/intents.router.js';
+import { knowledgeRouter } from './knowledge/knowledge.router.js';
 import { providerKeysRouter } from './llm/provider-keys.router.js';
 import { sessionsRouter } from './sessions/sessions.router.js';
 import { promptsRouter } from './prompts/prompts.router.js';
@@ -19,12 +22,15 @@ export const appRouter = router({
   admin: adminRouter,
   collections: collectionsRouter,
   dashboardCollections: dashboardCollectionsRouter,
+  documents: documentsRouter,
+  dashboardDocuments: dashboardDocumentsRouter,
   guardrails: guardrailsRouter,
   customIntents: customIntentsRouter,
   prompts: promptsRouter,
   sessions: sessionsRouter,
   providerKeys: providerKeysRouter,
   intents: intentsRouter,
+  knowledge: knowledgeRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -41,6 +41,8 @@ export interface RouteMeta extends OpenApiMeta {
   auth?: AuthKind;
   /** JSON Schemas documented for `input` (request body) and `data.output` (response) of intent routes. */
   jsonSchemas?: { input?: Record<string, unknown> | null; output?: Record<string, unknown> | null };
+  /** Largest request body of this route in bytes (default: BODY_LIMIT_BYTES, the server-wide limit). */
+  bodyLimit?: number;
 }
 
 function toIssues(error: ZodError) {

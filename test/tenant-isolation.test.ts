@@ -23,6 +23,8 @@ interface TenantIds {
   intentKey: string;
   promptKey: string;
   sessionId: string;
+  documentId: string;
+  ingestionJobId: string;
 }
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -76,6 +78,10 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/domains/{domainKey}/intents': {
     params: (ids) => [{ domainKey: ids.domainKey }],
   },
+  '/v1/domains/{domainKey}/knowledge/query': {
+    params: (ids) => [{ domainKey: ids.domainKey }],
+    bodies: { post: { query: 'handbook leave policy' } },
+  },
   '/v1/domains/{domainKey}/intents/{intentKey}/run': {
     params: (ids) => [{ domainKey: ids.domainKey, intentKey: ids.intentKey }],
     bodies: { post: { input: { user_id: 'intruder' } } },
@@ -101,6 +107,22 @@ const ROUTES: Record<string, RouteCase> = {
   },
   '/dashboard/collections/{id}/domains/{domainKey}': {
     params: (ids) => [{ id: ids.collectionId, domainKey: 'hiring' }],
+  },
+  '/dashboard/collections/{id}/documents': {
+    params: (ids) => [{ id: ids.collectionId }],
+    bodies: { post: { document_id: randomUUID() } },
+  },
+  '/dashboard/collections/{id}/documents/{documentId}': {
+    params: (ids) => [{ id: ids.collectionId, documentId: ids.documentId }],
+  },
+  '/v1/documents/{id}': {
+    params: (ids) => [{ id: ids.documentId }],
+  },
+  '/dashboard/ingestion-jobs/{id}': {
+    params: (ids) => [{ id: ids.ingestionJobId }],
+  },
+  '/dashboard/ingestion-jobs/{id}/cancel': {
+    params: (ids) => [{ id: ids.ingestionJobId }],
   },
 };
 
@@ -159,7 +181,23 @@ beforeAll(async () => {
   expect((await t.api.post('/dashboard/prompts', { prompt_key: 'a-prompt', name: 'A', template: 'T' }, owner)).status).toBe(201);
   const sessionId = randomUUID();
   await t.sql(`insert into sessions (id, tenant_id, user_id, domain, status, message_count, tokens_used, cost_usd, last_activity_at, created_at) values ($1, $2, 'end-user', 'hiring', 'active', 0, 0, 0, now(), now())`, [sessionId, a.tenantId]);
+  // A document of tenant A in its collection, with a pending ingestion job (no job queued: the
+  // rows are all the routes read).
+  const documentId = randomUUID();
+  const ingestionJobId = randomUUID();
+  await t.sql(
+    `insert into documents (id, tenant_id, name, category, mime_type, size_bytes, content_hash, status, uploaded_by, uploaded_at, updated_at)
+     values ($1, $2, 'a.txt', 'document', 'text/plain', 1, repeat('0', 64), 'processing', 'owner', now(), now())`,
+    [documentId, a.tenantId],
+  );
+  await t.sql(`insert into document_collections (document_id, collection_id, tenant_id, created_at) values ($1, $2, $3, now())`, [documentId, collectionId, a.tenantId]);
+  await t.sql(
+    `insert into ingestion_jobs (id, tenant_id, document_id, name, status, progress, options, created_by, created_at) values ($1, $2, $3, 'a.txt', 'pending', 0, '{}', 'owner', now())`,
+    [ingestionJobId, a.tenantId, documentId],
+  );
   aIds = {
+    documentId,
+    ingestionJobId,
     sessionId,
     domainKey: 'tenant-a-domain',
     intentKey: 'a-intent',

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { Logger, makeWorkerUtils, run, runMigrations, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type { Pool } from 'pg';
 import type { AppDeps } from '../server/deps.js';
+import { ingestDocumentTask } from './tasks/ingest-document.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
 
@@ -20,6 +21,7 @@ export function createTaskList(deps: AppDeps): TaskList {
   return {
     prune_expired: pruneExpiredTask(deps),
     send_mail: sendMailTask(deps),
+    ingest_document: ingestDocumentTask(deps),
   };
 }
 

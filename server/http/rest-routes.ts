@@ -42,6 +42,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
     app.route({
       method,
       url,
+      ...(meta.bodyLimit ? { bodyLimit: meta.bodyLimit } : {}),
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const params = req.params as Record<string, string>;
         let input: Record<string, unknown>;

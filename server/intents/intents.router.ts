@@ -53,7 +53,7 @@ export const intentsRouter = router({
     .input(z.object({}).optional())
     .output(ok(z.array(domainListItemSchema)))
     .query(async ({ ctx }) => {
-      const tenant = await loadTenantRuntime(ctx.em, ctx.tenantId);
+      const tenant = await loadTenantRuntime(ctx.deps.sql, ctx.tenantId);
       const { domains } = await listCustomDomains(ctx.em, ctx.tenantId);
       const items = await Promise.all(
         domains.map(async (d) => {
@@ -75,7 +75,7 @@ export const intentsRouter = router({
     .input(z.object({ domainKey: z.string().max(100) }))
     .output(ok(z.object({ intents: z.array(intentSummarySchema) })))
     .query(async ({ ctx, input }) => {
-      const tenant = await loadTenantRuntime(ctx.em, ctx.tenantId);
+      const tenant = await loadTenantRuntime(ctx.deps.sql, ctx.tenantId);
       const intents = await listDomainIntents(ctx.em, tenant, input.domainKey);
       return envelope({
         intents: intents.map((i) => ({

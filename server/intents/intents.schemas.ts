@@ -43,6 +43,7 @@ export const intentResponseSchema = z
       cached: z.boolean(),
       version: z.number().int().describe('Version of the intent definition that ran'),
       guardrail_issues: z.array(z.record(z.string(), z.unknown())).describe('What the guardrails changed or flagged (never blocked: a block is a 422)'),
+      context_chunk_ids: z.array(z.string()).describe('Knowledge chunks put in the prompt\'s {{context}} (retrieval_config enabled); [] when none, and on a cached answer'),
     }),
     usage: z.object({
       requests_remaining: z.number().int().nullable(),

@@ -1,15 +1,19 @@
-import { Tenant } from '../../db/entities/tenant.js';
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
+import type { SqlPool } from '../../db/sql-pool.js';
+import { monthKey } from '../common/schemas.js';
 import { validateWithSchema } from '../common/json-schema.js';
 import type { AppDeps } from '../deps.js';
-import { AppError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import type { GuardrailIssue, GuardrailsConfig } from '../guardrails/guardrails.types.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { runPreLlmOnInput } from '../guardrails/run-pre-llm.js';
-import { appendTurn, openSession, renderHistory } from '../sessions/sessions.service.js';
-import { assertWithinQuota, remainingAfter } from '../usage/quota.js';
-import { recordUsage } from '../usage/usage.service.js';
-import { intentCacheKey, readIntentCache, writeIntentCache } from './intent-cache.js';
+import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
+import { openSession, renderHistory } from '../sessions/sessions.service.js';
+import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
+import { writeUsageEvents, type MonthlyUsage, type UsageEventInput } from '../usage/usage.service.js';
+import { intentCacheKey, readIntentCache } from './intent-cache.js';
+import { writeRunRecord } from './run-record.js';
 import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
 import { renderPrompt } from './render-prompt.js';
@@ -20,16 +24,37 @@ export interface RunScope {
   environmentId: string | null;
 }
 
-export async function loadTenantRuntime(em: EntityManager, tenantId: string): Promise<TenantRuntime> {
-  const tenant = await em.findOneOrFail(Tenant, { id: tenantId });
+interface TenantRow {
+  id: string;
+  enabled_domains: string[];
+  disabled_intents: string[] | null;
+  default_model: string | null;
+  guardrails_config: GuardrailsConfig | null;
+  monthly_request_quota: number | null;
+  monthly_token_quota: string | null;
+  requests: string | null;
+  tokens: string | null;
+  cost_usd: string | null;
+}
+
+/** The tenant's runtime settings and this month's usage, in one query. */
+export async function loadTenantRuntime(sql: SqlPool, tenantId: string): Promise<TenantRuntime & { usedThisMonth: MonthlyUsage }> {
+  const [row] = await sql.query<TenantRow>(
+    `select t.id, t.enabled_domains, t.disabled_intents, t.default_model, t.guardrails_config, t.monthly_request_quota,
+            t.monthly_token_quota::text, c.requests::text, c.tokens::text, c.cost_usd::text
+       from tenants t left join usage_counters c on c.tenant_id = t.id and c.month = $2 where t.id = $1`,
+    [tenantId, monthKey()],
+  );
+  if (!row) throw notFound('Tenant');
   return {
-    id: tenant.id,
-    enabledDomains: tenant.enabledDomains,
-    disabledIntents: tenant.disabledIntents ?? [],
-    defaultModel: tenant.defaultModel ?? null,
-    guardrailsConfig: (tenant.guardrailsConfig as GuardrailsConfig | null) ?? null,
-    monthlyRequestQuota: tenant.monthlyRequestQuota ?? null,
-    monthlyTokenQuota: tenant.monthlyTokenQuota == null ? null : Number(tenant.monthlyTokenQuota),
+    id: row.id,
+    enabledDomains: row.enabled_domains,
+    disabledIntents: row.disabled_intents ?? [],
+    defaultModel: row.default_model,
+    guardrailsConfig: row.guardrails_config,
+    monthlyRequestQuota: row.monthly_request_quota,
+    monthlyTokenQuota: row.monthly_token_quota == null ? null : Number(row.monthly_token_quota),
+    usedThisMonth: { requests: Number(row.requests ?? 0), tokens: Number(row.tokens ?? 0), costUsd: Number(row.cost_usd ?? 0) },
   };
 }
 
@@ -58,11 +83,12 @@ function blocked(stage: 'pre_llm' | 'post_llm', issues: GuardrailIssue[], fallba
  */
 export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest): Promise<IntentResponse> {
   const started = performance.now();
-  const tenant = await loadTenantRuntime(em, scope.tenantId);
+  const tenant = await loadTenantRuntime(deps.sql, scope.tenantId);
   const intent = await resolveIntent(em, tenant, domainKey, intentKey);
   const input = request.input as Record<string, unknown>;
   assertInputMatches(intent, input);
-  const usedBefore = await assertWithinQuota(em, tenant.id, tenant);
+  const usedBefore = tenant.usedThisMonth;
+  assertQuotaLeft(tenant, usedBefore);
 
   // user_id identifies the end user (often an e-mail): it is kept, never sent through redaction.
   const { user_id: userId, ...content } = input;
@@ -81,27 +107,38 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
   let tokens = 0;
   let cost = 0;
   let cached = false;
-  const hit = cacheKey ? await readIntentCache(em, tenant.id, cacheKey) : null;
+  let grounding = NO_GROUNDING;
+  const usageEvents: UsageEventInput[] = [];
+  const hit = cacheKey ? await readIntentCache(deps.sql, tenant.id, cacheKey) : null;
   if (hit) {
     output = hit.output;
     model = hit.model;
     cached = true;
   } else {
     const history = intent.conversational || intent.promptTemplate.includes('{{history}}') ? await renderHistory(em, session) : '';
-    const prompt = renderPrompt(intent.promptTemplate, { input: safeInput, context: '', history });
+    // Retrieval uses the redacted input (user_id aside), so no removed PII reaches the search either.
+    grounding = await groundIntent(em, deps, tenant.id, intent.domain, intent.retrievalConfig, pre.input);
+    const prompt = renderPrompt(intent.promptTemplate, { input: safeInput, context: grounding.context, history });
     const exec = intent.executionConfig;
-    const result = await deps.llm.completeStructured(em, {
+    const call = {
       usage: usageContext,
-      model: exec.model ?? tenant.defaultModel ?? null,
+      usageSink: (event: UsageEventInput) => usageEvents.push(event),
+      // Resolved here, so the gateway need not look the tenant up again.
+      model: exec.model ?? tenant.defaultModel ?? deps.config.DEFAULT_MODEL,
       messages: [
-        { role: 'system', content: intent.systemPrompt },
-        { role: 'user', content: prompt },
+        { role: 'system' as const, content: intent.systemPrompt },
+        { role: 'user' as const, content: prompt },
       ],
       schema: intent.outputSchema,
       schemaName: `${intent.domain}_${intent.key}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64),
       temperature: exec.temperature ?? undefined,
       maxTokens: exec.max_tokens ?? undefined,
       timeoutMs: exec.timeout_ms ?? undefined,
+    };
+    const result = await deps.llm.completeStructured(em, call).catch(async (err: unknown) => {
+      // Failed provider calls are metered even though the run fails.
+      await em.transactional((tx) => writeUsageEvents(tx, usageEvents)).catch((e) => deps.log.error({ err: e }, 'recording failed model calls failed'));
+      throw err;
     });
     output = result.output;
     model = result.model;
@@ -112,21 +149,21 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
   const post = runPostLlm(output as object, guardrails, guardrails?.output?.schema === false ? null : intent.outputSchema);
   if (!post.passed) throw blocked('post_llm', post.issues);
   output = post.response;
-  if (cacheKey && !cached) await writeIntentCache(em, tenant.id, cacheKey, output, model, intent.cacheConfig?.ttl_seconds ?? 3600);
-  // A cache hit calls no provider, so the gateway recorded nothing: record the request here.
-  if (cached) await recordUsage(em, { ...usageContext, model, status: 'cached' });
-
+  // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.
+  if (cached) usageEvents.push({ ...usageContext, model, status: 'cached' });
   const latencyMs = Math.round(performance.now() - started);
-  const messageId = await appendTurn(em, session, {
-    intent: intent.key,
-    userContent: safeInput,
-    assistantContent: output,
-    model,
-    tokens,
-    costUsd: cost,
-    latencyMs,
-    cached,
-  });
+  const messageId = randomUUID();
+  await writeRunRecord(
+    deps.sql,
+    {
+      tenantId: tenant.id,
+      usage: usageEvents,
+      session,
+      turn: { intent: intent.key, userContent: safeInput, assistantContent: output, model, tokens, costUsd: cost, latencyMs, cached },
+      cache: cacheKey && !cached ? { key: cacheKey, ttlSeconds: intent.cacheConfig?.ttl_seconds ?? 3600 } : null,
+    },
+    messageId,
+  );
   return {
     success: true,
     data: { output: output as Record<string, unknown>, session_id: session.id, message_id: messageId },
@@ -140,6 +177,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
       cached,
       version: intent.version,
       guardrail_issues: [...pre.issues, ...post.issues] as unknown as Record<string, unknown>[],
+      context_chunk_ids: grounding.chunkIds,
     },
     usage: remainingAfter(tenant, usedBefore, tokens),
   };

@@ -89,8 +89,15 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     return { provider: name, modelRef, model, baseURL: provider.baseUrl, apiKey: tenantKey ?? provider.apiKey ?? NO_KEY, tenantKey: !!tenantKey };
   }
 
-  async function meter(em: EntityManager, usage: UsageContext, event: Omit<UsageEventInput, 'tenantId' | 'environmentId' | 'kind' | 'domain' | 'intent'>) {
-    await record(em, { tenantId: usage.tenantId, environmentId: usage.environmentId ?? null, kind: usage.kind, domain: usage.domain ?? null, intent: usage.intent ?? null, ...event });
+  async function meter(
+    em: EntityManager,
+    usage: UsageContext,
+    event: Omit<UsageEventInput, 'tenantId' | 'environmentId' | 'kind' | 'domain' | 'intent'>,
+    sink?: (event: UsageEventInput) => void,
+  ) {
+    const full = { tenantId: usage.tenantId, environmentId: usage.environmentId ?? null, kind: usage.kind, domain: usage.domain ?? null, intent: usage.intent ?? null, ...event };
+    if (sink) sink(full);
+    else await record(em, full);
   }
 
   async function completeStructured(em: EntityManager, request: StructuredCallRequest): Promise<LlmCallResult> {
@@ -125,7 +132,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
         if (!failure) throw err;
         log?.warn({ provider: target.provider, model: target.modelRef, status: failure.details?.status, latencyMs, tenantKey: target.tenantKey }, failure.message);
         // A failed call is still metered (latency, no tokens), but never counts as a request.
-        await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }).catch((e) =>
+        await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }, request.usageSink).catch((e) =>
           log?.error({ err: e }, 'recording a failed model call failed'),
         );
         throw failure;
@@ -141,7 +148,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
       totals.latencyMs += latencyMs;
       totals.calls += 1;
       // Only the first call is the request; the re-ask is part of serving it.
-      await meter(em, request.usage, { model: answeredModel, promptTokens, completionTokens, costUsd, latencyMs, status: 'ok', countsAsRequest: attempt === 0 });
+      await meter(em, request.usage, { model: answeredModel, promptTokens, completionTokens, costUsd, latencyMs, status: 'ok', countsAsRequest: attempt === 0 }, request.usageSink);
 
       const content = completion.choices[0]?.message?.content;
       const check = checkJsonAnswer(content, validate);

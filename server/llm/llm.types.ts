@@ -1,6 +1,7 @@
 // The contract between the intent runtime (and later agents, evals, knowledge) and the model layer.
 // Everything that talks to a model provider lives in server/llm and goes through the openai SDK.
 import type { EntityManager } from '../../db/orm.js';
+import type { UsageEventInput } from '../usage/usage.service.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -30,6 +31,12 @@ export interface StructuredCallRequest {
   maxTokens?: number;
   /** Per provider call (default LLM_TIMEOUT_MS). */
   timeoutMs?: number;
+  /**
+   * When set, the call's usage events are handed here instead of being written, so the caller can
+   * write them in its own transaction with the rest of its bookkeeping (the caller must write them,
+   * also when the call fails).
+   */
+  usageSink?: (event: UsageEventInput) => void;
 }
 
 export interface LlmCallResult {

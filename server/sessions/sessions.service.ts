@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Session, SessionMessage, type ISession, type ISessionMessage } from '../../db/entities/session.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
@@ -33,16 +34,27 @@ const toMessage = (m: ISessionMessage) => ({
   createdAt: isoRequired(m.createdAt),
 });
 
+/** A session a run writes to: an existing row, or a new one inserted with the run's first turn. */
+export interface RunSession {
+  id: string;
+  tenantId: string;
+  userId: string;
+  domain: string;
+  intent: string;
+  isNew: boolean;
+}
+
 /**
- * Continues `sessionId` (same tenant, same end user, still active) or starts a new session.
- * An unknown or foreign id is 404; an expired session is 409 SESSION_EXPIRED.
+ * Continues `sessionId` (same tenant, same end user, still active) or prepares a new session (its
+ * row is written with the first turn, in the run's one transaction). An unknown or foreign id is
+ * 404; an expired session is 409 SESSION_EXPIRED.
  */
 export async function openSession(
   em: EntityManager,
   tenantId: string,
   request: { sessionId?: string; userId: string; domain: string; intent: string },
   ttlSeconds: number,
-): Promise<ISession> {
+): Promise<RunSession> {
   if (request.sessionId) {
     const session = isUuid(request.sessionId) ? await em.findOne(Session, { id: request.sessionId, tenant: tenantId }) : null;
     if (!session || session.userId !== request.userId) throw notFound('Session');
@@ -50,11 +62,9 @@ export async function openSession(
     if (session.status === 'expired' || (session.status === 'active' && idle)) {
       throw new AppError('SESSION_EXPIRED', 'The session expired after inactivity; start a new one by omitting session_id', { session_id: session.id });
     }
-    return session;
+    return { id: session.id, tenantId, userId: session.userId, domain: session.domain, intent: request.intent, isNew: false };
   }
-  const session = em.create(Session, { tenant: tenantId, userId: request.userId, domain: request.domain, intent: request.intent, lastActivityAt: new Date() });
-  await em.flush();
-  return session;
+  return { id: randomUUID(), tenantId, userId: request.userId, domain: request.domain, intent: request.intent, isNew: true };
 }
 
 function describeTurn(message: ISessionMessage): string {
@@ -68,8 +78,9 @@ function describeTurn(message: ISessionMessage): string {
 }
 
 /** The last turns as text (`User: ...` / `Assistant: ...`), oldest first. */
-export async function renderHistory(em: EntityManager, session: ISession): Promise<string> {
-  const messages = await em.find(SessionMessage, { session }, { orderBy: { createdAt: 'desc', role: 'desc' }, limit: HISTORY_MESSAGES });
+export async function renderHistory(em: EntityManager, session: RunSession): Promise<string> {
+  if (session.isNew) return '';
+  const messages = await em.find(SessionMessage, { session: session.id }, { orderBy: { createdAt: 'desc', role: 'desc' }, limit: HISTORY_MESSAGES });
   return messages
     .reverse()
     .map((m) => `${m.role === 'user' ? 'User' : 'Assistant'}: ${describeTurn(m)}`)
@@ -85,33 +96,6 @@ export interface Turn {
   costUsd: number;
   latencyMs: number;
   cached: boolean;
-}
-
-/** Stores one turn (user + assistant message) and moves the session's counters. Returns the assistant message id. */
-export async function appendTurn(em: EntityManager, session: ISession, turn: Turn): Promise<string> {
-  return em.transactional(async (tx) => {
-    const now = Date.now();
-    tx.create(SessionMessage, { tenant: session.tenant, session: session.id, role: 'user', intent: turn.intent, content: turn.userContent, createdAt: new Date(now) });
-    const reply = tx.create(SessionMessage, {
-      tenant: session.tenant,
-      session: session.id,
-      role: 'assistant',
-      intent: turn.intent,
-      content: turn.assistantContent,
-      model: turn.model,
-      tokens: turn.tokens,
-      costUsd: turn.costUsd.toFixed(6),
-      latencyMs: turn.latencyMs,
-      cached: turn.cached,
-      createdAt: new Date(now + 1),
-    });
-    await tx.flush();
-    await tx.execute(
-      `update sessions set message_count = message_count + 2, tokens_used = tokens_used + ?, cost_usd = cost_usd + ?, last_activity_at = now(), intent = ? where id = ?`,
-      [turn.tokens, turn.costUsd.toFixed(6), turn.intent, session.id],
-    );
-    return reply.id;
-  });
 }
 
 export async function listSessions(

@@ -1,16 +1,14 @@
-import type { EntityManager } from '../../db/orm.js';
 import { startOfNextMonth } from '../common/schemas.js';
 import { AppError } from '../errors.js';
-import { getMonthlyUsage, type MonthlyUsage } from './usage.service.js';
+import type { MonthlyUsage } from './usage.service.js';
 
 export interface Quotas {
   monthlyRequestQuota: number | null;
   monthlyTokenQuota: number | null;
 }
 
-/** Throws 429 QUOTA_EXCEEDED when a monthly quota is used up; returns this month's usage. */
-export async function assertWithinQuota(em: EntityManager, tenantId: string, quotas: Quotas): Promise<MonthlyUsage> {
-  const used = await getMonthlyUsage(em, tenantId);
+/** Throws 429 QUOTA_EXCEEDED when `used` has reached a monthly quota. */
+export function assertQuotaLeft(quotas: Quotas, used: MonthlyUsage): void {
   const resetsAt = startOfNextMonth().toISOString();
   const retryAfter = String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)));
   if (quotas.monthlyRequestQuota !== null && used.requests >= quotas.monthlyRequestQuota) {
@@ -19,7 +17,6 @@ export async function assertWithinQuota(em: EntityManager, tenantId: string, quo
   if (quotas.monthlyTokenQuota !== null && used.tokens >= quotas.monthlyTokenQuota) {
     throw new AppError('QUOTA_EXCEEDED', 'The monthly token quota is used up', { quota: quotas.monthlyTokenQuota, used: used.tokens, kind: 'tokens', resets_at: resetsAt }, { 'Retry-After': retryAfter });
   }
-  return used;
 }
 
 /** What is left after a run that used `tokens` (null where there is no quota). */

@@ -1,4 +1,3 @@
-import { UsageEvent } from '../../db/entities/usage.js';
 import type { EntityManager } from '../../db/orm.js';
 import { AppError } from '../errors.js';
 import { monthKey } from '../common/schemas.js';
@@ -23,40 +22,48 @@ export interface UsageEventInput {
 }
 
 /**
- * Records one metered operation and moves the tenant's monthly counters in the same transaction,
- * so counters and events never disagree.
+ * Writes usage events and moves the tenants' monthly counters, in the caller's transaction (so
+ * counters and events never disagree). One statement for the events, one upsert per tenant.
  */
-export async function recordUsage(em: EntityManager, input: UsageEventInput): Promise<void> {
-  const prompt = input.promptTokens ?? 0;
-  const completion = input.completionTokens ?? 0;
-  const cost = (input.costUsd ?? 0).toFixed(6);
-  // One instant for the event and the counter's month, so both land in the same month.
+export async function writeUsageEvents(em: EntityManager, inputs: UsageEventInput[]): Promise<void> {
+  if (inputs.length === 0) return;
+  // One instant for the events and the counters' month, so both land in the same month.
   const now = new Date();
-  await em.transactional(async (tx) => {
-    tx.create(UsageEvent, {
-      tenant: input.tenantId,
-      environmentId: input.environmentId ?? null,
-      kind: input.kind,
-      domain: input.domain ?? null,
-      intent: input.intent ?? null,
-      model: input.model ?? null,
-      promptTokens: prompt,
-      completionTokens: completion,
-      totalTokens: prompt + completion,
-      costUsd: cost,
-      latencyMs: input.latencyMs ?? 0,
-      status: input.status ?? 'ok',
-      countsAsRequest: input.countsAsRequest !== false,
-      createdAt: now,
-    });
-    await tx.flush();
-    await tx.execute(
+  const rows: unknown[] = [];
+  const counters = new Map<string, { requests: number; tokens: number; cost: number }>();
+  for (const input of inputs) {
+    const prompt = input.promptTokens ?? 0;
+    const completion = input.completionTokens ?? 0;
+    const counts = input.countsAsRequest !== false;
+    rows.push(
+      input.tenantId, input.environmentId ?? null, input.kind, input.domain ?? null, input.intent ?? null, input.model ?? null,
+      prompt, completion, prompt + completion, (input.costUsd ?? 0).toFixed(6), Math.round(input.latencyMs ?? 0), input.status ?? 'ok', counts, now,
+    );
+    const c = counters.get(input.tenantId) ?? { requests: 0, tokens: 0, cost: 0 };
+    c.requests += counts ? 1 : 0;
+    c.tokens += prompt + completion;
+    c.cost += input.costUsd ?? 0;
+    counters.set(input.tenantId, c);
+  }
+  const values = inputs.map(() => '(gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  await em.execute(
+    `insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens, total_tokens,
+       cost_usd, latency_ms, status, counts_as_request, created_at) values ${values}`,
+    rows,
+  );
+  for (const [tenantId, c] of counters) {
+    await em.execute(
       `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?)
        on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
          tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`,
-      [input.tenantId, monthKey(now), input.countsAsRequest === false ? 0 : 1, prompt + completion, cost],
+      [tenantId, monthKey(now), c.requests, c.tokens, c.cost.toFixed(6)],
     );
-  });
+  }
+}
+
+/** Records one metered operation in its own transaction. */
+export async function recordUsage(em: EntityManager, input: UsageEventInput): Promise<void> {
+  await em.transactional((tx) => writeUsageEvents(tx, [input]));
 }
 
 export interface MonthlyUsage {

@@ -118,6 +118,7 @@ export function instrument(): Instrumentation {
 interface ProfileNode {
   id: number;
   callFrame: { url: string; functionName: string; lineNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -134,7 +135,11 @@ export interface CpuBucket {
 export interface CpuProfileSummary {
   /** Sampled time on the main thread that was not idle. */
   busyMs: number;
-  /** Self time per package (node_modules/<pkg>), per project folder (liya:<dir>/<dir>) or per V8 pseudo-node. */
+  /**
+   * Self time per package (node_modules/<pkg>) or project folder (liya:<dir>/<dir>), natives and
+   * Node internals (socket writes, fetch, JSON, regexps) counted for the package that called them;
+   * the rest per Node internals (node:...) or V8 pseudo-node ((program), (garbage collector)).
+   */
   packages: CpuBucket[];
   /** Self time per function. */
   functions: CpuBucket[];
@@ -148,7 +153,11 @@ function bucketOf(url: string, functionName: string): string {
     const rest = url.slice(nm + 'node_modules/'.length).split('/');
     return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
   }
-  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  if (url.startsWith('node:')) {
+    const parts = url.slice(5).split('/');
+    if (parts[0] !== 'internal') return `node:${parts[0]}`;
+    return parts[1] === 'deps' ? `node:${parts[2]}` : `node:internal/${parts[1]}`;
+  }
   const own = /\/(server|db|test|worker)\/(.*)$/.exec(url);
   if (own) return `liya:${own[1]}/${own[2].split('/')[0]}`;
   return functionName || '(native)';
@@ -167,6 +176,18 @@ export async function startCpuProfile(): Promise<{ stop(): Promise<CpuProfileSum
       const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
       session.disconnect();
       const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+      const parent = new Map<number, number>();
+      for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+      const PSEUDO = new Set(['(program)', '(garbage collector)', '(idle)', '(root)']);
+      /** The nearest frame in a package or in the project: natives and Node's internals count for their caller. */
+      const owner = (node: ProfileNode): ProfileNode => {
+        let current: ProfileNode | undefined = node;
+        while (current && (!current.callFrame.url || current.callFrame.url.startsWith('node:')) && !PSEUDO.has(current.callFrame.functionName)) {
+          const up = parent.get(current.id);
+          current = up === undefined ? undefined : byId.get(up);
+        }
+        return current && current.callFrame.functionName !== '(root)' ? current : node;
+      };
       const packages = new Map<string, number>();
       const functions = new Map<string, number>();
       const samples = profile.samples ?? [];
@@ -175,8 +196,10 @@ export async function startCpuProfile(): Promise<{ stop(): Promise<CpuProfileSum
         const node = byId.get(samples[i]);
         if (!node) continue;
         const { url, functionName, lineNumber } = node.callFrame;
-        const bucket = bucketOf(url, functionName);
-        if (bucket === '(idle)' || bucket === 'node:inspector') continue;
+        if (functionName === '(idle)') continue;
+        const frame = owner(node).callFrame;
+        const bucket = bucketOf(frame.url, frame.functionName);
+        if (bucket === 'node:inspector') continue;
         const ms = (deltas[i] ?? 0) / 1000;
         packages.set(bucket, (packages.get(bucket) ?? 0) + ms);
         const fn = `${functionName || '(anonymous)'} ${shortUrl(url)}${url ? `:${lineNumber + 1}` : ''}`;

@@ -545,5 +545,5 @@ function printBreakdown(b: Breakdown) {
   console.log(`liya main thread under the CPU profiler: ${fmt(b.cpu.busyUsPerRun, 0)} us busy per run (server + the in-process client; self time):`);
   console.log(table(['package / folder', 'us/run'], b.cpu.packages.slice(0, 15).map((p) => [p.name, fmt(p.usPerRun)])));
   console.log('');
-  console.log(table(['function (self time)', 'us/run'], b.cpu.functions.slice(0, 15).map((f) => [f.name.slice(0, 110), fmt(f.usPerRun)])));
+  console.log(table(['function (self time)', 'us/run'], b.cpu.functions.slice(0, 20).map((f) => [f.name.slice(0, 110), fmt(f.usPerRun)])));
 }

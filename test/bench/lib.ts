@@ -19,25 +19,29 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-/** Cleanup steps run in reverse order of registration, each one even if an earlier one failed. */
+/**
+ * Cleanup steps run in reverse order of registration, each one even if an earlier one failed.
+ * A second call (say a signal handler while the normal path is cleaning up) waits for the first.
+ */
 export class Cleanup {
   private readonly steps: { name: string; run: () => Promise<unknown> }[] = [];
-  private done = false;
+  private running: Promise<void> | null = null;
 
   add(name: string, run: () => Promise<unknown>) {
     this.steps.push({ name, run });
   }
 
-  async run(): Promise<void> {
-    if (this.done) return;
-    this.done = true;
-    for (const step of this.steps.reverse()) {
-      try {
-        await step.run();
-      } catch (err) {
-        console.error(`cleanup step "${step.name}" failed:`, err);
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        try {
+          await step.run();
+        } catch (err) {
+          console.error(`cleanup step "${step.name}" failed:`, err);
+        }
       }
-    }
+    })();
+    return this.running;
   }
 }
 

@@ -3,7 +3,8 @@
 // Settings (optional): BENCH_CONNECTIONS (32, collections-list), BENCH_INTENT_CONNECTIONS (16,
 // intent-run; its latency rows use 1), BENCH_WARMUP_SECONDS (3), BENCH_DURATION_SECONDS (15),
 // BENCH_CACHED_SECONDS (5, intent-run's cached row), BENCH_SEQUENTIAL_RUNS (300, intent-run's
-// one-at-a-time passes), BENCH_POOL_MAX (10). Exit code 0 whatever the figures; non-zero only when
+// one-at-a-time passes), BENCH_POOL_MAX (10), BENCH_KNOWLEDGE_CHUNKS (100000, knowledge's second
+// size; the first is 10000), BENCH_KNOWLEDGE_QUERIES (200, knowledge). Exit code 0 whatever the figures; non-zero only when
 // a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
+import { runKnowledgeBench } from './knowledge.bench.js';
 import { Cleanup, freePort } from './lib.js';
 
 function intSetting(name: string, fallback: number): number {
@@ -40,6 +42,13 @@ const BENCHES: Record<string, Bench> = {
       durationSeconds: intSetting('BENCH_DURATION_SECONDS', 15),
       cachedSeconds: intSetting('BENCH_CACHED_SECONDS', 5),
       sequentialRuns: intSetting('BENCH_SEQUENTIAL_RUNS', 300),
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  knowledge: (adminUrl, benchCleanup) =>
+    runKnowledgeBench(adminUrl, benchCleanup, {
+      sizes: [10_000, intSetting('BENCH_KNOWLEDGE_CHUNKS', 100_000)],
+      queries: intSetting('BENCH_KNOWLEDGE_QUERIES', 200),
+      chunksPerDocument: 100,
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),
 };

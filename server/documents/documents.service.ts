@@ -1,0 +1,247 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Role } from '../../db/entities/user.js';
+import type { EntityManager } from '../../db/orm.js';
+import type { Actor } from '../actor.js';
+import { recordAudit } from '../audit/audit.service.js';
+import { DEFAULT_COLLECTION_COLOR } from '../collections/collections.schemas.js';
+import { isoRequired, isUuid, type Pagination } from '../common/schemas.js';
+import { AppError, invalidInput, notFound } from '../errors.js';
+import { enqueueJob } from '../jobs.js';
+import type { DocumentDto, UploadDocumentInput } from './documents.schemas.js';
+import { uuidArray, type IngestionJobOptions } from './ingestion-options.js';
+import { MAX_UPLOAD_BYTES, resolveMediaType } from './media-types.js';
+
+export const INGEST_TASK = 'ingest_document';
+/** Attempts of one ingestion job (transient failures such as a provider outage are retried). */
+const INGEST_MAX_ATTEMPTS = 5;
+
+interface DocumentRow {
+  id: string;
+  name: string;
+  category: string;
+  chunk_count: number;
+  size_bytes: number;
+  embedding_model: string | null;
+  uploaded_by: string;
+  uploaded_at: Date;
+  status: DocumentDto['status'];
+  collections: { id: string; slug: string; label: string; color: string | null }[] | null;
+}
+
+const DOCUMENT_SELECT = `
+  select d.id, d.name, d.category, d.chunk_count, d.size_bytes, d.embedding_model, d.uploaded_by, d.uploaded_at, d.status,
+         (select coalesce(json_agg(json_build_object('id', c.id, 'slug', c.slug, 'label', c.label, 'color', c.color) order by c.slug, c.id), '[]'::json)
+            from document_collections dc join collections c on c.id = dc.collection_id
+           where dc.document_id = d.id) as collections
+    from documents d`;
+
+export function toDocumentDto(row: DocumentRow): DocumentDto {
+  return {
+    id: row.id,
+    name: row.name,
+    category: row.category,
+    chunks: row.chunk_count,
+    sizeKb: Math.ceil(row.size_bytes / 1024),
+    embeddingModel: row.embedding_model,
+    uploadedBy: row.uploaded_by,
+    uploadedAt: isoRequired(row.uploaded_at),
+    collections: (row.collections ?? []).map((c) => ({ id: c.id, slug: c.slug, label: c.label, color: c.color ?? DEFAULT_COLLECTION_COLOR })),
+    status: row.status,
+  };
+}
+
+// ------------------------------------------------------------------ upload
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The uploaded bytes: 400 for text that is not base64 or decodes to nothing, 413 past 25 MB. */
+function decodeUpload(contentBase64: string): Buffer {
+  const compact = contentBase64.replace(/\s+/g, '');
+  if (!BASE64.test(compact) || compact.length % 4 === 1) {
+    throw invalidInput('content_base64 is not valid base64', [{ path: 'content_base64', message: 'expected standard base64 (A-Z, a-z, 0-9, +, /, = padding)', code: 'invalid_format' }]);
+  }
+  const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
+  const size = Math.floor((compact.length * 3) / 4) - padding;
+  if (size > MAX_UPLOAD_BYTES) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `The file is ${size} bytes; at most ${MAX_UPLOAD_BYTES} bytes (25 MB) are accepted`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES });
+  }
+  const bytes = Buffer.from(compact, 'base64');
+  if (bytes.length === 0) throw invalidInput('The file is empty', [{ path: 'content_base64', message: 'the decoded file is empty', code: 'too_small' }]);
+  return bytes;
+}
+
+/** The distinct collection ids, each one of the tenant's collections (404 naming the first that is not). */
+async function requireCollections(em: EntityManager, tenantId: string, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  const malformed = unique.find((id) => !isUuid(id));
+  if (malformed !== undefined) throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: malformed });
+  if (!unique.length) return [];
+  const rows = await em.execute<{ id: string }[]>('select id from collections where tenant_id = ? and id = any(?::uuid[])', [tenantId, uuidArray(unique)]);
+  const found = new Set(rows.map((r) => r.id));
+  const missing = unique.find((id) => !found.has(id));
+  if (missing !== undefined) throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: missing });
+  return unique;
+}
+
+/**
+ * Stores the upload and queues its ingestion, all in one transaction: the document (processing),
+ * its collection references, the ingestion job holding the bytes, and the graphile job.
+ */
+export async function uploadDocument(em: EntityManager, tenantId: string, actor: Actor, input: UploadDocumentInput) {
+  const bytes = decodeUpload(input.content_base64);
+  const mimeType = resolveMediaType(input.name, input.mime_type, bytes);
+  const collectionIds = await requireCollections(em, tenantId, input.collection_ids ?? []);
+  const documentId = randomUUID();
+  const jobId = randomUUID();
+  const category = input.category ?? 'document';
+  const options: IngestionJobOptions = {
+    mime_type: mimeType,
+    category,
+    collection_ids: collectionIds,
+    chunking: input.chunking ?? null,
+    embedding_model: input.embedding_model ?? null,
+  };
+  await em.transactional(async (tx) => {
+    await tx.execute(
+      `insert into documents (id, tenant_id, name, category, mime_type, size_bytes, content_hash, status, characters, pages, chunk_count, embedding_model, uploaded_by, uploaded_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, 'processing', 0, null, 0, null, ?, now(), now())`,
+      [documentId, tenantId, input.name, category, mimeType, bytes.length, createHash('sha256').update(bytes).digest('hex'), actor.name],
+    );
+    for (const collectionId of collectionIds) {
+      await tx.execute('insert into document_collections (document_id, collection_id, tenant_id, created_at) values (?, ?, ?, now())', [documentId, collectionId, tenantId]);
+    }
+    await tx.execute(
+      `insert into ingestion_jobs (id, tenant_id, document_id, source_type, name, status, stage, progress, options, content, created_by, created_at)
+       values (?, ?, ?, 'upload', ?, 'pending', null, 0, ?::jsonb, ?, ?, now())`,
+      [jobId, tenantId, documentId, input.name, JSON.stringify(options), bytes, actor.name],
+    );
+    await enqueueJob(tx, INGEST_TASK, { jobId }, { jobKey: jobId, maxAttempts: INGEST_MAX_ATTEMPTS });
+    recordAudit(tx, tenantId, actor, {
+      action: 'document.uploaded',
+      targetType: 'document',
+      targetId: documentId,
+      details: { name: input.name, mime_type: mimeType, size_bytes: bytes.length, job_id: jobId, collection_ids: collectionIds },
+    });
+    await tx.flush();
+  });
+  return { jobId, status: 'pending' as const };
+}
+
+// ------------------------------------------------------------------ reads
+
+export async function listDocuments(
+  em: EntityManager,
+  tenantId: string,
+  filter: { collectionId?: string; category?: string },
+  page: { limit: number; offset: number },
+): Promise<{ documents: DocumentDto[]; pagination: Pagination }> {
+  // An id that cannot be a collection matches no document.
+  if (filter.collectionId !== undefined && !isUuid(filter.collectionId)) return { documents: [], pagination: { total: 0, ...page } };
+  const where = ['d.tenant_id = ?'];
+  const params: unknown[] = [tenantId];
+  if (filter.collectionId !== undefined) {
+    where.push('exists (select 1 from document_collections f where f.document_id = d.id and f.collection_id = ?)');
+    params.push(filter.collectionId);
+  }
+  if (filter.category !== undefined) {
+    where.push('d.category = ?');
+    params.push(filter.category);
+  }
+  const clause = where.join(' and ');
+  const [{ total }] = await em.execute<{ total: number }[]>(`select count(*)::int as total from documents d where ${clause}`, params);
+  const rows = await em.execute<DocumentRow[]>(`${DOCUMENT_SELECT} where ${clause} order by d.uploaded_at desc, d.id desc limit ? offset ?`, [...params, page.limit, page.offset]);
+  return { documents: rows.map(toDocumentDto), pagination: { total, ...page } };
+}
+
+/** One document of the tenant; missing, malformed and other tenants' ids are all 404. */
+export async function getDocument(em: EntityManager, tenantId: string, id: string) {
+  if (!isUuid(id)) throw notFound('Document');
+  const [row] = await em.execute<DocumentRow[]>(`${DOCUMENT_SELECT} where d.id = ? and d.tenant_id = ?`, [id, tenantId]);
+  if (!row) throw notFound('Document');
+  return { document: toDocumentDto(row) };
+}
+
+// ------------------------------------------------------------------ delete
+
+/**
+ * Deletes a document: its chunks and collection references go with it at once (cascade), and an
+ * ingestion still under way is cancelled.
+ */
+export async function deleteDocument(em: EntityManager, tenantId: string, actor: Actor, id: string) {
+  if (!isUuid(id)) throw notFound('Document');
+  await em.transactional(async (tx) => {
+    // Job rows first, then the document: the same order as the ingestion task, so no deadlock.
+    await tx.execute('select id from ingestion_jobs where document_id = ? and tenant_id = ? for update', [id, tenantId]);
+    const [document] = await tx.execute<{ id: string; name: string }[]>('select id, name from documents where id = ? and tenant_id = ? for update', [id, tenantId]);
+    if (!document) throw notFound('Document');
+    await tx.execute(
+      `update ingestion_jobs set status = 'cancelled', content = null, completed_at = now() where document_id = ? and status in ('pending', 'running')`,
+      [id],
+    );
+    await tx.execute('delete from documents where id = ?', [id]);
+    recordAudit(tx, tenantId, actor, { action: 'document.deleted', targetType: 'document', targetId: id, details: { name: document.name } });
+    await tx.flush();
+  });
+}
+
+// ------------------------------------------------------------------ collection references
+
+const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
+
+/** The rule of the collections PATCH: a restricted collection is changed by admin and owner only. */
+function assertMayChangeCollection(collection: { visibility: string }, role: Role) {
+  if (collection.visibility === 'restricted' && ROLE_RANK[role] < ROLE_RANK.admin) {
+    throw new AppError('FORBIDDEN', 'This collection is restricted: changing it needs the admin or owner role', { required_role: 'admin', role });
+  }
+}
+
+async function lockCollection(tx: EntityManager, tenantId: string, id: string) {
+  if (!isUuid(id)) throw notFound('Collection');
+  const [collection] = await tx.execute<{ id: string; slug: string; visibility: string }[]>(
+    'select id, slug, visibility from collections where id = ? and tenant_id = ? for update',
+    [id, tenantId],
+  );
+  if (!collection) throw notFound('Collection');
+  return collection;
+}
+
+async function requireDocument(tx: EntityManager, tenantId: string, id: string) {
+  if (!isUuid(id)) throw notFound('Document');
+  const [document] = await tx.execute<{ id: string; name: string }[]>('select id, name from documents where id = ? and tenant_id = ?', [id, tenantId]);
+  if (!document) throw notFound('Document');
+  return document;
+}
+
+/** Adds a collection reference; adding one that exists changes nothing. */
+export async function attachDocument(em: EntityManager, tenantId: string, actor: Actor, collectionId: string, documentId: string, role: Role) {
+  await em.transactional(async (tx) => {
+    const collection = await lockCollection(tx, tenantId, collectionId);
+    assertMayChangeCollection(collection, role);
+    const document = await requireDocument(tx, tenantId, documentId);
+    const inserted = await tx.execute<{ document_id: string }[]>(
+      'insert into document_collections (document_id, collection_id, tenant_id, created_at) values (?, ?, ?, now()) on conflict do nothing returning document_id',
+      [document.id, collection.id, tenantId],
+    );
+    if (!inserted.length) return;
+    recordAudit(tx, tenantId, actor, { action: 'collection.document_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
+    await tx.flush();
+  });
+  return getDocument(em, tenantId, documentId);
+}
+
+/** Removes a collection reference (404 when the document is not in the collection); the document stays. */
+export async function detachDocument(em: EntityManager, tenantId: string, actor: Actor, collectionId: string, documentId: string, role: Role) {
+  await em.transactional(async (tx) => {
+    const collection = await lockCollection(tx, tenantId, collectionId);
+    assertMayChangeCollection(collection, role);
+    const document = await requireDocument(tx, tenantId, documentId);
+    const deleted = await tx.execute<{ document_id: string }[]>(
+      'delete from document_collections where document_id = ? and collection_id = ? returning document_id',
+      [document.id, collection.id],
+    );
+    if (!deleted.length) throw new AppError('NOT_FOUND', 'The document is not in this collection', { document_id: document.id });
+    recordAudit(tx, tenantId, actor, { action: 'collection.document_detached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
+    await tx.flush();
+  });
+  return getDocument(em, tenantId, documentId);
+}

@@ -1,0 +1,100 @@
+import type { SqlPool } from '../../db/sql-pool.js';
+import { monthKey } from '../common/schemas.js';
+import type { RunSession, Turn } from '../sessions/sessions.service.js';
+import type { UsageEventInput } from '../usage/usage.service.js';
+
+export interface RunRecord {
+  tenantId: string;
+  usage: UsageEventInput[];
+  session: RunSession;
+  turn: Turn;
+  /** Set when the answer goes into the intent cache. */
+  cache: { key: string; ttlSeconds: number } | null;
+}
+
+// Everything one run writes — usage events and the monthly counter, the session (inserted on its
+// first turn, moved on later ones), both messages, the cache entry — in ONE statement: one round
+// trip, atomic on its own, with asynchronous commit (no wait for the WAL flush; a crash can lose
+// the last fraction of a second of run history, never part of a run). Foreign keys are checked at
+// the end of the statement, so the messages may reference the session inserted beside them.
+const RUN_RECORD_SQL = `
+with async_commit as (select set_config('synchronous_commit', 'off', true)),
+events as (
+  insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
+                            total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
+  select gen_random_uuid(), e.tenant_id, e.environment_id, e.kind, e.domain, e.intent, e.model, e.prompt_tokens, e.completion_tokens,
+         e.prompt_tokens + e.completion_tokens, e.cost_usd, e.latency_ms, e.status, e.counts_as_request, now()
+    from jsonb_to_recordset($1::jsonb) as e(tenant_id uuid, environment_id uuid, kind text, domain text, intent text, model text,
+         prompt_tokens int, completion_tokens int, cost_usd numeric, latency_ms int, status text, counts_as_request boolean)
+  returning 1
+),
+counter as (
+  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values ($2, $3, $4, $5, $6)
+  on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
+    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd
+  returning 1
+),
+session as (
+  insert into sessions (id, tenant_id, user_id, domain, intent, status, message_count, tokens_used, cost_usd, last_activity_at, created_at)
+  values ($7, $2, $8, $9, $10, 'active', 2, $11, $12, now(), now())
+  on conflict (id) do update set message_count = sessions.message_count + 2, tokens_used = sessions.tokens_used + excluded.tokens_used,
+    cost_usd = sessions.cost_usd + excluded.cost_usd, last_activity_at = now(), intent = excluded.intent
+  returning 1
+),
+messages as (
+  insert into session_messages (id, tenant_id, session_id, role, intent, content, model, tokens, cost_usd, latency_ms, cached, created_at) values
+    (gen_random_uuid(), $2, $7, 'user', $10, $13::jsonb, null, 0, 0, 0, false, clock_timestamp()),
+    ($14, $2, $7, 'assistant', $10, $15::jsonb, $16, $11, $12, $17, $18, clock_timestamp() + interval '1 millisecond')
+  returning 1
+),
+cache as (
+  insert into intent_cache (cache_key, tenant_id, output, model, expires_at, created_at)
+  select $19::text, $2::uuid, $15::jsonb, $16::text, now() + make_interval(secs => $20::int), now() where $19::text is not null
+  on conflict (cache_key) do update set output = excluded.output, model = excluded.model, expires_at = excluded.expires_at, created_at = now()
+  returning 1
+)
+select (select count(*) from async_commit) as ok`;
+
+/** Writes a completed run; `replyId` becomes the assistant message id. */
+export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: string): Promise<void> {
+  const { usage, session, turn } = record;
+  const requests = usage.filter((u) => u.countsAsRequest !== false).length;
+  const tokens = usage.reduce((sum, u) => sum + (u.promptTokens ?? 0) + (u.completionTokens ?? 0), 0);
+  const cost = usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
+  const events = usage.map((u) => ({
+    tenant_id: u.tenantId,
+    environment_id: u.environmentId ?? null,
+    kind: u.kind,
+    domain: u.domain ?? null,
+    intent: u.intent ?? null,
+    model: u.model ?? null,
+    prompt_tokens: u.promptTokens ?? 0,
+    completion_tokens: u.completionTokens ?? 0,
+    cost_usd: (u.costUsd ?? 0).toFixed(6),
+    latency_ms: Math.round(u.latencyMs ?? 0),
+    status: u.status ?? 'ok',
+    counts_as_request: u.countsAsRequest !== false,
+  }));
+  await sql.query(RUN_RECORD_SQL, [
+    JSON.stringify(events),
+    record.tenantId,
+    monthKey(),
+    requests,
+    tokens,
+    cost.toFixed(6),
+    session.id,
+    session.userId,
+    session.domain,
+    turn.intent,
+    turn.tokens,
+    turn.costUsd.toFixed(6),
+    JSON.stringify(turn.userContent ?? null),
+    replyId,
+    JSON.stringify(turn.assistantContent ?? null),
+    turn.model,
+    Math.round(turn.latencyMs),
+    turn.cached,
+    record.cache?.key ?? null,
+    record.cache?.ttlSeconds ?? 0,
+  ]);
+}

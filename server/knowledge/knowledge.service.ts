@@ -1,0 +1,335 @@
+// Retrieval over a domain's collections: hybrid ranking of the live chunk tables.
+//
+// 1. The domain's collections are resolved (an enabled built-in domain or an active custom domain
+//    of the tenant), narrowed to `collection_ids` when given, and given a weight each (its
+//    retrieval_config.boost_priority; collections reached only through scope collection_plus_domain
+//    weigh DOMAIN_SPILL_WEIGHT less).
+// 2. Candidates come from two full-text legs run in parallel over the GIN index: the query's
+//    lexemes (to_tsvector('english', unaccent(query)), any of them, ranked by ts_rank_cd) and
+//    spelling corrections of the lexemes no chunk contains, taken from the tenant's vocabulary with
+//    trigram similarity (vocabulary.ts). Lexemes found in more than a fifth of the tenant's chunks
+//    are dropped. Top CANDIDATES_PER_LEG of each. (Trigram word_similarity computed over chunk text
+//    in SQL was measured at ~0.6 ms a row, seconds at 10k chunks: it is done on words instead.)
+// 3. When the documents in scope were embedded, the query is embedded with the same model (openai
+//    SDK through deps.llm) and a third leg ranks by cosine similarity computed here, in Node, over the
+//    Float32 vectors: every chunk in scope when there are at most VECTOR_SCAN_MAX of them (so a
+//    chunk with no word in common can still be found), else the lexical candidates only.
+// 4. Reciprocal rank fusion (k = 60) of the legs, times the chunk's collection weight; best first.
+//
+// Every statement filters on tenant_id (chunks, documents and document_collections alike) and reads
+// the live tables: a deleted document's chunks are gone from the next query.
+import type { EntityManager } from '../../db/orm.js';
+import { isUuid } from '../common/schemas.js';
+import type { AppDeps } from '../deps.js';
+import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { AppError, invalidInput } from '../errors.js';
+import { DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, type KnowledgeResult } from './knowledge.schemas.js';
+import { cosine, decodeEmbedding, embedQuery } from './query-embedding.js';
+import { corrections, tenantVocabulary, type Vocabulary } from './vocabulary.js';
+
+export const RRF_K = 60;
+export const CANDIDATES_PER_LEG = 100;
+/** Collections reached through scope `collection_plus_domain` (not requested) weigh this much. */
+export const DOMAIN_SPILL_WEIGHT = 0.5;
+/** Up to this many embedded chunks in scope, the vector leg scans them all. */
+export const VECTOR_SCAN_MAX = 1_000;
+const MAX_TERMS = 32;
+/** Lexemes in more than this share of the tenant's chunks are dropped from a query ... */
+export const COMMON_FRACTION = 0.2;
+/** ... unless the tenant has few chunks: a lexeme in at most this many is always kept. */
+const COMMON_MIN_CHUNKS = 50;
+/** At most this many matches of a leg are ranked. */
+export const MATCH_CAP = 1_000;
+
+export interface KnowledgeQuery {
+  domainKey: string;
+  query: string;
+  topK?: number;
+  collectionIds?: string[];
+  category?: string;
+  /**
+   * Intent grounding: collection ids that are no longer attached to the domain are skipped instead
+   * of answering 404 (an intent's stored retrieval_config may outlive a collection).
+   */
+  ignoreUnknownCollections?: boolean;
+  /** Leave out the vector leg (the quality check compares both). */
+  lexicalOnly?: boolean;
+}
+
+export interface RetrievalConfigValue {
+  scope?: 'collection_only' | 'collection_plus_domain';
+  boost_priority?: number;
+  fallback_when_empty?: 'domain_fallback' | 'no_results';
+}
+
+interface DomainCollection {
+  id: string;
+  config: RetrievalConfigValue | null;
+}
+
+function scopeWeights(collections: DomainCollection[], requested: string[] | null): { weights: Map<string, number>; fallback: boolean } {
+  const boost = (c: DomainCollection) => {
+    const value = c.config?.boost_priority;
+    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 1;
+  };
+  const weights = new Map<string, number>();
+  if (!requested) {
+    for (const c of collections) weights.set(c.id, boost(c));
+    return { weights, fallback: false };
+  }
+  const chosen = collections.filter((c) => requested.includes(c.id));
+  for (const c of chosen) weights.set(c.id, boost(c));
+  if (chosen.some((c) => c.config?.scope === 'collection_plus_domain')) {
+    for (const c of collections) if (!weights.has(c.id)) weights.set(c.id, boost(c) * DOMAIN_SPILL_WEIGHT);
+  }
+  return { weights, fallback: chosen.some((c) => c.config?.fallback_when_empty === 'domain_fallback') };
+}
+
+interface ChunkRow {
+  id: string;
+  document_id: string;
+  ordinal: number;
+  text: string;
+  locator: string | null;
+  document_name: string;
+  collection_ids: string[] | null;
+}
+
+interface Scope {
+  tenantId: string;
+  collectionIds: string[];
+  category: string | null;
+}
+
+// Shared by every leg: the tenant's ready documents in the searched collections (and category).
+// $1 tenant, $2 collection ids, $3 category (null: any).
+const SCOPE_SQL = `
+  ch.tenant_id = $1 and d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
+  and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))`;
+
+const CHUNK_COLUMNS = `ch.id::text as id, ch.document_id::text as document_id, ch.ordinal, ch.text, ch.locator, d.name as document_name,
+  (select array_agg(dc2.collection_id::text order by dc2.collection_id) from document_collections dc2 where dc2.document_id = d.id and dc2.tenant_id = $1) as collection_ids`;
+
+/** A tsquery matching any of `lexemes` (already normalised: no stemming is applied again). */
+export function anyOf(lexemes: string[]): string {
+  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
+}
+
+/**
+ * Chunks matching any of the lexemes, ranked by ts_rank_cd. At most MATCH_CAP matches are ranked
+ * (words that common are dropped beforehand, see planTerms), so a query's cost stays bounded.
+ */
+async function fullTextLeg(deps: AppDeps, scope: Scope, lexemes: string[]): Promise<ChunkRow[]> {
+  if (!lexemes.length) return [];
+  return deps.sql.query<ChunkRow>(
+    `with matched as (
+       select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
+        where ch.search_vector @@ $4::tsquery and ${SCOPE_SQL}
+        limit ${MATCH_CAP}
+     ), ranked as (
+       select id, ts_rank_cd(search_vector, $4::tsquery) as rank from matched order by rank desc, id limit ${CANDIDATES_PER_LEG}
+     )
+     select ${CHUNK_COLUMNS}, r.rank
+       from ranked r join document_chunks ch on ch.id = r.id join documents d on d.id = ch.document_id
+      order by r.rank desc, ch.id`,
+    [scope.tenantId, scope.collectionIds, scope.category, anyOf(lexemes)],
+  );
+}
+
+/** The query's lexemes as ingestion computes them: to_tsvector('english', unaccent(query)). */
+async function queryLexemes(deps: AppDeps, query: string): Promise<string[]> {
+  const [row] = await deps.sql.query<{ lexemes: string[] }>(`select tsvector_to_array(to_tsvector('english', unaccent($1))) as lexemes`, [query]);
+  return row?.lexemes ?? [];
+}
+
+export interface TermPlan {
+  /** Searched as written (minus the ones too common to mean anything). */
+  exact: string[];
+  /** Known lexemes close to query lexemes the index does not know (misspellings). */
+  fuzzy: string[];
+}
+
+/**
+ * Drops lexemes found in more than COMMON_FRACTION of the tenant's chunks (keeping the two rarest
+ * when all are that common), and proposes spelling corrections for lexemes no chunk contains.
+ */
+export function planTerms(lexemes: string[], vocabulary: Vocabulary | null): TermPlan {
+  if (!vocabulary || vocabulary.chunks === 0) return { exact: lexemes.slice(0, MAX_TERMS), fuzzy: [] };
+  const limit = Math.max(COMMON_MIN_CHUNKS, vocabulary.chunks * COMMON_FRACTION);
+  const df = (l: string) => vocabulary.df.get(l);
+  let exact = lexemes.filter((l) => (df(l) ?? 0) <= limit);
+  if (!exact.length) exact = [...lexemes].sort((a, b) => (df(a) ?? 0) - (df(b) ?? 0)).slice(0, 2);
+  const fuzzy = new Set<string>();
+  for (const l of lexemes) {
+    if (df(l) !== undefined || !/^[a-z]{4,}$/.test(l)) continue;
+    for (const c of corrections(vocabulary, l)) if ((df(c) ?? 0) <= limit) fuzzy.add(c);
+  }
+  return { exact: exact.slice(0, MAX_TERMS), fuzzy: [...fuzzy].slice(0, MAX_TERMS) };
+}
+
+/** The embedding model of most of the ready documents in scope (null: none was embedded). */
+async function scopeEmbeddingModel(deps: AppDeps, scope: Scope): Promise<string | null> {
+  const [row] = await deps.sql.query<{ embedding_model: string }>(
+    `select d.embedding_model from documents d
+      where d.tenant_id = $1 and d.status = 'ready' and d.embedding_model is not null and ($3::text is null or d.category = $3)
+        and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
+      group by d.embedding_model order by count(*) desc, d.embedding_model limit 1`,
+    [scope.tenantId, scope.collectionIds, scope.category],
+  );
+  return row?.embedding_model ?? null;
+}
+
+interface VectorLeg {
+  /** Chunk ids by cosine similarity, best first. */
+  ranked: string[];
+  /** Whether every embedded chunk in scope was compared (false: the lexical candidates only). */
+  scanned: boolean;
+}
+
+async function vectorLeg(em: EntityManager, deps: AppDeps, scope: Scope, model: string, query: string, candidateIds: Promise<string[]>): Promise<VectorLeg | null> {
+  const vector = await embedQuery(em, deps, scope.tenantId, model, query);
+  if (!vector) return null;
+  const modelScope = `${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding is not null`;
+  let rows = await deps.sql.query<{ id: string; embedding: Buffer }>(
+    `select ch.id::text as id, ch.embedding from document_chunks ch join documents d on d.id = ch.document_id where ${modelScope} limit ${VECTOR_SCAN_MAX + 1}`,
+    [scope.tenantId, scope.collectionIds, scope.category, model],
+  );
+  let scanned = true;
+  if (rows.length > VECTOR_SCAN_MAX) {
+    scanned = false;
+    const ids = await candidateIds;
+    rows = ids.length
+      ? await deps.sql.query<{ id: string; embedding: Buffer }>(
+          `select ch.id::text as id, ch.embedding from document_chunks ch join documents d on d.id = ch.document_id where ${modelScope} and ch.id = any($5::uuid[])`,
+          [scope.tenantId, scope.collectionIds, scope.category, model, ids],
+        )
+      : [];
+  }
+  const scored: { id: string; similarity: number }[] = [];
+  for (const row of rows) {
+    const similarity = cosine(vector, decodeEmbedding(row.embedding) ?? new Float32Array(0));
+    if (Number.isFinite(similarity)) scored.push({ id: row.id, similarity });
+  }
+  scored.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
+  return { ranked: scored.slice(0, CANDIDATES_PER_LEG).map((s) => s.id), scanned };
+}
+
+async function chunkRows(deps: AppDeps, scope: Scope, ids: string[]): Promise<ChunkRow[]> {
+  if (!ids.length) return [];
+  return deps.sql.query<ChunkRow>(
+    `select ${CHUNK_COLUMNS} from document_chunks ch join documents d on d.id = ch.document_id where ${SCOPE_SQL} and ch.id = any($4::uuid[])`,
+    [scope.tenantId, scope.collectionIds, scope.category, ids],
+  );
+}
+
+async function searchScope(em: EntityManager, deps: AppDeps, scope: Scope, weights: Map<string, number>, query: string, topK: number, lexicalOnly: boolean): Promise<KnowledgeResult[]> {
+  if (!scope.collectionIds.length) return [];
+  const [lexemes, vocabulary, model] = await Promise.all([
+    queryLexemes(deps, query),
+    tenantVocabulary(deps, scope.tenantId).catch(() => null),
+    lexicalOnly ? null : scopeEmbeddingModel(deps, scope),
+  ]);
+  const terms = planTerms(lexemes, vocabulary);
+  const fts = fullTextLeg(deps, scope, terms.exact);
+  const trigram = fullTextLeg(deps, scope, terms.fuzzy);
+  const candidateIds = Promise.all([fts, trigram]).then(([a, b]) => [...new Set([...a, ...b].map((r) => r.id))]);
+  const [ftsRows, trigramRows, vector] = await Promise.all([fts, trigram, model ? vectorLeg(em, deps, scope, model, query, candidateIds) : null]);
+
+  const rows = new Map<string, ChunkRow>();
+  for (const row of [...ftsRows, ...trigramRows]) rows.set(row.id, row);
+  const fused = new Map<string, number>();
+  const addLeg = (ids: string[]) => ids.forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
+  addLeg(ftsRows.map((r) => r.id));
+  addLeg(trigramRows.map((r) => r.id));
+  if (vector) addLeg(vector.ranked);
+
+  const weightOf = (row: ChunkRow) => Math.max(0, ...(row.collection_ids ?? []).map((id) => weights.get(id) ?? 0));
+  // Chunks found by the vector scan alone: load their rows (only as many as could make the answer).
+  const missing = [...fused.keys()].filter((id) => !rows.has(id));
+  if (missing.length) for (const row of await chunkRows(deps, scope, missing)) rows.set(row.id, row);
+
+  const results: KnowledgeResult[] = [];
+  for (const [id, rrf] of fused) {
+    const row = rows.get(id);
+    if (!row) continue;
+    const score = rrf * weightOf(row);
+    results.push({
+      chunk_id: row.id,
+      document_id: row.document_id,
+      document_name: row.document_name,
+      collection_ids: row.collection_ids ?? [],
+      text: row.text,
+      score: Number(score.toFixed(8)),
+      locator: row.locator,
+    });
+  }
+  results.sort((a, b) => b.score - a.score || a.document_name.localeCompare(b.document_name) || (a.chunk_id < b.chunk_id ? -1 : 1));
+  return results.slice(0, topK);
+}
+
+interface DomainRow {
+  enabled_domains: string[] | null;
+  custom_active: boolean | null;
+  collections: DomainCollection[];
+}
+
+/** The domain's collections; 404 for an unknown or inactive domain, 403 for a built-in one not enabled. */
+export async function domainCollections(deps: AppDeps, tenantId: string, domainKey: string): Promise<DomainCollection[]> {
+  const [row] = await deps.sql.query<DomainRow>(
+    `select t.enabled_domains,
+            (select cd.is_active from custom_domains cd where cd.tenant_id = t.id and cd.domain_key = $2) as custom_active,
+            (select coalesce(json_agg(json_build_object('id', c.id, 'config', c.retrieval_config) order by c.created_at, c.id), '[]'::json)
+               from collections c join collection_domains x on x.collection_id = c.id
+              where c.tenant_id = t.id and x.tenant_id = t.id and x.domain_key = $2) as collections
+       from tenants t where t.id = $1`,
+    [tenantId, domainKey],
+  );
+  if (!row) throw new AppError('NOT_FOUND', `Domain "${domainKey}" not found`, { domain_key: domainKey });
+  if ((BUILT_IN_DOMAINS as readonly string[]).includes(domainKey)) {
+    if (!(row.enabled_domains ?? []).includes(domainKey)) {
+      throw new AppError('DOMAIN_NOT_ENABLED', `The ${domainKey} domain is not enabled for this account`, { domain: domainKey });
+    }
+  } else if (row.custom_active !== true) {
+    throw new AppError('NOT_FOUND', `Domain "${domainKey}" is not an active domain of this tenant`, { domain_key: domainKey });
+  }
+  return row.collections;
+}
+
+/**
+ * Searches the knowledge of a domain. Collections: all of the domain's, or `collectionIds` (each must
+ * be attached to the domain: otherwise 404 naming it). Retrieval configs of the requested
+ * collections: `boost_priority` multiplies their chunks' scores (default 1); scope
+ * `collection_plus_domain` adds the domain's other collections at half weight (default
+ * `collection_only`); `fallback_when_empty: domain_fallback` searches the whole domain when the
+ * requested collections give nothing (default `no_results`). Without `collectionIds` the whole
+ * domain is searched and only the boosts apply.
+ */
+export async function searchKnowledge(em: EntityManager, deps: AppDeps, tenantId: string, request: KnowledgeQuery): Promise<{ results: KnowledgeResult[] }> {
+  const query = request.query.trim();
+  if (!query) throw invalidInput('The request is invalid', [{ path: 'query', message: 'The query is empty', code: 'too_small' }]);
+  if (query.length > MAX_QUERY_CHARS) {
+    throw invalidInput('The request is invalid', [{ path: 'query', message: `The query is longer than ${MAX_QUERY_CHARS} characters`, code: 'too_big' }]);
+  }
+  const topK = Math.min(Math.max(1, request.topK ?? DEFAULT_TOP_K), MAX_TOP_K);
+  const collections = await domainCollections(deps, tenantId, request.domainKey);
+  const category = request.category ?? null;
+
+  let requested: string[] | null = null;
+  if (request.collectionIds) {
+    const attached = new Set(collections.map((c) => c.id));
+    const ids = [...new Set(request.collectionIds.map((id) => id.toLowerCase()))];
+    const unknown = ids.filter((id) => !isUuid(id) || !attached.has(id));
+    if (unknown.length && !request.ignoreUnknownCollections) {
+      throw new AppError('NOT_FOUND', `Collection "${unknown[0]}" not found in domain "${request.domainKey}"`, { collection_id: unknown[0], collection_ids: unknown });
+    }
+    requested = ids.filter((id) => attached.has(id));
+    if (!requested.length) return { results: [] };
+  }
+
+  const { weights, fallback } = scopeWeights(collections, requested);
+  const lexicalOnly = request.lexicalOnly === true;
+  const results = await searchScope(em, deps, { tenantId, collectionIds: [...weights.keys()], category }, weights, query, topK, lexicalOnly);
+  if (results.length || !fallback) return { results };
+  const domain = scopeWeights(collections, null).weights;
+  return { results: await searchScope(em, deps, { tenantId, collectionIds: [...domain.keys()], category }, domain, query, topK, lexicalOnly) };
+}

@@ -1,0 +1,93 @@
+// A tenant's search vocabulary: the lexemes of its chunks' search vectors with their chunk counts
+// (ts_stat), held in memory with a trigram index. Used to correct misspelt query words (a word the
+// index does not know is matched to the most similar known lexemes) and to drop words so common
+// they say nothing. Rebuilt in the background when older than VOCABULARY_TTL_MS; until then a new
+// word is simply not known here, which only means it gets no spelling correction: the full-text
+// leg always searches every query word as written.
+import type { AppDeps } from '../deps.js';
+
+export const VOCABULARY_TTL_MS = 60_000;
+const MAX_TENANTS = 200;
+
+export interface Vocabulary {
+  /** lexeme -> number of chunks containing it */
+  df: Map<string, number>;
+  chunks: number;
+  words: string[];
+  trigrams: Map<string, number[]>;
+  builtAt: number;
+}
+
+const cache = new Map<string, { vocabulary: Vocabulary | null; building: Promise<Vocabulary> | null }>();
+
+export function trigramsOf(word: string): string[] {
+  const padded = `  ${word} `;
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  return [...out];
+}
+
+async function build(deps: AppDeps, tenantId: string): Promise<Vocabulary> {
+  // ts_stat takes its query as text; the tenant id is a UUID from authentication, quoted anyway.
+  const inner = `select search_vector from document_chunks where tenant_id = '${tenantId.replace(/'/g, "''")}'`;
+  const [rows, [count]] = await Promise.all([
+    deps.sql.query<{ word: string; ndoc: number }>(`select word, ndoc from ts_stat($1)`, [inner]),
+    deps.sql.query<{ n: string }>('select count(*) as n from document_chunks where tenant_id = $1', [tenantId]),
+  ]);
+  const df = new Map<string, number>();
+  const words: string[] = [];
+  const trigrams = new Map<string, number[]>();
+  for (const row of rows) {
+    df.set(row.word, Number(row.ndoc));
+    const index = words.push(row.word) - 1;
+    if (!/^[a-z]{3,}$/.test(row.word)) continue; // only words are corrected
+    for (const t of trigramsOf(row.word)) {
+      let list = trigrams.get(t);
+      if (!list) trigrams.set(t, (list = []));
+      list.push(index);
+    }
+  }
+  return { df, chunks: Number(count?.n ?? 0), words, trigrams, builtAt: Date.now() };
+}
+
+/** The tenant's vocabulary: built on first use (awaited), then refreshed in the background. */
+export async function tenantVocabulary(deps: AppDeps, tenantId: string): Promise<Vocabulary> {
+  let entry = cache.get(tenantId);
+  if (!entry) {
+    if (cache.size >= MAX_TENANTS) cache.delete(cache.keys().next().value!);
+    entry = { vocabulary: null, building: null };
+    cache.set(tenantId, entry);
+  }
+  const current = entry;
+  const refresh = () => {
+    current.building ??= build(deps, tenantId)
+      .then((v) => {
+        current.vocabulary = v;
+        return v;
+      })
+      .finally(() => {
+        current.building = null;
+      });
+    return current.building;
+  };
+  if (!current.vocabulary) return refresh();
+  if (Date.now() - current.vocabulary.builtAt > VOCABULARY_TTL_MS) {
+    refresh().catch((err: unknown) => deps.log.warn({ err }, 'knowledge vocabulary refresh failed'));
+  }
+  return current.vocabulary;
+}
+
+/** Known lexemes most similar to `lexeme` (trigram similarity >= minSimilarity), best first. */
+export function corrections(vocabulary: Vocabulary, lexeme: string, max = 2, minSimilarity = 0.4): string[] {
+  const own = trigramsOf(lexeme);
+  const shared = new Map<number, number>();
+  for (const t of own) for (const index of vocabulary.trigrams.get(t) ?? []) shared.set(index, (shared.get(index) ?? 0) + 1);
+  const scored: { word: string; similarity: number; df: number }[] = [];
+  for (const [index, common] of shared) {
+    const word = vocabulary.words[index];
+    const similarity = common / (own.length + trigramsOf(word).length - common);
+    if (similarity >= minSimilarity && word !== lexeme) scored.push({ word, similarity, df: vocabulary.df.get(word) ?? 0 });
+  }
+  scored.sort((a, b) => b.similarity - a.similarity || b.df - a.df);
+  return scored.slice(0, max).map((s) => s.word);
+}
