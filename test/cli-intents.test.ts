@@ -127,11 +127,14 @@ describe('diff values', () => {
 
 describe('liya intents list and liya run (API key)', () => {
   it('lists intents, runs one from a file and from stdin, and reports bad input, a missing key and bad JSON', async () => {
+    // career-path answers are cached: each successful run gets its own input so all reach the model.
     const inputFile = path.join(tmp, 'input.json');
+    const inputFileJson = path.join(tmp, 'input-json.json');
     const badInputFile = path.join(tmp, 'bad-input.json');
     const brokenFile = path.join(tmp, 'broken.json');
     const arrayFile = path.join(tmp, 'array.json');
     await writeFile(inputFile, JSON.stringify({ user_id: 'u', current_role: 'Engineer' }));
+    await writeFile(inputFileJson, JSON.stringify({ user_id: 'u', current_role: 'Data engineer' }));
     await writeFile(badInputFile, JSON.stringify({ current_role: 'Engineer' }));
     await writeFile(brokenFile, '{"user_id": "u",');
     await writeFile(arrayFile, '[{"user_id": "u"}]');
@@ -141,8 +144,8 @@ describe('liya intents list and liya run (API key)', () => {
       liya(['intents', 'list', '--domain', 'hiring']),
       liya(['intents', 'list', '--domain', 'hiring', '--json']),
       liya(['run', 'hiring', 'career-path', '--input', inputFile]),
-      liya(['run', 'hiring', 'career-path', '--input', inputFile, '--json']),
-      liya(['run', 'hiring', 'career-path', '--input', '-'], { stdin: JSON.stringify({ user_id: 'u', current_role: 'Engineer' }) }),
+      liya(['run', 'hiring', 'career-path', '--input', inputFileJson, '--json']),
+      liya(['run', 'hiring', 'career-path', '--input', '-'], { stdin: JSON.stringify({ user_id: 'u', current_role: 'Platform engineer' }) }),
       liya(['run', 'hiring', 'career-path', '--input', badInputFile]),
       liya(['run', 'hiring', 'career-path', '--input', inputFile], { env: { LIYA_API_KEY: undefined } }),
       liya(['run', 'hiring', 'career-path', '--input', brokenFile]),

@@ -196,10 +196,10 @@ export async function startCpuProfile(): Promise<{ stop(): Promise<CpuProfileSum
         const node = byId.get(samples[i]);
         if (!node) continue;
         const { url, functionName, lineNumber } = node.callFrame;
-        if (functionName === '(idle)') continue;
+        // Idle time, and the profiler's own stop call (building the profile), are not counted.
+        if (functionName === '(idle)' || url.startsWith('node:inspector')) continue;
         const frame = owner(node).callFrame;
         const bucket = bucketOf(frame.url, frame.functionName);
-        if (bucket === 'node:inspector') continue;
         const ms = (deltas[i] ?? 0) / 1000;
         packages.set(bucket, (packages.get(bucket) ?? 0) + ms);
         const fn = `${functionName || '(anonymous)'} ${shortUrl(url)}${url ? `:${lineNumber + 1}` : ''}`;

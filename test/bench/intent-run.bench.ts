@@ -6,7 +6,7 @@
 // as PASS/MISS, never asserted. After the load: the stored sessions and usage events are counted,
 // then a sequential, instrumented pass counts SQL statements per run and splits a run's time.
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +45,21 @@ export interface IntentRunSettings {
   poolMax: number;
   /** Requests per server in the sequential sub-millisecond latency pass and in the instrumented pass. */
   sequentialRuns: number;
+}
+
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A short hash of the server's source (server/ and db/), to tell which code a result measured. */
+async function sourceHash(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const dir of ['server', 'db']) {
+    const files = (await readdir(path.join(PROJECT_ROOT, dir), { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+      .map((e) => path.join(e.parentPath, e.name))
+      .sort();
+    for (const file of files) hash.update(path.relative(PROJECT_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
+  }
+  return hash.digest('hex').slice(0, 12);
 }
 
 const runBody = (role: string) => JSON.stringify({ domain: 'hiring', intent: 'career-path', input: { user_id: 'bench-user', current_role: role } });
@@ -191,6 +206,7 @@ interface Phase {
 }
 
 export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, settings: IntentRunSettings) {
+  const serverSource = await sourceHash();
   await ensureDatabase(adminUrl, DATABASE);
   const databaseUrl = withDatabase(adminUrl, DATABASE);
 
@@ -338,13 +354,23 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
       probe.restore();
     }
     if (!profile) return { ...timings, cpu: null };
-    const profiler = await startCpuProfile();
-    await sequential([liyaTarget], settings.sequentialRuns, 0);
-    const cpu = await profiler.stop();
+    const profiled = async (t: Target) => {
+      const profiler = await startCpuProfile();
+      await sequential([t], settings.sequentialRuns, 0);
+      return profiler.stop();
+    };
+    const cpu = await profiled(liyaTarget);
+    const baseCpu = await profiled(baselineTarget);
     const perRun = (b: CpuBucket) => ({ name: b.name, usPerRun: (1000 * b.ms) / settings.sequentialRuns });
+    const baseOf = new Map(baseCpu.packages.map((b) => [b.name, b.ms]));
     return {
       ...timings,
-      cpu: { busyUsPerRun: (1000 * cpu.busyMs) / settings.sequentialRuns, packages: cpu.packages.slice(0, 20).map(perRun), functions: cpu.functions.slice(0, 25).map(perRun) },
+      cpu: {
+        busyUsPerRun: (1000 * cpu.busyMs) / settings.sequentialRuns,
+        baselineBusyUsPerRun: (1000 * baseCpu.busyMs) / settings.sequentialRuns,
+        packages: cpu.packages.slice(0, 20).map((b) => ({ ...perRun(b), baselineUsPerRun: (1000 * (baseOf.get(b.name) ?? 0)) / settings.sequentialRuns })),
+        functions: cpu.functions.slice(0, 25).map(perRun),
+      },
     };
   };
   const breakdowns = [await instrumentedPass('default settings', true)];
@@ -386,6 +412,7 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
     'figures compare the two servers under the same conditions, they are not capacity';
 
   console.log('');
+  console.log(`server source (server/ + db/) sha256 ${serverSource}`);
   console.log(`POST ${ROUTE} hiring/career-path, fake provider at 0 ms; ${settings.durationSeconds}s measured after ${settings.warmupSeconds}s warm-up (cached row: ${settings.cachedSeconds}s after 1s); pool ${settings.poolMax}`);
   console.log(
     table(
@@ -442,7 +469,7 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
     benchmark: 'intent-run',
     route: `POST ${ROUTE} (hiring/career-path)`,
     date: new Date().toISOString(),
-    environment: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
+    environment: { serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
     settings: { ...settings, providerLatencyMs: 0, loadGeneratorWorkers: 1, fakeProvider: 'worker thread', order: phases.map((p) => `${p.server}@${p.connections}${p.cached ? ' cached' : ''}`) },
     verification: {
       outputFitsSchema: true,
@@ -476,7 +503,12 @@ interface Breakdown {
   liya: { wallMsPerRun: number; statementsPerRun: number; sqlMsPerRun: number; modelCallsPerRun: number; modelCallMsPerRun: number; otherMsPerRun: number };
   baseline: { wallMsPerRun: number; modelCallMsPerRun: number; otherMsPerRun: number };
   statements: { perRun: number; avgMs: number; msPerRun: number; text: string }[];
-  cpu: { busyUsPerRun: number; packages: { name: string; usPerRun: number }[]; functions: { name: string; usPerRun: number }[] } | null;
+  cpu: {
+    busyUsPerRun: number;
+    baselineBusyUsPerRun: number;
+    packages: { name: string; usPerRun: number; baselineUsPerRun: number }[];
+    functions: { name: string; usPerRun: number }[];
+  } | null;
 }
 
 function breakdownOf(
@@ -542,8 +574,11 @@ function printBreakdown(b: Breakdown) {
   );
   if (!b.cpu) return;
   console.log('');
-  console.log(`liya main thread under the CPU profiler: ${fmt(b.cpu.busyUsPerRun, 0)} us busy per run (server + the in-process client; self time):`);
-  console.log(table(['package / folder', 'us/run'], b.cpu.packages.slice(0, 15).map((p) => [p.name, fmt(p.usPerRun)])));
+  console.log(
+    `main thread under the CPU profiler (${b.runs} more sequential runs each): liya ${fmt(b.cpu.busyUsPerRun, 0)} us busy per run, baseline ${fmt(b.cpu.baselineBusyUsPerRun, 0)}` +
+      ' (self time; natives and Node internals counted for the package calling them; liya:test/bench is the in-process client):',
+  );
+  console.log(table(['package / folder', 'liya us/run', 'baseline us/run'], b.cpu.packages.slice(0, 16).map((p) => [p.name, fmt(p.usPerRun), fmt(p.baselineUsPerRun)])));
   console.log('');
-  console.log(table(['function (self time)', 'us/run'], b.cpu.functions.slice(0, 20).map((f) => [f.name.slice(0, 110), fmt(f.usPerRun)])));
+  console.log(table(['function (self time, liya)', 'us/run'], b.cpu.functions.slice(0, 20).map((f) => [f.name.slice(0, 110), fmt(f.usPerRun)])));
 }
