@@ -7,6 +7,7 @@ import { AppError, type ErrorCode } from './errors.js';
 import type { Actor } from './actor.js';
 import type { AppDeps } from './deps.js';
 import { authenticateAdmin } from './auth/admin-auth.js';
+import { roleAtLeast } from './auth/roles.js';
 import { authenticateApiKey, type ApiKeyScope } from './keys/authenticate-api-key.js';
 import { authenticateDashboard, type DashboardScope } from './auth/authenticate-dashboard.js';
 
@@ -106,14 +107,12 @@ export const apiKeyProcedure = t.procedure
     return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, actor } });
   });
 
-const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
-
 /** A dashboard (JWT) procedure open to `minRole` and above (default: every role). */
 export function dashboardProcedure(minRole: Role = 'viewer') {
   return t.procedure.meta({ auth: 'dashboard' }).use(async ({ ctx, meta, next }) => {
     recordStatus(ctx, meta);
     const scope: DashboardScope = await authenticateDashboard(ctx.deps, ctx.req.headers);
-    if (ROLE_RANK[scope.role] < ROLE_RANK[minRole]) {
+    if (!roleAtLeast(scope.role, minRole)) {
       throw new AppError('FORBIDDEN', `This action needs the ${minRole} role or higher`, { required_role: minRole, role: scope.role });
     }
     const actor: Actor = { type: 'user', id: scope.userId, name: scope.email };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { roleAtLeast } from '../auth/roles.js';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Collection, CollectionDomain } from '../../db/entities/collection.js';
 import type { Role } from '../../db/entities/user.js';
@@ -75,12 +76,10 @@ export interface CollectionCaller {
   role?: Role;
 }
 
-const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
-
 /** A restricted collection is changed only by admin and owner dashboard users (API keys: always). */
-function assertMayChange(collection: { visibility: string }, caller: CollectionCaller) {
+export function assertMayChangeCollection(collection: { visibility: string }, caller: CollectionCaller) {
   if (caller.role === undefined || collection.visibility !== 'restricted') return;
-  if (ROLE_RANK[caller.role] < ROLE_RANK.admin) {
+  if (!roleAtLeast(caller.role, 'admin')) {
     throw new AppError('FORBIDDEN', 'This collection is restricted: changing it needs the admin or owner role', { required_role: 'admin', role: caller.role });
   }
 }
@@ -178,7 +177,7 @@ export async function updateCollection(
 ) {
   await em.transactional(async (tx) => {
     const collection = await lockCollection(tx, tenantId, id);
-    assertMayChange(collection, caller);
+    assertMayChangeCollection(collection, caller);
     const size = input.default_chunk_size !== undefined ? input.default_chunk_size : (collection.defaultChunkSize ?? null);
     const overlap = input.default_chunk_overlap !== undefined ? input.default_chunk_overlap : (collection.defaultChunkOverlap ?? null);
     checkChunking(size, overlap, input.default_chunk_overlap !== undefined ? 'default_chunk_overlap' : 'default_chunk_size');
@@ -211,7 +210,7 @@ export async function deleteCollection(em: EntityManager, tenantId: string, acto
 export async function attachDomain(em: EntityManager, tenantId: string, actor: Actor, id: string, domainKey: string, caller: CollectionCaller) {
   await em.transactional(async (tx) => {
     const collection = await lockCollection(tx, tenantId, id);
-    assertMayChange(collection, caller);
+    assertMayChangeCollection(collection, caller);
     await requireActiveDomains(tx, tenantId, [domainKey]);
     const inserted = await tx.execute<{ domain_key: string }[]>(
       'insert into collection_domains (collection_id, domain_key, tenant_id, created_at) values (?, ?, ?, now()) on conflict do nothing returning domain_key',
@@ -229,7 +228,7 @@ export async function detachDomain(em: EntityManager, tenantId: string, actor: A
   await em.transactional(async (tx) => {
     // The row lock serialises concurrent detaches, so two of them cannot remove the last two domains.
     const collection = await lockCollection(tx, tenantId, id);
-    assertMayChange(collection, caller);
+    assertMayChangeCollection(collection, caller);
     const attached = (await tx.execute<{ domain_key: string }[]>('select domain_key from collection_domains where collection_id = ?', [collection.id])).map((r) => r.domain_key);
     if (!attached.includes(domainKey)) {
       throw new AppError('NOT_FOUND', `Domain "${domainKey}" is not attached to this collection`, { domain_key: domainKey });

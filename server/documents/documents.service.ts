@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { assertMayChangeCollection } from '../collections/collections.service.js';
 import type { Role } from '../../db/entities/user.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
@@ -186,15 +187,6 @@ export async function deleteDocument(em: EntityManager, tenantId: string, actor:
 
 // ------------------------------------------------------------------ collection references
 
-const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
-
-/** The rule of the collections PATCH: a restricted collection is changed by admin and owner only. */
-function assertMayChangeCollection(collection: { visibility: string }, role: Role) {
-  if (collection.visibility === 'restricted' && ROLE_RANK[role] < ROLE_RANK.admin) {
-    throw new AppError('FORBIDDEN', 'This collection is restricted: changing it needs the admin or owner role', { required_role: 'admin', role });
-  }
-}
-
 async function lockCollection(tx: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Collection');
   const [collection] = await tx.execute<{ id: string; slug: string; visibility: string }[]>(
@@ -216,7 +208,7 @@ async function requireDocument(tx: EntityManager, tenantId: string, id: string) 
 export async function attachDocument(em: EntityManager, tenantId: string, actor: Actor, collectionId: string, documentId: string, role: Role) {
   await em.transactional(async (tx) => {
     const collection = await lockCollection(tx, tenantId, collectionId);
-    assertMayChangeCollection(collection, role);
+    assertMayChangeCollection(collection, { role });
     const document = await requireDocument(tx, tenantId, documentId);
     const inserted = await tx.execute<{ document_id: string }[]>(
       'insert into document_collections (document_id, collection_id, tenant_id, created_at) values (?, ?, ?, now()) on conflict do nothing returning document_id',
@@ -233,7 +225,7 @@ export async function attachDocument(em: EntityManager, tenantId: string, actor:
 export async function detachDocument(em: EntityManager, tenantId: string, actor: Actor, collectionId: string, documentId: string, role: Role) {
   await em.transactional(async (tx) => {
     const collection = await lockCollection(tx, tenantId, collectionId);
-    assertMayChangeCollection(collection, role);
+    assertMayChangeCollection(collection, { role });
     const document = await requireDocument(tx, tenantId, documentId);
     const deleted = await tx.execute<{ document_id: string }[]>(
       'delete from document_collections where document_id = ? and collection_id = ? returning document_id',
