@@ -1,9 +1,11 @@
 import { Command, Option } from 'commander';
 import { DEFAULT_TIMEOUT_MS } from './api-client.js';
 import { loginCommand, logoutCommand } from './commands/auth.js';
+import { documentsCommand } from './commands/documents.js';
 import { healthCommand } from './commands/health.js';
 import { intentsCommand } from './commands/intents.js';
 import { keysCommand } from './commands/keys.js';
+import { knowledgeCommand } from './commands/knowledge.js';
 import { migrateCommand } from './commands/migrate.js';
 import { runCommand } from './commands/run.js';
 import { startCommand } from './commands/start.js';
@@ -17,7 +19,7 @@ export function buildProgram(): Command {
     .description('Run and manage a Liya server')
     .addOption(new Option('--url <url>', 'server URL for remote commands').env('LIYA_URL').default(DEFAULT_URL))
     .addOption(new Option('--admin-secret <secret>', 'the server\'s ADMIN_SECRET, for tenants and keys commands').env('LIYA_ADMIN_SECRET'))
-    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list and run').env('LIYA_API_KEY'))
+    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents and knowledge').env('LIYA_API_KEY'))
     .addOption(new Option('--timeout <seconds>', 'time limit of each HTTP request').env('LIYA_TIMEOUT').argParser(parseSeconds).default(DEFAULT_TIMEOUT_MS, '15'))
     .addHelpText(
       'after',
@@ -36,6 +38,8 @@ Dashboard login (liya login) is stored in $LIYA_CONFIG_DIR/credentials.json (def
   program.addCommand(keysCommand());
   program.addCommand(intentsCommand());
   program.addCommand(runCommand());
+  program.addCommand(documentsCommand());
+  program.addCommand(knowledgeCommand());
   program.addCommand(loginCommand());
   program.addCommand(logoutCommand());
 

@@ -285,8 +285,10 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
     await sleep(300); // requests in flight when the load generator stopped
     const modelCalls = (await fake.stats()).chatRequests;
     await fake.reset();
+    const ok = result.warmup.totalRequests + result.figures.totalRequests;
+    // Every run must reach the model (unique inputs: never the cache), and a cached run never.
+    if (cached ? modelCalls !== 0 : modelCalls < ok) throw new Error(`${name}: ${ok} runs answered but the provider saw ${modelCalls} model calls`);
     if (server === 'liya' && !diagnostic) {
-      const ok = result.warmup.totalRequests + result.figures.totalRequests;
       // Up to one request per connection in flight when the warm-up run and the measured run stop.
       if (cached) {
         tally.liyaCached += ok;
@@ -434,6 +436,23 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
   );
   console.log('(latencies from autocannon have 1 ms resolution; "model calls" counts the warm-up too; CPU is the main thread, where both servers run;');
   console.log(' "sync commit off" is a diagnostic row: the bench PostgreSQL with synchronous_commit=off, not counted in the targets)');
+  console.log('');
+  const pct = (v: number | null) => (v === null ? 'n/a' : fmt(v, 0));
+  console.log(
+    table(
+      ['CPU per run (measured runs)', 'conns', 'main thread us', 'whole process us', 'rest of machine us', 'cores busy %', 'steal %'],
+      phases.map((p) => [
+        p.name,
+        p.connections,
+        fmt(p.figures.serverCpuUsPerRequest, 0),
+        fmt(p.figures.processCpuUsPerRequest, 0),
+        p.figures.otherCpuUsPerRequest === null ? 'n/a' : fmt(p.figures.otherCpuUsPerRequest, 0),
+        pct(p.figures.machineCpuBusyPct),
+        pct(p.figures.machineCpuStealPct),
+      ]),
+    ),
+  );
+  console.log('(whole process: the servers, the load generator thread and the fake provider thread; rest of machine: PostgreSQL plus anything else running)');
   console.log('');
   console.log(
     table(

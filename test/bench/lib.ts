@@ -1,4 +1,5 @@
 // Helpers shared by the benchmark scripts (run by `npm run bench`, not by vitest).
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import autocannon, { type Result } from 'autocannon';
 
@@ -79,7 +80,41 @@ export interface LoadFigures {
    */
   serverCpuUsPerRequest: number;
   serverCpuUserUsPerRequest: number;
+  /** CPU time of this whole process (servers, load generator thread, any other worker thread) per request. */
+  processCpuUsPerRequest: number;
+  /**
+   * CPU time the rest of the machine used per request: the database, plus anything else running
+   * (null where /proc/stat is not readable).
+   */
+  otherCpuUsPerRequest: number | null;
+  /** Share of all cores busy during the run, 0-100 (null where /proc/stat is not readable). */
+  machineCpuBusyPct: number | null;
+  /** Share of the run's time the hypervisor gave the cores to someone else (steal), 0-100. */
+  machineCpuStealPct: number | null;
 }
+
+interface CpuSnapshot {
+  thread: NodeJS.CpuUsage;
+  process: NodeJS.CpuUsage;
+  /** Busy, total and stolen time of all cores in microseconds, from /proc/stat (Linux). */
+  machine: { busyUs: number; totalUs: number; stealUs: number } | null;
+}
+
+// /proc/stat counts in USER_HZ ticks, 100 per second on Linux.
+const TICK_US = 10_000;
+
+function machineCpu(): CpuSnapshot['machine'] {
+  try {
+    // user nice system idle iowait irq softirq steal
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const busy = user + nice + system + irq + softirq;
+    return { busyUs: busy * TICK_US, totalUs: (busy + idle + iowait + (steal || 0)) * TICK_US, stealUs: (steal || 0) * TICK_US };
+  } catch {
+    return null;
+  }
+}
+
+const snapshot = (): CpuSnapshot => ({ thread: process.threadCpuUsage(), process: process.cpuUsage(), machine: machineCpu() });
 
 async function fire(options: LoadOptions, duration: number): Promise<Result> {
   return autocannon({
@@ -99,20 +134,31 @@ async function fire(options: LoadOptions, duration: number): Promise<Result> {
 
 /** A warm-up run (discarded), then the measured run. */
 export async function measure(options: LoadOptions): Promise<{ figures: LoadFigures; warmup: LoadFigures }> {
-  let cpu = process.threadCpuUsage();
+  const beforeWarm = snapshot();
   const warm = await fire(options, options.warmupSeconds);
-  const warmCpu = process.threadCpuUsage(cpu);
-  cpu = process.threadCpuUsage();
+  const afterWarm = snapshot();
+  const beforeRun = snapshot();
   const result = await fire(options, options.durationSeconds);
-  const runCpu = process.threadCpuUsage(cpu);
-  return { figures: toFigures(result, runCpu), warmup: toFigures(warm, warmCpu) };
+  const afterRun = snapshot();
+  return { figures: toFigures(result, beforeRun, afterRun), warmup: toFigures(warm, beforeWarm, afterWarm) };
 }
 
-function toFigures(r: Result, cpu: NodeJS.CpuUsage): LoadFigures {
+function toFigures(r: Result, before: CpuSnapshot, after: CpuSnapshot): LoadFigures {
   const requests = Math.max(1, r['2xx'] + r.non2xx);
+  const threadUser = after.thread.user - before.thread.user;
+  const threadAll = threadUser + after.thread.system - before.thread.system;
+  const processAll = after.process.user - before.process.user + after.process.system - before.process.system;
+  const machine =
+    before.machine && after.machine
+      ? { busyUs: after.machine.busyUs - before.machine.busyUs, totalUs: after.machine.totalUs - before.machine.totalUs, stealUs: after.machine.stealUs - before.machine.stealUs }
+      : null;
   return {
-    serverCpuUsPerRequest: (cpu.user + cpu.system) / requests,
-    serverCpuUserUsPerRequest: cpu.user / requests,
+    serverCpuUsPerRequest: threadAll / requests,
+    serverCpuUserUsPerRequest: threadUser / requests,
+    processCpuUsPerRequest: processAll / requests,
+    otherCpuUsPerRequest: machine ? Math.max(0, machine.busyUs - processAll) / requests : null,
+    machineCpuBusyPct: machine && machine.totalUs > 0 ? (100 * machine.busyUs) / machine.totalUs : null,
+    machineCpuStealPct: machine && machine.totalUs > 0 ? (100 * machine.stealUs) / machine.totalUs : null,
     reqPerSec: r.requests.average,
     reqPerSecStddev: r.requests.stddev,
     latencyAvgMs: r.latency.average,

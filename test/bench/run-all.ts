@@ -4,13 +4,15 @@
 // intent-run; its latency rows use 1), BENCH_WARMUP_SECONDS (3), BENCH_DURATION_SECONDS (15),
 // BENCH_CACHED_SECONDS (5, intent-run's cached row), BENCH_SEQUENTIAL_RUNS (300, intent-run's
 // one-at-a-time passes), BENCH_POOL_MAX (10), BENCH_KNOWLEDGE_CHUNKS (100000, knowledge's second
-// size; the first is 10000), BENCH_KNOWLEDGE_QUERIES (200, knowledge). Exit code 0 whatever the figures; non-zero only when
-// a benchmark broke.
+// size; the first is 10000), BENCH_KNOWLEDGE_QUERIES (200, knowledge), BENCH_INGESTION_DOCUMENTS
+// (1000, ingestion), BENCH_INGESTION_WORKER_CONCURRENCY (4,8: one ingestion run per value).
+// Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
+import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
 import { Cleanup, freePort } from './lib.js';
@@ -21,6 +23,14 @@ function intSetting(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer (got ${raw})`);
   return value;
+}
+
+function intListSetting(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((v) => !Number.isInteger(v) || v < 1)) throw new Error(`${name} must be a comma-separated list of positive integers (got ${raw})`);
+  return values;
 }
 
 const cleanup = new Cleanup();
@@ -49,6 +59,15 @@ const BENCHES: Record<string, Bench> = {
       sizes: [10_000, intSetting('BENCH_KNOWLEDGE_CHUNKS', 100_000)],
       queries: intSetting('BENCH_KNOWLEDGE_QUERIES', 200),
       chunksPerDocument: 100,
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  ingestion: (adminUrl, benchCleanup) =>
+    runIngestionBench(adminUrl, benchCleanup, {
+      documents: intSetting('BENCH_INGESTION_DOCUMENTS', 1000),
+      uploadConcurrency: 8,
+      workerConcurrencies: intListSetting('BENCH_INGESTION_WORKER_CONCURRENCY', [4, 8]),
+      baselineClients: 4,
+      timeoutSeconds: 120,
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),
 };
