@@ -39,8 +39,19 @@ export function createSchemaValidatorCache(options: { maxEntries?: number } = {}
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: true });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   const cache = new Map<string, { validate: ValidateFunction; compiled: object }>();
+  // Most schemas are long-lived objects (an intent's definition): remember their validator by
+  // identity, so the canonical hash is computed once per object rather than on every call.
+  const byObject = new WeakMap<object, ValidateFunction>();
 
   const validatorFor = (schema: JsonSchemaObject): ValidateFunction => {
+    const known = byObject.get(schema);
+    if (known) return known;
+    const validate = compileCached(schema);
+    byObject.set(schema, validate);
+    return validate;
+  };
+
+  const compileCached = (schema: JsonSchemaObject): ValidateFunction => {
     const hash = hashSchema(schema);
     const hit = cache.get(hash);
     if (hit) {
