@@ -2,6 +2,7 @@
 // from the global options (--url, --admin-secret, --api-key, --timeout) and their environment variables.
 import type { Command } from 'commander';
 import { createApiClient, DEFAULT_TIMEOUT_MS, type ApiClient } from './api-client.js';
+import { readCredentials, tokenExpiry, type Credentials } from './credentials.js';
 import { CliError } from './errors.js';
 
 export const DEFAULT_URL = 'http://localhost:3000';
@@ -58,4 +59,36 @@ export function commandContext(command: Command): CommandContext {
       return createApiClient({ baseUrl: url, token: apiKey, timeoutMs: longer && !userSetTimeout ? longer : timeoutMs });
     },
   };
+}
+
+/** What to say when no login is stored: the problem and what to do. */
+export interface LoginRequirement {
+  message: string;
+  hints: string[];
+  /** When set, the login must belong to this tenant. */
+  tenantId?: string;
+}
+
+/**
+ * The stored dashboard login, checked before any request: missing, for another --url, for another
+ * tenant or expired is a usage error (exit 2).
+ */
+export async function requireDashboardLogin(ctx: CommandContext, requirement: LoginRequirement): Promise<Credentials> {
+  const credentials = await readCredentials();
+  const login = `liya login --url ${ctx.url} --email <email>`;
+  if (!credentials) throw new CliError(requirement.message, requirement.hints.map((h) => h.replace('{login}', login)));
+  if (credentials.url !== ctx.url) {
+    throw new CliError(`You are logged in to ${credentials.url}, not ${ctx.url}`, [`Log in to this server: ${login}`]);
+  }
+  if (requirement.tenantId !== undefined && credentials.tenantId !== requirement.tenantId) {
+    throw new CliError(
+      `Tenant mismatch: --tenant is ${requirement.tenantId}, but you are logged in as ${credentials.email} of tenant ${credentials.tenantId}`,
+      [`Pass --tenant ${credentials.tenantId}, or log in as a user of tenant ${requirement.tenantId}: ${login}`],
+    );
+  }
+  const exp = tokenExpiry(credentials.token);
+  if (exp !== null && exp * 1000 <= Date.now()) {
+    throw new CliError(`Your login as ${credentials.email} has expired`, [`Log in again: liya login --url ${ctx.url} --email ${credentials.email}`]);
+  }
+  return credentials;
 }

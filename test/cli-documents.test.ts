@@ -1,21 +1,18 @@
 // `liya documents upload|list` and `liya knowledge query` as a user runs them: a real subprocess
 // (bin/liya.mjs) against a real server whose in-process worker ingests the uploads, with the fake
 // model server for embeddings.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mimeTypeOf } from '../cli/commands/documents.js';
 import { excerpt } from '../cli/commands/knowledge.js';
 import { progressBar } from '../cli/ui/ingestion-progress.js';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { runLiya } from './support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 let t: TestServer;
 let fake: FakeLlm;
@@ -26,34 +23,10 @@ let email: string;
 let collectionId: string;
 const password = 'correct horse battery';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function liya(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const fullEnv: Record<string, string | undefined> = {
-    ...process.env,
-    LIYA_URL: t.url,
-    LIYA_API_KEY: apiKey,
-    LIYA_CONFIG_DIR: configDir,
-    LIYA_ADMIN_SECRET: undefined,
-    LIYA_PASSWORD: undefined,
-    LIYA_TIMEOUT: undefined,
-    CI: 'true',
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    ...env,
-  };
-  const child = spawn(process.execPath, ['bin/liya.mjs', ...args], { cwd: root, env: fullEnv as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  return new Promise<Run>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => (stdout += stripVTControlCharacters(d.toString())));
-    child.stderr.on('data', (d: Buffer) => (stderr += stripVTControlCharacters(d.toString())));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function liya(args: string[], env: Record<string, string | undefined> = {}) {
+  return runLiya(args, {
+    env: { LIYA_URL: t.url, LIYA_API_KEY: apiKey, LIYA_CONFIG_DIR: configDir, LIYA_ADMIN_SECRET: undefined, LIYA_PASSWORD: undefined, LIYA_TIMEOUT: undefined, ...env },
   });
 }
 

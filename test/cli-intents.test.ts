@@ -1,19 +1,16 @@
 // `liya intents ...` and `liya run` as a user runs them: a real subprocess (bin/liya.mjs) against a
 // real server whose model provider is the fake one.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatValue, SHORT_VALUES } from '../cli/commands/intents.js';
 import { bearer } from './support/client.js';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { runLiya, type CliRunOptions } from './support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BASE = '/dashboard/custom-domains';
 
 let t: TestServer;
@@ -25,46 +22,11 @@ let token: string;
 let email: string;
 const password = 'correct horse battery';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-interface RunOptions {
-  env?: Record<string, string | undefined>;
-  /** Written to the process's stdin, which is then closed. */
-  stdin?: string;
-}
 
-function liya(args: string[], options: RunOptions = {}): Promise<Run> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    LIYA_URL: t.url,
-    LIYA_API_KEY: apiKey,
-    LIYA_CONFIG_DIR: configDir,
-    LIYA_ADMIN_SECRET: undefined,
-    LIYA_PASSWORD: undefined,
-    LIYA_TIMEOUT: undefined,
-    CI: 'true',
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    ...options.env,
-  };
-  const child = spawn(process.execPath, ['bin/liya.mjs', ...args], {
-    cwd: root,
-    env: env as NodeJS.ProcessEnv,
-    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  });
-  if (options.stdin !== undefined) child.stdin!.end(options.stdin);
-  let stdout = '';
-  let stderr = '';
-  return new Promise<Run>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => (stdout += stripVTControlCharacters(d.toString())));
-    child.stderr!.on('data', (d: Buffer) => (stderr += stripVTControlCharacters(d.toString())));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function liya(args: string[], options: CliRunOptions = {}) {
+  const env = { LIYA_URL: t.url, LIYA_API_KEY: apiKey, LIYA_CONFIG_DIR: configDir, LIYA_ADMIN_SECRET: undefined, LIYA_PASSWORD: undefined, LIYA_TIMEOUT: undefined, ...options.env };
+  return runLiya(args, { ...options, env });
 }
 
 const asOwner = () => ({ headers: bearer(token) });

@@ -1,65 +1,24 @@
 // The `liya` CLI as a user runs it: a real subprocess (bin/liya.mjs) against a real server.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bearer } from './support/client.js';
 import { ADMIN_SECRET, startTestServer, type TestServer } from './support/server.js';
+import { runLiya, type CliRunOptions } from './support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = /svc_[A-Za-z0-9_-]{43}/;
 
 let t: TestServer;
 let configDir: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-interface RunOptions {
-  env?: Record<string, string | undefined>;
-  /** Resolves with the output so far once stdout or stderr contains this; the caller stops the process. */
-  until?: string;
-}
 
-function liya(args: string[], options: RunOptions = {}): Promise<Run> & { child?: ReturnType<typeof spawn> } {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    LIYA_URL: t.url,
-    LIYA_ADMIN_SECRET: ADMIN_SECRET,
-    LIYA_CONFIG_DIR: configDir,
-    CI: 'true',
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    LIYA_PASSWORD: undefined,
-    ...options.env,
-  };
-  const child = spawn(process.execPath, ['bin/liya.mjs', ...args], { cwd: root, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  const promise = new Promise<Run>((resolve, reject) => {
-    const check = () => {
-      if (options.until && (stdout + stderr).includes(options.until)) resolve({ code: null, stdout, stderr });
-    };
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += stripVTControlCharacters(d.toString());
-      check();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += stripVTControlCharacters(d.toString());
-      check();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-  return Object.assign(promise, { child });
+function liya(args: string[], options: CliRunOptions = {}) {
+  const env = { LIYA_URL: t.url, LIYA_ADMIN_SECRET: ADMIN_SECRET, LIYA_CONFIG_DIR: configDir, LIYA_PASSWORD: undefined, ...options.env };
+  return runLiya(args, { ...options, env });
 }
 
 const adminHeaders = { headers: { 'x-admin-secret': ADMIN_SECRET } };

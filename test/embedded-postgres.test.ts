@@ -8,16 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
 import { ensureDatabase } from '../db/orm.js';
 import { startTestServer } from './support/server.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './support/free-port.js';
 
 async function query(url: string, text: string) {
   const client = new pg.Client({ connectionString: url });

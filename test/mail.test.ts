@@ -3,6 +3,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signupTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { waitFor } from './support/wait-for.js';
 
 interface Received {
   to: string[];
@@ -12,16 +13,6 @@ interface Received {
 // Bodies arrive quoted-printable: undo soft line breaks and =XX escapes.
 const decodeQuotedPrintable = (raw: string) =>
   raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-
-async function waitFor<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('mail delivery through SMTP', () => {
   const received: Received[] = [];

@@ -9,8 +9,8 @@ import { render } from 'ink';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
-import { commandContext, type CommandContext } from '../context.js';
-import { readCredentials, tokenExpiry, type Credentials } from '../credentials.js';
+import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
+import type { Credentials } from '../credentials.js';
 import { CliError, EXIT_FAILURE } from '../errors.js';
 import { isInteractive, printJson, show, withSpinner } from '../output.js';
 import { parseInteger, parseSeconds } from '../options.js';
@@ -87,21 +87,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The stored dashboard login, checked against this server and for expiry: missing, for another --url or expired is exit 2. */
 export async function uploadLogin(ctx: CommandContext, what: string): Promise<Credentials> {
-  const credentials = await readCredentials();
-  const login = `liya login --url ${ctx.url} --email <email>`;
-  if (!credentials) {
-    throw new CliError(`${what} needs a dashboard login (documents are uploaded through the dashboard API)`, [
-      `Log in as a developer, admin or owner of the tenant: ${login}`,
-    ]);
-  }
-  if (credentials.url !== ctx.url) {
-    throw new CliError(`You are logged in to ${credentials.url}, not ${ctx.url}`, [`Log in to this server: ${login}`]);
-  }
-  const exp = tokenExpiry(credentials.token);
-  if (exp !== null && exp * 1000 <= Date.now()) {
-    throw new CliError(`Your login as ${credentials.email} has expired`, [`Log in again: liya login --url ${ctx.url} --email ${credentials.email}`]);
-  }
-  return credentials;
+  return requireDashboardLogin(ctx, {
+    message: `${what} needs a dashboard login (documents are uploaded through the dashboard API)`,
+    hints: ['Log in as a developer, admin or owner of the tenant: {login}'],
+  });
 }
 
 /**

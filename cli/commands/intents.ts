@@ -4,9 +4,8 @@
 import { Command } from 'commander';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
-import { commandContext, type CommandContext } from '../context.js';
-import { readCredentials, tokenExpiry, type Credentials } from '../credentials.js';
-import { CliError } from '../errors.js';
+import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
+import type { Credentials } from '../credentials.js';
 import { printJson, show, withSpinner } from '../output.js';
 import { parseInteger } from '../options.js';
 import { FieldDiff, type FieldChange } from '../ui/field-diff.js';
@@ -61,21 +60,10 @@ const versionNumber = parseInteger(1, 1_000_000_000);
  * missing, for another --url or expired is a usage error (exit 2), as for `keys rotate --environment`.
  */
 export async function dashboardLogin(ctx: CommandContext, what: string): Promise<Credentials> {
-  const credentials = await readCredentials();
-  const login = `liya login --url ${ctx.url} --email <email>`;
-  if (!credentials) {
-    throw new CliError(`${what} needs a dashboard login (intent versions are read and restored through the dashboard API)`, [
-      `Log in as a user of the tenant that owns the intent: ${login}`,
-    ]);
-  }
-  if (credentials.url !== ctx.url) {
-    throw new CliError(`You are logged in to ${credentials.url}, not ${ctx.url}`, [`Log in to this server: ${login}`]);
-  }
-  const exp = tokenExpiry(credentials.token);
-  if (exp !== null && exp * 1000 <= Date.now()) {
-    throw new CliError(`Your login as ${credentials.email} has expired`, [`Log in again: liya login --url ${ctx.url} --email ${credentials.email}`]);
-  }
-  return credentials;
+  return requireDashboardLogin(ctx, {
+    message: `${what} needs a dashboard login (intent versions are read and restored through the dashboard API)`,
+    hints: ['Log in as a user of the tenant that owns the intent: {login}'],
+  });
 }
 
 // ---------------------------------------------------------------- formatting

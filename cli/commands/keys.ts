@@ -3,8 +3,8 @@
 import { Command } from 'commander';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
-import { commandContext, type CommandContext } from '../context.js';
-import { credentialsPath, readCredentials, tokenExpiry, type Credentials } from '../credentials.js';
+import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
+import { credentialsPath, type Credentials } from '../credentials.js';
 import { CliError } from '../errors.js';
 import { printJson, show, withSpinner } from '../output.js';
 import { IssuedKey } from '../ui/issued-key.js';
@@ -25,28 +25,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The stored login, checked against the server and tenant this command is about. */
 async function loginFor(ctx: CommandContext, tenantId: string): Promise<Credentials> {
-  const credentials = await readCredentials();
-  const login = `liya login --url ${ctx.url} --email <email>`;
-  if (!credentials) {
-    throw new CliError('--environment needs a dashboard login (environment keys are rotated through the dashboard API)', [
-      `Log in as an owner or admin of tenant ${tenantId}: ${login}`,
-      'Without --environment, the admin API rotates the tenant-wide key instead.',
-    ]);
-  }
-  if (credentials.url !== ctx.url) {
-    throw new CliError(`You are logged in to ${credentials.url}, not ${ctx.url}`, [`Log in to this server: ${login}`]);
-  }
-  if (credentials.tenantId !== tenantId) {
-    throw new CliError(
-      `Tenant mismatch: --tenant is ${tenantId}, but you are logged in as ${credentials.email} of tenant ${credentials.tenantId}`,
-      [`Pass --tenant ${credentials.tenantId}, or log in as a user of tenant ${tenantId}: ${login}`],
-    );
-  }
-  const exp = tokenExpiry(credentials.token);
-  if (exp !== null && exp * 1000 <= Date.now()) {
-    throw new CliError(`Your login as ${credentials.email} has expired`, [`Log in again: liya login --url ${ctx.url} --email ${credentials.email}`]);
-  }
-  return credentials;
+  return requireDashboardLogin(ctx, {
+    message: '--environment needs a dashboard login (environment keys are rotated through the dashboard API)',
+    hints: [`Log in as an owner or admin of tenant ${tenantId}: {login}`, 'Without --environment, the admin API rotates the tenant-wide key instead.'],
+    tenantId,
+  });
 }
 
 /** An environment id as is; a name (production, development, ...) looked up in the tenant's list. */

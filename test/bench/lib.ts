@@ -1,18 +1,6 @@
 // Helpers shared by the benchmark scripts (run by `npm run bench`, not by vitest).
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import autocannon, { type Result } from 'autocannon';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);

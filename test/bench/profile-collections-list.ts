@@ -35,7 +35,8 @@ import { authenticateApiKey } from '../../server/keys/authenticate-api-key.js';
 import { appRouter } from '../../server/router.js';
 import type { Context } from '../../server/trpc.js';
 import { checkRun, setUpCollectionsList } from './collections-list.bench.js';
-import { Cleanup, fmt, freePort, type LoadFigures, measure, table } from './lib.js';
+import { freePort } from '../support/free-port.js';
+import { Cleanup, fmt, type LoadFigures, measure, table } from './lib.js';
 
 const ROUTE = '/v1/collections';
 

@@ -15,7 +15,8 @@ import { runCollectionsListBench } from './collections-list.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
-import { Cleanup, freePort } from './lib.js';
+import { freePort } from '../support/free-port.js';
+import { Cleanup } from './lib.js';
 
 function intSetting(name: string, fallback: number): number {
   const raw = process.env[name];

@@ -1,7 +1,6 @@
 // Once per test run: one PostgreSQL (embedded in a temp folder, or TEST_DATABASE_URL) and a
 // template database with every migration applied; each test file clones the template.
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -12,19 +11,9 @@ import { applyMigrations, ensureDatabase, openOrm } from '../../db/orm.js';
 import { loadConfig } from '../../server/config.js';
 import { migrateJobSchema } from '../../worker/runner.js';
 import type { AppDeps } from '../../server/deps.js';
+import { freePort } from './free-port.js';
 
 export const TEMPLATE_DB = 'liya_test_template';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function withDatabase(url: string, database: string) {
   const u = new URL(url);
