@@ -3,7 +3,12 @@ import type { Logger } from 'pino';
 
 /** Parameterised SQL for the few hot paths (authentication runs on every request). */
 export interface SqlPool {
-  query<T extends pg.QueryResultRow>(text: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * `prepare` names a server-side prepared statement: each connection parses and plans the text
+   * once, later executions skip that. Only for fixed texts (one name per text), so the set of
+   * statements each connection keeps stays small.
+   */
+  query<T extends pg.QueryResultRow>(text: string, params?: unknown[], prepare?: string): Promise<T[]>;
   end(): Promise<void>;
 }
 
@@ -15,8 +20,8 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
   const pool = new pg.Pool({ connectionString: url, max });
   pool.on('error', (err) => log.warn({ err }, 'database pool error'));
   return {
-    async query(text, params = []) {
-      return (await pool.query(text, params)).rows;
+    async query(text, params = [], prepare) {
+      return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;
     },
     end: () => pool.end(),
   };

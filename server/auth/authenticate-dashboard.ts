@@ -33,6 +33,7 @@ export async function authenticateDashboard(deps: AppDeps, headers: Headers): Pr
     `select u.id, u.email, u.role, u.tenant_id, u.password_changed_at, t.is_active
        from users u join tenants t on t.id = u.tenant_id where u.id = $1`,
     [claims.sub],
+    'liya_dashboard_user_lookup',
   );
   const user = rows[0];
   if (!user || user.tenant_id !== claims.tid) throw new AppError('INVALID_TOKEN', 'The token does not belong to an existing user');

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { envelope, ok } from '../common/schemas.js';
 import { listCustomDomains } from '../domains/custom-domains.service.js';
 import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
+import type { ApiKeyScope } from '../keys/authenticate-api-key.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import type { IntentDefinition } from './intent-definition.js';
 import { domainListItemSchema, intentRequestFields, intentRequestSchema, intentResponseSchema, intentSummarySchema } from './intents.schemas.js';
 import { listDomainIntents } from './resolve-intent.js';
-import { loadTenantRuntime, runIntent } from './run-intent.service.js';
+import { runIntent } from './run-intent.service.js';
 
 const RUN_TAGS = ['Intent execution'];
 const DOMAIN_TAGS = ['Domains'];
@@ -18,7 +19,7 @@ const RUN_ERRORS = [
 export const intentEndpoint = (intent: Pick<IntentDefinition, 'domain' | 'key'>) =>
   intent.domain === 'hiring' ? `/v1/hiring/${intent.key}` : `/v1/domains/${intent.domain}/intents/${intent.key}/run`;
 
-const scopeOf = (ctx: { tenantId: string; apiKey: { environmentId: string | null } }) => ({ tenantId: ctx.tenantId, environmentId: ctx.apiKey.environmentId });
+const scopeOf = (ctx: { tenantId: string; apiKey: ApiKeyScope }) => ({ tenantId: ctx.tenantId, environmentId: ctx.apiKey.environmentId, tenant: ctx.apiKey.tenant });
 
 // One route per built-in hiring intent, so each is documented with its own input and output schema.
 const hiringRoutes = Object.fromEntries(
@@ -53,7 +54,7 @@ export const intentsRouter = router({
     .input(z.object({}).optional())
     .output(ok(z.array(domainListItemSchema)))
     .query(async ({ ctx }) => {
-      const tenant = await loadTenantRuntime(ctx.deps.sql, ctx.tenantId);
+      const { tenant } = ctx.apiKey;
       const { domains } = await listCustomDomains(ctx.em, ctx.tenantId);
       const items = await Promise.all(
         domains.map(async (d) => {
@@ -75,7 +76,7 @@ export const intentsRouter = router({
     .input(z.object({ domainKey: z.string().max(100) }))
     .output(ok(z.object({ intents: z.array(intentSummarySchema) })))
     .query(async ({ ctx, input }) => {
-      const tenant = await loadTenantRuntime(ctx.deps.sql, ctx.tenantId);
+      const { tenant } = ctx.apiKey;
       const intents = await listDomainIntents(ctx.em, tenant, input.domainKey);
       return envelope({
         intents: intents.map((i) => ({

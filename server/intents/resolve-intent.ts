@@ -3,20 +3,10 @@ import type { EntityManager } from '../../db/orm.js';
 import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
 import { AppError, notFound } from '../errors.js';
 import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
+import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { getHiringIntent, HIRING_INTENTS } from '../hiring/hiring-intents.js';
 import { resolvePromptBinding } from '../prompts/prompts.service.js';
 import type { CacheConfig, ExecutionConfig, IntentDefinition, RetrievalConfig } from './intent-definition.js';
-
-/** What the runtime needs to know about the calling tenant. */
-export interface TenantRuntime {
-  id: string;
-  enabledDomains: string[];
-  disabledIntents: string[];
-  defaultModel: string | null;
-  guardrailsConfig: GuardrailsConfig | null;
-  monthlyRequestQuota: number | null;
-  monthlyTokenQuota: number | null;
-}
 
 const DEFAULT_OUTPUT_SCHEMA = { type: 'object', additionalProperties: true };
 

@@ -1,61 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
-import type { SqlPool } from '../../db/sql-pool.js';
-import { monthKey } from '../common/schemas.js';
 import { validateWithSchema } from '../common/json-schema.js';
 import type { AppDeps } from '../deps.js';
-import { AppError, notFound } from '../errors.js';
-import type { GuardrailIssue, GuardrailsConfig } from '../guardrails/guardrails.types.js';
+import { AppError } from '../errors.js';
+import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { runPreLlmOnInput } from '../guardrails/run-pre-llm.js';
 import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
 import { openSession, renderHistory } from '../sessions/sessions.service.js';
 import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
-import { writeUsageEvents, type MonthlyUsage, type UsageEventInput } from '../usage/usage.service.js';
-import { intentCacheKey, readIntentCache } from './intent-cache.js';
+import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
+import { intentCacheKey } from './intent-cache.js';
+import { readRunContext } from './run-context.js';
 import { writeRunRecord } from './run-record.js';
 import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
 import { renderPrompt } from './render-prompt.js';
-import { resolveIntent, type TenantRuntime } from './resolve-intent.js';
+import { resolveIntent } from './resolve-intent.js';
+import type { TenantRuntime } from '../tenants/tenant-runtime.js';
+import { chooseModel, parseModelRef } from '../llm/providers.js';
 
 export interface RunScope {
   tenantId: string;
   environmentId: string | null;
-}
-
-interface TenantRow {
-  id: string;
-  enabled_domains: string[];
-  disabled_intents: string[] | null;
-  default_model: string | null;
-  guardrails_config: GuardrailsConfig | null;
-  monthly_request_quota: number | null;
-  monthly_token_quota: string | null;
-  requests: string | null;
-  tokens: string | null;
-  cost_usd: string | null;
-}
-
-/** The tenant's runtime settings and this month's usage, in one query. */
-export async function loadTenantRuntime(sql: SqlPool, tenantId: string): Promise<TenantRuntime & { usedThisMonth: MonthlyUsage }> {
-  const [row] = await sql.query<TenantRow>(
-    `select t.id, t.enabled_domains, t.disabled_intents, t.default_model, t.guardrails_config, t.monthly_request_quota,
-            t.monthly_token_quota::text, c.requests::text, c.tokens::text, c.cost_usd::text
-       from tenants t left join usage_counters c on c.tenant_id = t.id and c.month = $2 where t.id = $1`,
-    [tenantId, monthKey()],
-  );
-  if (!row) throw notFound('Tenant');
-  return {
-    id: row.id,
-    enabledDomains: row.enabled_domains,
-    disabledIntents: row.disabled_intents ?? [],
-    defaultModel: row.default_model,
-    guardrailsConfig: row.guardrails_config,
-    monthlyRequestQuota: row.monthly_request_quota,
-    monthlyTokenQuota: row.monthly_token_quota == null ? null : Number(row.monthly_token_quota),
-    usedThisMonth: { requests: Number(row.requests ?? 0), tokens: Number(row.tokens ?? 0), costUsd: Number(row.cost_usd ?? 0) },
-  };
+  /** The tenant's settings, as the API-key lookup read them. */
+  tenant: TenantRuntime;
 }
 
 function assertInputMatches(intent: IntentDefinition, input: Record<string, unknown>) {
@@ -83,48 +52,54 @@ function blocked(stage: 'pre_llm' | 'post_llm', issues: GuardrailIssue[], fallba
  */
 export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest): Promise<IntentResponse> {
   const started = performance.now();
-  const tenant = await loadTenantRuntime(deps.sql, scope.tenantId);
+  const { tenant } = scope;
   const intent = await resolveIntent(em, tenant, domainKey, intentKey);
   const input = request.input as Record<string, unknown>;
   assertInputMatches(intent, input);
-  const usedBefore = tenant.usedThisMonth;
-  assertQuotaLeft(tenant, usedBefore);
 
   // user_id identifies the end user (often an e-mail): it is kept, never sent through redaction.
   const { user_id: userId, ...content } = input;
   const guardrails = intent.guardrailsConfig ?? tenant.guardrailsConfig;
   const pre = runPreLlmOnInput(content, guardrails);
-  if (!pre.passed) throw blocked('pre_llm', pre.issues, pre.fallback);
   const safeInput = { user_id: userId, ...pre.input };
+  const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational;
+  const cacheKey = cacheable && pre.passed ? intentCacheKey(tenant.id, intent.id, intent.version, safeInput) : null;
+  const exec = intent.executionConfig;
+  const model = chooseModel(exec.model, tenant.defaultModel, deps.config.DEFAULT_MODEL);
+
+  // One round trip for this month's usage, the tenant's provider key and the cache entry. A tenant
+  // over quota gets 429 whatever its input, so the quota is checked before a block is reported.
+  const context = await readRunContext(deps.sql, tenant.id, parseModelRef(model).provider, cacheKey);
+  const usedBefore = context.usedThisMonth;
+  assertQuotaLeft(tenant, usedBefore);
+  if (!pre.passed) throw blocked('pre_llm', pre.issues, pre.fallback);
 
   const session = await openSession(em, tenant.id, { sessionId: request.session_id, userId: String(userId), domain: intent.domain, intent: intent.key }, deps.config.SESSION_TTL_SECONDS);
-  const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational;
-  const cacheKey = cacheable ? intentCacheKey(tenant.id, intent.id, intent.version, safeInput) : null;
   const usageContext = { tenantId: tenant.id, environmentId: scope.environmentId, kind: 'intent_run', domain: intent.domain, intent: intent.key };
 
   let output: unknown;
-  let model: string;
+  let modelUsed: string;
   let tokens = 0;
   let cost = 0;
   let cached = false;
   let grounding = NO_GROUNDING;
   const usageEvents: UsageEventInput[] = [];
-  const hit = cacheKey ? await readIntentCache(deps.sql, tenant.id, cacheKey) : null;
+  const hit = context.cacheHit;
   if (hit) {
     output = hit.output;
-    model = hit.model;
+    modelUsed = hit.model;
     cached = true;
   } else {
     const history = intent.conversational || intent.promptTemplate.includes('{{history}}') ? await renderHistory(em, session) : '';
     // Retrieval uses the redacted input (user_id aside), so no removed PII reaches the search either.
     grounding = await groundIntent(em, deps, tenant.id, intent.domain, intent.retrievalConfig, pre.input);
     const prompt = renderPrompt(intent.promptTemplate, { input: safeInput, context: grounding.context, history });
-    const exec = intent.executionConfig;
     const call = {
       usage: usageContext,
       usageSink: (event: UsageEventInput) => usageEvents.push(event),
-      // Resolved here, so the gateway need not look the tenant up again.
-      model: exec.model ?? tenant.defaultModel ?? deps.config.DEFAULT_MODEL,
+      // Resolved here, and the key read above, so the gateway need not look the tenant up again.
+      model,
+      storedKey: context.storedKey,
       messages: [
         { role: 'system' as const, content: intent.systemPrompt },
         { role: 'user' as const, content: prompt },
@@ -141,7 +116,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
       throw err;
     });
     output = result.output;
-    model = result.model;
+    modelUsed = result.model;
     tokens = result.promptTokens + result.completionTokens;
     cost = result.costUsd;
   }
@@ -150,7 +125,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
   if (!post.passed) throw blocked('post_llm', post.issues);
   output = post.response;
   // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.
-  if (cached) usageEvents.push({ ...usageContext, model, status: 'cached' });
+  if (cached) usageEvents.push({ ...usageContext, model: modelUsed, status: 'cached' });
   const latencyMs = Math.round(performance.now() - started);
   const messageId = randomUUID();
   await writeRunRecord(
@@ -159,7 +134,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
       tenantId: tenant.id,
       usage: usageEvents,
       session,
-      turn: { intent: intent.key, userContent: safeInput, assistantContent: output, model, tokens, costUsd: cost, latencyMs, cached },
+      turn: { intent: intent.key, userContent: safeInput, assistantContent: output, model: modelUsed, tokens, costUsd: cost, latencyMs, cached },
       cache: cacheKey && !cached ? { key: cacheKey, ttlSeconds: intent.cacheConfig?.ttl_seconds ?? 3600 } : null,
     },
     messageId,
@@ -170,7 +145,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
     metadata: {
       intent: intent.key,
       domain: intent.domain,
-      model_used: model,
+      model_used: modelUsed,
       tokens_used: tokens,
       cost_usd: Number(cost.toFixed(6)),
       latency_ms: latencyMs,

@@ -96,5 +96,5 @@ export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: s
     turn.cached,
     record.cache?.key ?? null,
     record.cache?.ttlSeconds ?? 0,
-  ]);
+  ], 'liya_run_record');
 }

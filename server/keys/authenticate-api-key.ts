@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js';
 import type { AppDeps } from '../deps.js';
+import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
 import { hashApiKey, isWellFormedApiKey } from './api-key-format.js';
 
 export interface ApiKeyScope {
@@ -9,6 +10,8 @@ export interface ApiKeyScope {
   environmentName: string | null;
   plan: string;
   enabledDomains: string[];
+  /** The tenant's runtime settings, read in the same query (intent runs need them first). */
+  tenant: TenantRuntime;
 }
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -32,22 +35,21 @@ export function readApiKey(headers: Headers): string | null {
   return null;
 }
 
-interface KeyRow {
+interface KeyRow extends TenantRuntimeRow {
   key_id: string;
   revoked_at: Date | null;
   last_used_at: Date | null;
   environment_id: string | null;
   environment_name: string | null;
-  tenant_id: string;
   is_active: boolean;
   plan: string;
-  enabled_domains: string[];
 }
 
-// One indexed query per request: key -> environment -> tenant.
+// One indexed query per request: key -> environment -> tenant. It also carries the tenant's
+// runtime settings, so an intent run needs no second read of the tenant.
 const LOOKUP_SQL = `
   select k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
-         t.id as tenant_id, t.is_active, t.plan, t.enabled_domains
+         t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}
     from api_keys k
     join tenants t on t.id = k.tenant_id
     left join environments e on e.id = k.environment_id
@@ -58,7 +60,7 @@ export async function authenticateApiKey(deps: AppDeps, headers: Headers): Promi
   if (!key) throw new AppError('MISSING_API_KEY', 'Send your API key as Authorization: Bearer <key> or x-api-key');
   // A malformed key never reaches the database.
   if (!isWellFormedApiKey(key)) throw new AppError('INVALID_API_KEY_FORMAT', 'API keys look like svc_ followed by 43 characters');
-  const rows = await deps.sql.query<KeyRow>(LOOKUP_SQL, [hashApiKey(key)]);
+  const rows = await deps.sql.query<KeyRow>(LOOKUP_SQL, [hashApiKey(key)], 'liya_api_key_lookup');
   const row = rows[0];
   if (!row) throw new AppError('INVALID_API_KEY', 'The API key is not recognised');
   if (row.revoked_at) throw new AppError('API_KEY_REVOKED', 'The API key was rotated or revoked');
@@ -71,6 +73,7 @@ export async function authenticateApiKey(deps: AppDeps, headers: Headers): Promi
     environmentName: row.environment_name,
     plan: row.plan,
     enabledDomains: row.enabled_domains,
+    tenant: toTenantRuntime(row),
   };
 }
 

@@ -9,9 +9,9 @@ import { recordUsage as recordUsageDefault, type UsageEventInput } from '../usag
 import { createClientCache, NO_KEY, type ClientCache, type CreateClient } from './client-cache.js';
 import { createSchemaValidatorCache, type SchemaValidatorCache } from '../common/json-schema.js';
 import { buildRepairMessage, checkJsonAnswer, type OutputIssue } from './json-output.js';
-import type { LlmCallResult, LlmGateway, StructuredCallRequest, UsageContext } from './llm.types.js';
+import type { LlmCallResult, LlmGateway, StoredProviderKey, StructuredCallRequest, UsageContext } from './llm.types.js';
 import { buildPriceTable, computeCostUsd, findModelPrice, type PriceTable } from './prices.js';
-import { listTenantKeyProviders, readTenantProviderKey } from './provider-keys.service.js';
+import { listTenantKeyProviders, openTenantProviderKey, readTenantProviderKey } from './provider-keys.service.js';
 import { chooseModel, listProviders, parseModelRef, type LlmProvider } from './providers.js';
 
 export interface LlmGatewayOptions {
@@ -42,7 +42,7 @@ export interface ModelTarget {
 
 /** The gateway plus the routing it uses, for features that call the SDK themselves (embeddings, tools). */
 export interface LlmGatewayService extends LlmGateway {
-  resolveTarget(em: EntityManager, tenantId: string, model?: string | null): Promise<ModelTarget>;
+  resolveTarget(em: EntityManager, tenantId: string, model?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget>;
   clients: ClientCache;
   prices: PriceTable;
 }
@@ -71,14 +71,17 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     return row?.default_model ?? null;
   }
 
-  async function resolveTarget(em: EntityManager, tenantId: string, requested?: string | null): Promise<ModelTarget> {
+  async function resolveTarget(em: EntityManager, tenantId: string, requested?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget> {
     const modelRef = chooseModel(requested, requested?.trim() ? null : await tenantDefaultModel(em, tenantId), config.DEFAULT_MODEL);
     const { provider: name, model } = parseModelRef(modelRef);
     const provider: LlmProvider | undefined = providers.get(name);
     if (!provider) throw notConfigured(`No model provider named "${name}" is configured`, { provider: name, model: modelRef });
     if (!model) throw notConfigured(`"${modelRef}" names no model`, { provider: name, model: modelRef });
     // A tenant's own key for this provider wins over the platform's.
-    const own = await readTenantProviderKey(em, { config }, tenantId, name);
+    const own =
+      storedKey?.provider === name
+        ? await openTenantProviderKey(em, { config }, tenantId, name, storedKey.encryptedKey)
+        : await readTenantProviderKey(em, { config }, tenantId, name);
     if (own.found && own.apiKey === null) {
       throw notConfigured(`The tenant's key for provider "${name}" can no longer be decrypted; set it again`, { provider: name });
     }
@@ -105,7 +108,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     const issues = schemas.checkSchema(request.schema);
     if (issues.length) throw new AppError('INVALID_INPUT', 'The output schema is not a valid JSON Schema', { issues });
     const validate = schemas.validatorFor(request.schema);
-    const target = await resolveTarget(em, request.usage.tenantId, request.model);
+    const target = await resolveTarget(em, request.usage.tenantId, request.model, request.storedKey);
     const client = clients.get(target.baseURL, target.apiKey);
     const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
 

@@ -37,6 +37,17 @@ export interface StructuredCallRequest {
    * also when the call fails).
    */
   usageSink?: (event: UsageEventInput) => void;
+  /**
+   * The tenant's stored key for `provider`, when the caller already read it with its own data
+   * (`encryptedKey` null: the tenant has none); the gateway then skips its own lookup. Ignored
+   * when the call is routed to another provider.
+   */
+  storedKey?: StoredProviderKey;
+}
+
+export interface StoredProviderKey {
+  provider: string;
+  encryptedKey: string | null;
 }
 
 export interface LlmCallResult {

@@ -94,9 +94,20 @@ export async function readTenantProviderKey(em: EntityManager, deps: ProviderKey
     `select encrypted_key from tenant_provider_keys where tenant_id = ? and provider = ?`,
     [tenantId, provider],
   );
-  if (!row) return { found: false };
+  return openTenantProviderKey(em, deps, tenantId, provider, row?.encrypted_key ?? null);
+}
+
+/** Decrypts a stored key the caller already read (`encryptedKey` null: the tenant has none). */
+export async function openTenantProviderKey(
+  em: EntityManager,
+  deps: ProviderKeyDeps,
+  tenantId: string,
+  provider: string,
+  encryptedKey: string | null,
+): Promise<ReadKeyResult> {
+  if (encryptedKey === null) return { found: false };
   const key = await resolveEncryptionKey(em, deps.config);
-  return { found: true, apiKey: decryptSecret(key, row.encrypted_key, keyContext(tenantId, provider)) };
+  return { found: true, apiKey: decryptSecret(key, encryptedKey, keyContext(tenantId, provider)) };
 }
 
 /** Providers the tenant has a key for. */
