@@ -48,11 +48,10 @@ export const DocumentChunk = defineEntity({
   name: 'DocumentChunk',
   tableName: 'document_chunks',
   uniques: [{ properties: ['document', 'ordinal'] }],
-  // Declared here so generated migrations keep them (they need the pg_trgm extension, created by the
-  // knowledge migration).
+  // Declared here so generated migrations keep it. (No trigram index on the text: spelling is
+  // corrected on the tenant's vocabulary in memory, and that index made every chunk insert costly.)
   indexes: [
     { name: 'document_chunks_search_vector_gin', expression: 'create index "document_chunks_search_vector_gin" on "document_chunks" using gin ("search_vector")' },
-    { name: 'document_chunks_text_trgm', expression: 'create index "document_chunks_text_trgm" on "document_chunks" using gin ("text" gin_trgm_ops)' },
   ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),

@@ -8,7 +8,7 @@
 //    lexemes (to_tsvector('english', unaccent(query)), any of them, ranked by ts_rank_cd) and
 //    spelling corrections of the lexemes no chunk contains, taken from the tenant's vocabulary with
 //    trigram similarity (vocabulary.ts). Lexemes found in more than a fifth of the tenant's chunks
-//    are dropped. Top CANDIDATES_PER_LEG of each. (Trigram word_similarity computed over chunk text
+//    are dropped. Chunks holding every lexeme are taken first, then any; top CANDIDATES_PER_LEG of each. (Trigram word_similarity computed over chunk text
 //    in SQL was measured at ~0.6 ms a row, seconds at 10k chunks: it is done on words instead.)
 // 3. When the documents in scope were embedded, the query is embedded with the same model (openai
 //    SDK through deps.llm) and a third leg ranks by cosine similarity computed here, in Node, over the
@@ -38,8 +38,8 @@ const MAX_TERMS = 32;
 export const COMMON_FRACTION = 0.2;
 /** ... unless the tenant has few chunks: a lexeme in at most this many is always kept. */
 const COMMON_MIN_CHUNKS = 50;
-/** At most this many matches of a leg are ranked. */
-export const MATCH_CAP = 1_000;
+/** At most this many matches of a leg are ranked (twice this with the all-lexemes pass). */
+export const MATCH_CAP = 300;
 
 export interface KnowledgeQuery {
   domainKey: string;
@@ -115,24 +115,32 @@ export function anyOf(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
 }
 
+/** A tsquery matching all of `lexemes`. */
+export const allOf = (lexemes: string[]) => anyOf(lexemes).replace(/ \| /g, ' & ');
+
 /**
- * Chunks matching any of the lexemes, ranked by ts_rank_cd. At most MATCH_CAP matches are ranked
- * (words that common are dropped beforehand, see planTerms), so a query's cost stays bounded.
+ * Chunks matching any of the lexemes, ranked by ts_rank_cd. Only a bounded set of matches is
+ * ranked, so a query's cost does not grow with the number of chunks a word appears in (words that
+ * common are dropped beforehand, see planTerms): with `allFirst`, up to MATCH_CAP chunks holding
+ * every lexeme (a selective GIN lookup, and the best candidates) plus up to MATCH_CAP holding any.
  */
-async function fullTextLeg(deps: AppDeps, scope: Scope, lexemes: string[]): Promise<ChunkRow[]> {
+async function fullTextLeg(deps: AppDeps, scope: Scope, lexemes: string[], allFirst: boolean): Promise<ChunkRow[]> {
   if (!lexemes.length) return [];
+  const both = allFirst && lexemes.length > 1;
+  const matching = (tsquery: string) =>
+    `(select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
+       where ch.search_vector @@ ${tsquery}::tsquery and ${SCOPE_SQL} limit ${MATCH_CAP})`;
   return deps.sql.query<ChunkRow>(
     `with matched as (
-       select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
-        where ch.search_vector @@ $4::tsquery and ${SCOPE_SQL}
-        limit ${MATCH_CAP}
+       ${both ? `${matching('$5')} union ${matching('$4')}` : matching('$4')}
      ), ranked as (
        select id, ts_rank_cd(search_vector, $4::tsquery) as rank from matched order by rank desc, id limit ${CANDIDATES_PER_LEG}
      )
      select ${CHUNK_COLUMNS}, r.rank
        from ranked r join document_chunks ch on ch.id = r.id join documents d on d.id = ch.document_id
       order by r.rank desc, ch.id`,
-    [scope.tenantId, scope.collectionIds, scope.category, anyOf(lexemes)],
+    [scope.tenantId, scope.collectionIds, scope.category, anyOf(lexemes), ...(both ? [allOf(lexemes)] : [])],
+    both ? 'liya_knowledge_leg_all_any' : 'liya_knowledge_leg_any',
   );
 }
 
@@ -230,8 +238,9 @@ async function searchScope(em: EntityManager, deps: AppDeps, scope: Scope, weigh
     lexicalOnly ? null : scopeEmbeddingModel(deps, scope),
   ]);
   const terms = planTerms(lexemes, vocabulary);
-  const fts = fullTextLeg(deps, scope, terms.exact);
-  const trigram = fullTextLeg(deps, scope, terms.fuzzy);
+  const fts = fullTextLeg(deps, scope, terms.exact, true);
+  // Corrections are alternatives to each other (two spellings of one word): any of them will do.
+  const trigram = fullTextLeg(deps, scope, terms.fuzzy, false);
   const candidateIds = Promise.all([fts, trigram]).then(([a, b]) => [...new Set([...a, ...b].map((r) => r.id))]);
   const [ftsRows, trigramRows, vector] = await Promise.all([fts, trigram, model ? vectorLeg(em, deps, scope, model, query, candidateIds) : null]);
 

@@ -1,10 +1,13 @@
 // A tenant's search vocabulary: the lexemes of its chunks' search vectors with their chunk counts
 // (ts_stat), held in memory with a trigram index. Used to correct misspelt query words (a word the
 // index does not know is matched to the most similar known lexemes) and to drop words so common
-// they say nothing. Rebuilt in the background when older than VOCABULARY_TTL_MS; until then a new
-// word is simply not known here, which only means it gets no spelling correction: the full-text
-// leg always searches every query word as written.
+// they say nothing. Checked in the background when older than VOCABULARY_TTL_MS, and rebuilt only
+// if the tenant's documents changed (ts_stat reads every chunk: about half a second at 100k); until
+// then a new word is simply not known here, which only means it gets no spelling correction: the
+// full-text leg always searches every query word as written.
 import type { AppDeps } from '../deps.js';
+
+type VocabularyDeps = Pick<AppDeps, 'sql' | 'log'>;
 
 export const VOCABULARY_TTL_MS = 60_000;
 const MAX_TENANTS = 200;
@@ -15,7 +18,10 @@ export interface Vocabulary {
   chunks: number;
   words: string[];
   trigrams: Map<string, number[]>;
+  /** When it was built or last found current. */
   builtAt: number;
+  /** The tenant's documents when it was built (see documentsSignature). */
+  signature: string;
 }
 
 const cache = new Map<string, { vocabulary: Vocabulary | null; building: Promise<Vocabulary> | null }>();
@@ -27,9 +33,24 @@ export function trigramsOf(word: string): string[] {
   return [...out];
 }
 
-async function build(deps: AppDeps, tenantId: string): Promise<Vocabulary> {
+/**
+ * Changes whenever the tenant's searchable chunks do: a document becoming ready (or failing) moves
+ * its updated_at, a deleted one changes the count, and the chunk total covers the rest.
+ */
+async function documentsSignature(deps: VocabularyDeps, tenantId: string): Promise<string> {
+  const [row] = await deps.sql.query<{ signature: string }>(
+    `select concat_ws('/', count(*), sum(chunk_count), max(updated_at)) as signature from documents where tenant_id = $1`,
+    [tenantId],
+    'liya_vocabulary_signature',
+  );
+  return row?.signature ?? '';
+}
+
+async function build(deps: VocabularyDeps, tenantId: string): Promise<Vocabulary> {
   // ts_stat takes its query as text; the tenant id is a UUID from authentication, quoted anyway.
   const inner = `select search_vector from document_chunks where tenant_id = '${tenantId.replace(/'/g, "''")}'`;
+  // Read first: a change made while ts_stat runs makes the next check rebuild again.
+  const signature = await documentsSignature(deps, tenantId);
   const [rows, [count]] = await Promise.all([
     deps.sql.query<{ word: string; ndoc: number }>(`select word, ndoc from ts_stat($1)`, [inner]),
     deps.sql.query<{ n: string }>('select count(*) as n from document_chunks where tenant_id = $1', [tenantId]),
@@ -47,11 +68,11 @@ async function build(deps: AppDeps, tenantId: string): Promise<Vocabulary> {
       list.push(index);
     }
   }
-  return { df, chunks: Number(count?.n ?? 0), words, trigrams, builtAt: Date.now() };
+  return { df, chunks: Number(count?.n ?? 0), words, trigrams, builtAt: Date.now(), signature };
 }
 
-/** The tenant's vocabulary: built on first use (awaited), then refreshed in the background. */
-export async function tenantVocabulary(deps: AppDeps, tenantId: string): Promise<Vocabulary> {
+/** The tenant's vocabulary: built on first use (awaited), then kept current in the background. */
+export async function tenantVocabulary(deps: VocabularyDeps, tenantId: string, ttlMs = VOCABULARY_TTL_MS): Promise<Vocabulary> {
   let entry = cache.get(tenantId);
   if (!entry) {
     if (cache.size >= MAX_TENANTS) cache.delete(cache.keys().next().value!);
@@ -59,8 +80,8 @@ export async function tenantVocabulary(deps: AppDeps, tenantId: string): Promise
     cache.set(tenantId, entry);
   }
   const current = entry;
-  const refresh = () => {
-    current.building ??= build(deps, tenantId)
+  const refresh = (known?: Vocabulary) => {
+    current.building ??= (known ? checkOrBuild(deps, tenantId, known) : build(deps, tenantId))
       .then((v) => {
         current.vocabulary = v;
         return v;
@@ -71,10 +92,16 @@ export async function tenantVocabulary(deps: AppDeps, tenantId: string): Promise
     return current.building;
   };
   if (!current.vocabulary) return refresh();
-  if (Date.now() - current.vocabulary.builtAt > VOCABULARY_TTL_MS) {
-    refresh().catch((err: unknown) => deps.log.warn({ err }, 'knowledge vocabulary refresh failed'));
+  if (Date.now() - current.vocabulary.builtAt >= ttlMs) {
+    refresh(current.vocabulary).catch((err: unknown) => deps.log.warn({ err }, 'knowledge vocabulary refresh failed'));
   }
   return current.vocabulary;
+}
+
+/** `known` again (checked now) when the tenant's documents did not change since it was built, else a new one. */
+async function checkOrBuild(deps: VocabularyDeps, tenantId: string, known: Vocabulary): Promise<Vocabulary> {
+  if ((await documentsSignature(deps, tenantId)) !== known.signature) return build(deps, tenantId);
+  return { ...known, builtAt: Date.now() };
 }
 
 /** Known lexemes most similar to `lexeme` (trigram similarity >= minSimilarity), best first. */
