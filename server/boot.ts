@@ -6,6 +6,7 @@ import pino, { type Logger } from 'pino';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
 import { applyMigrations, ensureDatabase, openOrm, type Orm } from '../db/orm.js';
 import { createSqlPool } from '../db/sql-pool.js';
+import { backfillVectors, enableVectorSupport } from './knowledge/pgvector.js';
 import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runner.js';
 import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
@@ -84,6 +85,19 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   jobPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
   cleanups.push(() => jobPool.end());
 
+  const pgvector = await enableVectorSupport(sql, log);
+  if (pgvector) {
+    // Embeddings stored before pgvector was enabled are copied in the background.
+    const stop = new AbortController();
+    const copying = backfillVectors(sql, stop.signal)
+      .then((copied) => copied && log.info({ copied }, 'embeddings copied into the pgvector column'))
+      .catch((err: unknown) => log.warn({ err }, 'copying embeddings into the pgvector column failed; retried at the next start'));
+    cleanups.push(async () => {
+      stop.abort();
+      await copying;
+    });
+  }
+
   let engineCheck = () => false;
   const deps: AppDeps = {
     config,
@@ -93,6 +107,7 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     jwtKey: await resolveJwtKey(orm, config),
     mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
     llm: createLlmGateway({ config, log }),
+    pgvector,
     engineReady: () => engineCheck(),
   };
   await migrateJobSchema(jobPool, deps);

@@ -17,6 +17,8 @@ export interface AppDeps {
   mailer: Mailer;
   /** Every model call goes through it (routing, structured output, usage metering). */
   llm: LlmGateway;
+  /** Whether the database has pgvector and document_chunks.embedding_vector is kept (knowledge/pgvector.ts). */
+  pgvector: boolean;
   /** Whether the job runner in this process (or the database's job schema) is ready. */
   engineReady: () => boolean;
 }

@@ -7,6 +7,7 @@ import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { chunkDocument, type TextChunk } from './chunk-text.js';
 import { embedTexts, encodeEmbedding } from './embed-chunks.js';
+import { toVectorLiteral } from '../knowledge/pgvector.js';
 import { extractText, UnreadableDocumentError } from './extract-text.js';
 import { resolveIngestionSettings, type IngestionJobOptions } from './ingestion-options.js';
 
@@ -75,29 +76,32 @@ function failureMessage(err: unknown): string {
   return 'An internal error stopped the ingestion';
 }
 
-async function writeChunks(tx: EntityManager, tenantId: string, documentId: string, chunks: TextChunk[], vectors: Float32Array[] | null) {
+async function writeChunks(tx: EntityManager, tenantId: string, documentId: string, chunks: TextChunk[], vectors: Float32Array[] | null, pgvector: boolean) {
+  // With pgvector, the embedding is also written in its vector column (see knowledge/pgvector.ts).
+  const withVector = pgvector && vectors !== null;
   for (let start = 0; start < chunks.length; start += INSERT_ROWS) {
     const slice = chunks.slice(start, start + INSERT_ROWS);
     const values: string[] = [];
     const params: unknown[] = [];
     slice.forEach((chunk, i) => {
       const ordinal = start + i;
-      values.push(`(gen_random_uuid(), ?, ?, ?, ?, ?, ?, to_tsvector('english', unaccent(?)), ?, now())`);
+      values.push(`(gen_random_uuid(), ?, ?, ?, ?, ?, ?, to_tsvector('english', unaccent(?)), ?, ${withVector ? '?::vector, ' : ''}now())`);
       params.push(tenantId, documentId, ordinal, chunk.text, chunk.text.length, chunk.locator, chunk.text, vectors ? encodeEmbedding(vectors[ordinal]) : null);
+      if (withVector) params.push(toVectorLiteral(vectors[ordinal]));
     });
     // An earlier, interrupted run may have left rows: they are overwritten, never duplicated.
     await tx.execute(
-      `insert into document_chunks (id, tenant_id, document_id, ordinal, text, characters, locator, search_vector, embedding, created_at)
+      `insert into document_chunks (id, tenant_id, document_id, ordinal, text, characters, locator, search_vector, embedding, ${withVector ? 'embedding_vector, ' : ''}created_at)
        values ${values.join(', ')}
        on conflict (document_id, ordinal) do update set text = excluded.text, characters = excluded.characters, locator = excluded.locator,
-         search_vector = excluded.search_vector, embedding = excluded.embedding`,
+         search_vector = excluded.search_vector, embedding = excluded.embedding${pgvector ? `, embedding_vector = ${withVector ? 'excluded.embedding_vector' : 'null'}` : ''}`,
       params,
     );
   }
   await tx.execute('delete from document_chunks where document_id = ? and ordinal >= ?', [documentId, chunks.length]);
 }
 
-async function ingest(deps: Pick<AppDeps, 'orm' | 'llm' | 'config'>, em: EntityManager, jobId: string, job: ClaimedJob & { document_id: string }, options: RunIngestionOptions): Promise<IngestionOutcome> {
+async function ingest(deps: Pick<AppDeps, 'orm' | 'llm' | 'config' | 'pgvector'>, em: EntityManager, jobId: string, job: ClaimedJob & { document_id: string }, options: RunIngestionOptions): Promise<IngestionOutcome> {
   const [stored] = await em.execute<{ content: Buffer | null }[]>('select content from ingestion_jobs where id = ?', [jobId]);
   if (!stored?.content) {
     await failIngestionJob(em, jobId, 'The uploaded file is no longer available');
@@ -146,7 +150,7 @@ async function ingest(deps: Pick<AppDeps, 'orm' | 'llm' | 'config'>, em: EntityM
     // The job row lock orders this against a cancel or a concurrent run of the same job.
     const [current] = await tx.execute<{ status: string }[]>('select status from ingestion_jobs where id = ? for update', [jobId]);
     if (current?.status !== 'running') return current?.status === 'cancelled' ? 'cancelled' : 'skipped';
-    await writeChunks(tx, job.tenant_id, job.document_id, chunks, vectors);
+    await writeChunks(tx, job.tenant_id, job.document_id, chunks, vectors, deps.pgvector);
     await tx.execute(
       `update documents set status = 'ready', characters = ?, pages = ?, chunk_count = ?, embedding_model = ?, updated_at = now() where id = ?`,
       [characters, extracted.pages, chunks.length, embeddingModel, job.document_id],
@@ -160,7 +164,7 @@ async function ingest(deps: Pick<AppDeps, 'orm' | 'llm' | 'config'>, em: EntityM
 }
 
 /** Runs (or resumes) one ingestion job; a job that is not pending or running is left as it is. */
-export async function runIngestionJob(deps: Pick<AppDeps, 'orm' | 'llm' | 'config' | 'log'>, jobId: string, options: RunIngestionOptions = {}): Promise<IngestionOutcome> {
+export async function runIngestionJob(deps: Pick<AppDeps, 'orm' | 'llm' | 'config' | 'log' | 'pgvector'>, jobId: string, options: RunIngestionOptions = {}): Promise<IngestionOutcome> {
   const em = deps.orm.em.fork();
   const [job] = await em.execute<ClaimedJob[]>(
     `update ingestion_jobs set status = 'running', started_at = coalesce(started_at, now()), stage = 'extracting', progress = greatest(progress, ?)

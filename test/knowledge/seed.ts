@@ -20,9 +20,16 @@ export interface SeedDocument {
   /** Set: every chunk gets fakeEmbedding(text, dimension) and the document this embedding_model. */
   embeddingModel?: string | null;
   dimension?: number;
+  /** Where the database has pgvector, leave embedding_vector empty (as rows written before it was enabled). */
+  withoutVectorColumn?: boolean;
 }
 
 export const embeddingBytes = (text: string, dimension = 64) => Buffer.from(new Float32Array(fakeEmbedding(text, dimension)).buffer);
+
+async function hasVectorColumn(sql: Sql): Promise<boolean> {
+  const rows = await sql(`select 1 from information_schema.columns where table_name = 'document_chunks' and column_name = 'embedding_vector'`);
+  return rows.length > 0;
+}
 
 /** Returns the document id and its chunk ids (in order). */
 export async function insertDocument(sql: Sql, doc: SeedDocument): Promise<{ documentId: string; chunkIds: string[] }> {
@@ -44,6 +51,11 @@ export async function insertDocument(sql: Sql, doc: SeedDocument): Promise<{ doc
       [doc.tenantId, row.id, ordinal, chunk.text, chunk.text.length, chunk.locator, doc.embeddingModel ? embeddingBytes(chunk.text, doc.dimension) : null],
     );
     chunkIds.push(inserted.id);
+  }
+  // With pgvector, a finished ingestion also fills the vector column (see server/knowledge/pgvector.ts).
+  if (doc.embeddingModel && !doc.withoutVectorColumn && (await hasVectorColumn(sql))) {
+    const vectors = chunks.map((c) => `[${fakeEmbedding(c.text, doc.dimension).map((x) => Math.fround(x)).join(',')}]`);
+    await sql('update document_chunks c set embedding_vector = v.vector::vector from unnest($1::uuid[], $2::text[]) as v(id, vector) where c.id = v.id', [chunkIds, vectors]);
   }
   return { documentId: row.id, chunkIds };
 }

@@ -1,0 +1,66 @@
+// Optional pgvector support. Chunk embeddings are always stored as Float32 bytes
+// (document_chunks.embedding), which works on any PostgreSQL, the embedded one included (it has no
+// pgvector). When the database has the `vector` extension — created by an operator, or by Liya at
+// start-up when its role may — every embedding is also kept in document_chunks.embedding_vector and
+// the vector leg of retrieval ranks all chunks in scope inside PostgreSQL (`<=>`, cosine distance)
+// instead of loading vectors into Node. The column has no fixed dimension (documents may be embedded
+// with different models), so the ranking is an exact scan, not an approximate index.
+import type { Logger } from 'pino';
+import type { SqlPool } from '../../db/sql-pool.js';
+import { decodeEmbedding } from './query-embedding.js';
+
+const BACKFILL_BATCH = 500;
+
+/** pgvector's text form of a vector: `[0.1,0.2,...]`. */
+export const toVectorLiteral = (vector: Float32Array): string => `[${Array.from(vector).join(',')}]`;
+
+/**
+ * Whether pgvector is in use: enables the extension when it is available but not created (this
+ * needs a role allowed to create it, usually a superuser), and adds the vector column. Any failure
+ * leaves the portable path on, with one log line saying why.
+ */
+export async function enableVectorSupport(sql: SqlPool, log: Logger): Promise<boolean> {
+  const [state] = await sql.query<{ available: boolean; installed: boolean }>(
+    `select exists (select 1 from pg_available_extensions where name = 'vector') as available,
+            exists (select 1 from pg_extension where extname = 'vector') as installed`,
+  );
+  if (!state.available) return false;
+  try {
+    if (!state.installed) await sql.query('create extension if not exists vector');
+    await sql.query('alter table document_chunks add column if not exists embedding_vector vector');
+  } catch (err) {
+    log.info({ reason: (err as Error).message }, 'pgvector is available but could not be enabled; embeddings are compared in Node');
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Copies embeddings written before pgvector was enabled into the vector column, a batch at a time,
+ * until none is left or `signal` aborts. Returns how many chunks were copied.
+ */
+export async function backfillVectors(sql: SqlPool, signal?: AbortSignal): Promise<number> {
+  let copied = 0;
+  while (!signal?.aborted) {
+    const rows = await sql.query<{ id: string; embedding: Buffer }>(
+      `select id, embedding from document_chunks where embedding is not null and embedding_vector is null limit ${BACKFILL_BATCH}`,
+    );
+    if (!rows.length) break;
+    const ids: string[] = [];
+    const vectors: (string | null)[] = [];
+    for (const row of rows) {
+      const vector = decodeEmbedding(row.embedding);
+      ids.push(row.id);
+      // An unreadable blob gets an empty vector, so it is not picked up again; it matches nothing.
+      vectors.push(vector && vector.length ? toVectorLiteral(vector) : null);
+    }
+    await sql.query(
+      `update document_chunks c set embedding_vector = v.vector::vector
+         from unnest($1::uuid[], $2::text[]) as v(id, vector)
+        where c.id = v.id and c.embedding_vector is null`,
+      [ids, vectors.map((v) => v ?? '[0]')],
+    );
+    copied += rows.length;
+  }
+  return copied;
+}
