@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqlPool, type SqlPool } from '../db/sql-pool.js';
 import { backfillVectors } from '../server/knowledge/pgvector.js';
-import { VECTOR_SCAN_MAX } from '../server/knowledge/knowledge.service.js';
+import { PGVECTOR_SCAN_MAX_VALUES, VECTOR_SCAN_MAX } from '../server/knowledge/knowledge.service.js';
 import { bearer } from './support/client.js';
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from './support/fixtures.js';
@@ -84,7 +84,7 @@ describe.skipIf(!pgvector)('pgvector', () => {
     expect(await backfillVectors(sql)).toBe(0);
   });
 
-  it(`ranks every embedded chunk in scope in PostgreSQL, beyond the ${VECTOR_SCAN_MAX} the portable path scans`, async () => {
+  it(`ranks every embedded chunk in scope in PostgreSQL (beyond the ${VECTOR_SCAN_MAX} the portable path scans), within its bound`, async () => {
     const question = 'How do I claim travel expenses?';
     // A collection of its own, so the earlier tests' documents about expenses are not in scope.
     const created = await t.api.post('/v1/collections', { slug: 'plants', label: 'Plants', domain_keys: ['hiring'] }, { headers: bearer(a.apiKey) });
@@ -113,5 +113,12 @@ describe.skipIf(!pgvector)('pgvector', () => {
     const res = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.results[0]).toEqual(expect.objectContaining({ chunk_id: hidden.id, document_name: 'Plants', text: 'Zebra quokka marmalade.' }));
+
+    // Past the exact-scan bound (chunks x dimensions, from the documents' chunk counts) the portable
+    // path answers: it compares only the lexical candidates, and there are none here.
+    await t.sql('update documents set chunk_count = $2 where id = $1', [doc.id, Math.ceil(PGVECTOR_SCAN_MAX_VALUES / 64) + 1]);
+    const bounded = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
+    expect(bounded.status, bounded.text).toBe(200);
+    expect(bounded.body.data.results).toEqual([]);
   });
 });
