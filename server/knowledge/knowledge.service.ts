@@ -8,14 +8,15 @@
 //    lexemes (to_tsvector('english', unaccent(query)), any of them, ranked by ts_rank_cd) and
 //    spelling corrections of the lexemes no chunk contains, taken from the tenant's vocabulary with
 //    trigram similarity (vocabulary.ts). Lexemes found in more than a fifth of the tenant's chunks
-//    are dropped. Chunks holding every lexeme are taken first, then any; top CANDIDATES_PER_LEG of each. (Trigram word_similarity computed over chunk text
-//    in SQL was measured at ~0.6 ms a row, seconds at 10k chunks: it is done on words instead.)
+//    are dropped. Chunks holding every lexeme are taken first, then any; top CANDIDATES_PER_LEG of
+//    each. (Trigram word_similarity computed over chunk text in SQL was measured at ~0.6 ms a row,
+//    seconds at 10k chunks: it is done on words instead.)
 // 3. When the documents in scope were embedded, the query is embedded with the same model (openai
 //    SDK through deps.llm) and a third leg ranks by cosine similarity: with pgvector, over every
 //    embedded chunk in scope inside PostgreSQL (pgvector.ts) while that scan stays small
-//    (PGVECTOR_SCAN_MAX_VALUES); otherwise here, in Node, over the
-//    Float32 vectors: every chunk in scope when there are at most VECTOR_SCAN_MAX of them (so a
-//    chunk with no word in common can still be found), else the lexical candidates only.
+//    (PGVECTOR_SCAN_MAX_VALUES); otherwise here, in Node, over the Float32 vectors: every chunk in
+//    scope when there are at most VECTOR_SCAN_MAX of them (so a chunk with no word in common can
+//    still be found), else the lexical candidates only.
 // 4. Reciprocal rank fusion (k = 60) of the legs, times the chunk's collection weight; best first.
 //
 // Every statement filters on tenant_id (chunks, documents and document_collections alike) and reads

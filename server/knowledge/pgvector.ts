@@ -51,7 +51,8 @@ export async function backfillVectors(sql: SqlPool, signal?: AbortSignal): Promi
     for (const row of rows) {
       const vector = decodeEmbedding(row.embedding);
       ids.push(row.id);
-      // An unreadable blob gets an empty vector, so it is not picked up again; it matches nothing.
+      // An unreadable blob gets a one-value placeholder, so it is not picked up again; the vector
+      // leg's dimension filter keeps it out of every ranking.
       vectors.push(vector && vector.length ? toVectorLiteral(vector) : null);
     }
     await sql.query(
