@@ -25,10 +25,23 @@ describe('the envelope on every error', () => {
   });
 
   it('an unknown route is 404 ROUTE_NOT_FOUND', async () => {
-    for (const [method, path] of [['GET', '/v1/nothing-here'], ['POST', '/nope'], ['OPTIONS', '/v1/collections'], ['DELETE', '/auth/login']]) {
+    for (const [method, path] of [['GET', '/v1/nothing-here'], ['POST', '/nope'], ['DELETE', '/v1/collections/a/b']]) {
       const res = await t.api.request(method, path);
       expect(res.status, `${method} ${path}`).toBe(404);
       expectEnvelopeError(res.body, 'ROUTE_NOT_FOUND');
+    }
+  });
+
+  it('a known path under another method is 405 METHOD_NOT_ALLOWED with Allow', async () => {
+    for (const [method, path, allow] of [
+      ['OPTIONS', '/v1/collections', 'GET, HEAD, POST'],
+      ['DELETE', '/auth/login', 'POST'],
+      ['PUT', '/v1/collections/0b6a4f1e-0000-4000-8000-000000000000', 'DELETE, GET, HEAD, PATCH'],
+    ]) {
+      const res = await t.api.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+      expectEnvelopeError(res.body, 'METHOD_NOT_ALLOWED');
     }
   });
 

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AppError, errorBody } from '../errors.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { errorBody } from '../errors.js';
 import type { AppDeps } from '../deps.js';
 import { appRouter } from '../router.js';
+import { trackAllowedMethods } from './allowed-methods.js';
 import { registerDocs } from './docs.js';
+import { answerClientError, sendFrameworkError } from './framework-errors.js';
 import { registerHealth } from './health.js';
+import { rejectNulInJson } from './reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -21,7 +24,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // A request (headers and body) must arrive within this time: a slow sender cannot hold a
+    // connection open for ever. Node answers through clientErrorHandler (408 REQUEST_TIMEOUT).
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    http: {
+      requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+      headersTimeout: Math.min(60_000, deps.config.REQUEST_TIMEOUT_MS),
+      // Node checks those deadlines every 30 s by default, which would let a stalled request live
+      // up to 30 s past its limit.
+      connectionsCheckingInterval: Math.min(5_000, Math.ceil(deps.config.REQUEST_TIMEOUT_MS / 4)),
+    },
+    // Bad percent-encoding and over-long path segments, which fastify answers in its own shape.
+    frameworkErrors: (error, req, reply) => sendFrameworkError(error, req, reply),
+    // Malformed HTTP, header overflow and timeouts, which Node answers before fastify sees them.
+    clientErrorHandler: answerClientError,
   });
+  const allowedMethods = trackAllowedMethods(app);
 
   // JSON bodies: an empty body is "no input" (POST /rotate with no body is fine); prototype
   // poisoning keys are refused by fastify's own parser. A bodiless POST without a content type
@@ -32,7 +50,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    defaultJson(req, body as string, done);
+    defaultJson(req, body as string, (err, parsed) => {
+      if (err) return done(err);
+      try {
+        rejectNulInJson(body as string, parsed);
+      } catch (nul) {
+        return done(nul as Error);
+      }
+      done(null, parsed);
+    });
   });
 
   app.addHook('onRequest', async (req, reply) => {
@@ -40,11 +66,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
-    sendFastifyError(error, req, reply);
+    sendFrameworkError(error, req, reply);
   });
 
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send(errorBody('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`));
+    const path = req.url.split('?')[0].slice(0, 300);
+    const allowed = allowedMethods.forPath(path);
+    if (allowed.length) {
+      void reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send(errorBody('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allowed }));
+      return;
+    }
+    void reply.code(404).send(errorBody('ROUTE_NOT_FOUND', `No route for ${req.method} ${path}`));
   });
 
   registerHealth(app, deps);
@@ -62,24 +97,3 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   return app;
 }
-
-function sendFastifyError(error: Error & { statusCode?: number; code?: string }, req: FastifyRequest, reply: FastifyReply) {
-  const status = error.statusCode ?? 500;
-  if (error instanceof AppError) {
-    void reply.code(error.status).send(errorBody(error.code, error.message, error.details));
-    return;
-  }
-  if (status === 413) {
-    void reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', `The request body is larger than ${req.routeOptions.bodyLimit ?? 'the limit'} bytes`));
-  } else if (status === 415) {
-    void reply.code(415).send(errorBody('UNSUPPORTED_MEDIA_TYPE', `Unsupported content type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json`));
-  } else if (status === 400 && (error.code?.startsWith('FST_ERR_CTP') || error instanceof SyntaxError)) {
-    void reply.code(400).send(errorBody('INVALID_JSON', 'The request body is not valid JSON'));
-  } else if (status >= 400 && status < 500) {
-    void reply.code(status).send(errorBody(status === 404 ? 'NOT_FOUND' : 'INVALID_INPUT', error.message));
-  } else {
-    req.log.error({ err: error }, 'unhandled error');
-    void reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));
-  }
-}
-

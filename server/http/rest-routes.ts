@@ -11,6 +11,7 @@ import { getTRPCErrorFromUnknown, type AnyTRPCProcedure } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { AppError, errorBody } from '../errors.js';
 import { describeError, type Context, type RouteMeta } from '../trpc.js';
+import { rejectNulInUrl } from './reject-nul.js';
 
 type ProcedureRecord = Record<string, AnyTRPCProcedure & { _def: { meta?: RouteMeta; type: 'query' | 'mutation' | 'subscription' } }>;
 
@@ -46,6 +47,12 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const params = req.params as Record<string, string>;
         let input: Record<string, unknown>;
+        try {
+          rejectNulInUrl(params, req.query as Record<string, unknown>);
+        } catch (nul) {
+          const error = nul as AppError;
+          return reply.code(error.status).send(errorBody(error.code, error.message, error.details));
+        }
         if (BODY_METHODS.has(method)) {
           const body = req.body;
           if (body !== undefined && !isPlainObject(body)) {
