@@ -52,6 +52,8 @@ const configSchema = z.object({
   MAIL_FROM: z.string().default('Liya <no-reply@localhost>'),
   APP_URL: z.string().url().default('http://localhost:3000'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Time for a client to send a whole request, headers and body (default 120 s): 408 REQUEST_TIMEOUT after it. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   TRUST_PROXY: boolFlag.default(false),
