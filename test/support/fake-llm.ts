@@ -140,9 +140,26 @@ function sampleNumber(schema: Schema, integer: boolean, variant: number): number
   return value;
 }
 
+// Tried in order when a schema has a `pattern` and no known format: the first that matches is used.
+const PATTERN_SAMPLES = ['sample', 'sample-1', 'user@example.com', 'abc', 'a', 'x1', 'A1', '1', '#aabbcc', 'https://example.com/', '2024-01-01', 'en'];
+
+function patternSample(pattern: string, variant: number): string | undefined {
+  let re: RegExp;
+  try {
+    re = new RegExp(pattern, 'u');
+  } catch {
+    return undefined;
+  }
+  const found = PATTERN_SAMPLES.find((candidate) => re.test(candidate));
+  if (found && variant && re.test(`${found}${variant + 1}`)) return `${found}${variant + 1}`;
+  return found;
+}
+
 function sampleString(schema: Schema, variant: number): string {
-  let value = typeof schema.format === 'string' && FORMAT_SAMPLES[schema.format] ? FORMAT_SAMPLES[schema.format] : 'sample';
-  if (variant && !schema.format) value = `${value} ${variant + 1}`;
+  const format = typeof schema.format === 'string' ? FORMAT_SAMPLES[schema.format] : undefined;
+  const patterned = !format && typeof schema.pattern === 'string' ? patternSample(schema.pattern, variant) : undefined;
+  let value = format ?? patterned ?? 'sample';
+  if (variant && !schema.format && !patterned) value = `${value} ${variant + 1}`;
   const min = schema.minLength ?? 0;
   if (value.length < min) value = value.padEnd(min, 'x');
   if (schema.maxLength !== undefined && value.length > schema.maxLength) value = value.slice(0, schema.maxLength);
