@@ -40,7 +40,15 @@ Decisions where the specification is silent:
 - Lists take \`page\`/\`pageSize\` (default 20, larger than 100 is clamped) or \`limit\`/\`offset\`.
 - An empty body on POST is the same as \`{}\`; unknown body fields are ignored.
 - Bodies are limited to BODY_LIMIT_BYTES (default 1 MiB): 413 PAYLOAD_TOO_LARGE; bodies must be
-  application/json: 415 UNSUPPORTED_MEDIA_TYPE; malformed JSON: 400 INVALID_JSON.`;
+  application/json: 415 UNSUPPORTED_MEDIA_TYPE; malformed JSON: 400 INVALID_JSON.
+- The NUL character (U+0000) is refused wherever a request carries text: in a path parameter, a
+  query value, or any string or key of a JSON body: 400 INVALID_INPUT with \`details.issues[0].code\`
+  \`nul_character\` naming the field.
+- Answers the HTTP layer gives before any route runs are envelopes too: a path segment over 500
+  characters, 414 URI_TOO_LONG; request line and headers over 16 KiB, 431 HEADERS_TOO_LARGE; a request
+  not received within REQUEST_TIMEOUT_MS (default 120 s), 408 REQUEST_TIMEOUT; malformed HTTP, bad
+  percent-encoding or a body shorter than its Content-Length, 400 MALFORMED_REQUEST; a known path
+  under another method, 405 METHOD_NOT_ALLOWED with an \`Allow\` header and \`details.allowed\`.`;
 
 const errorEnvelope = {
   type: 'object',
