@@ -25,7 +25,7 @@ export interface BenchSettings {
   poolMax: number;
 }
 
-const TARGETS = { minThroughputRatio: 0.5, maxP99Ratio: 1.5 };
+const TARGETS = { minThroughputRatio: 0.8, maxP99Ratio: 1.3 };
 
 async function signUp(baseUrl: string): Promise<string> {
   const res = await fetch(`${baseUrl}/auth/signup`, {
