@@ -1,4 +1,9 @@
 #!/usr/bin/env node
-import { ensureModernNode, runTypeScript } from './launch.mjs';
+import { fileURLToPath } from 'node:url';
+import { applyServerRuntime, ensureModernNode, runCompiled } from './launch.mjs';
 
-if (ensureModernNode(new URL(import.meta.url).pathname)) await runTypeScript('cli/main.ts');
+const script = fileURLToPath(import.meta.url);
+if (ensureModernNode(script)) {
+  applyServerRuntime(script);
+  await runCompiled('cli/main.js');
+}

@@ -3,7 +3,7 @@ import { EXIT_USAGE } from './errors.js';
 import { buildProgram } from './program.js';
 
 try {
-  await buildProgram().parseAsync(process.argv);
+  await (await buildProgram(process.argv)).parseAsync(process.argv);
 } catch (err) {
   if (!(err instanceof CommanderError)) throw err;
   // commander has printed the message (or the help/version) already.

@@ -1,10 +1,11 @@
 // Turns an upload's bytes into plain text. Headings are kept as Markdown heading lines (`# Title`),
 // so the semantic chunker can split on them whatever the source format was.
-import { parse as parseCsv } from 'csv-parse/sync';
-import { convert as htmlToText, type FormatCallback } from 'html-to-text';
-import mammoth from 'mammoth';
-import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
+// Formats read with a parser library (PDF, DOCX, HTML, CSV) are extracted in a separate process
+// (parser-client.ts): once loaded, the parsers' code stays in a process for good (~15 MB for
+// pdf.js and mammoth), and the parser process exits when idle, which gives it all back.
+import type { FormatCallback } from 'html-to-text';
 import { DOCX_MIME, type SupportedMediaType } from './media-types.js';
+import { runInParserProcess } from './parser-client.js';
 
 export interface ExtractedText {
   text: string;
@@ -47,7 +48,8 @@ const markdownHeading: FormatCallback = (elem, walk, builder) => {
   builder.closeBlock({ trailingLineBreaks: 2 });
 };
 
-export function htmlToPlainText(html: string): string {
+export async function htmlToPlainText(html: string): Promise<string> {
+  const { convert: htmlToText } = await import('html-to-text');
   return htmlToText(html, {
     wordwrap: false,
     formatters: { markdownHeading },
@@ -65,7 +67,8 @@ export function htmlToPlainText(html: string): string {
 
 // ------------------------------------------------------------------ CSV and JSON
 
-function csvToText(text: string): string {
+async function csvToText(text: string): Promise<string> {
+  const { parse: parseCsv } = await import('csv-parse/sync');
   let records: Record<string, string>[];
   try {
     records = parseCsv(text, { columns: true, skip_empty_lines: true, relax_column_count: true, bom: true, trim: true });
@@ -108,6 +111,7 @@ function jsonToText(text: string): string {
 // ------------------------------------------------------------------ PDF and DOCX
 
 async function pdfToText(bytes: Uint8Array): Promise<ExtractedText> {
+  const { extractText: extractPdfText, getDocumentProxy } = await import('unpdf');
   let pageTexts: string[];
   let pages: number;
   try {
@@ -126,6 +130,7 @@ async function pdfToText(bytes: Uint8Array): Promise<ExtractedText> {
 }
 
 async function docxToText(bytes: Uint8Array): Promise<string> {
+  const { default: mammoth } = await import('mammoth');
   let html: string;
   try {
     html = (await mammoth.convertToHtml({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) })).value;
@@ -135,8 +140,19 @@ async function docxToText(bytes: Uint8Array): Promise<string> {
   return htmlToPlainText(html);
 }
 
+/** The media types whose extraction loads a parser library, so runs in the parser process. */
+const PARSED_ELSEWHERE: ReadonlySet<SupportedMediaType> = new Set(['application/pdf', DOCX_MIME, 'text/html', 'text/csv']);
+
 /** Extracts the text of an upload; throws UnreadableDocumentError when the file cannot be read or holds no text. */
 export async function extractText(bytes: Uint8Array, mediaType: SupportedMediaType): Promise<ExtractedText> {
+  if (!PARSED_ELSEWHERE.has(mediaType)) return extractTextInProcess(bytes, mediaType);
+  const reply = await runInParserProcess({ bytes, mediaType });
+  if (reply.ok) return reply.extracted;
+  throw reply.unreadable ? new UnreadableDocumentError(reply.message) : new Error(reply.message);
+}
+
+/** extractText in this process, whatever the format (the parser process runs this). */
+export async function extractTextInProcess(bytes: Uint8Array, mediaType: SupportedMediaType): Promise<ExtractedText> {
   let extracted: ExtractedText;
   switch (mediaType) {
     case 'application/pdf':
@@ -146,10 +162,10 @@ export async function extractText(bytes: Uint8Array, mediaType: SupportedMediaTy
       extracted = { text: await docxToText(bytes), pages: null };
       break;
     case 'text/html':
-      extracted = { text: htmlToPlainText(decodeUtf8(bytes)), pages: null };
+      extracted = { text: await htmlToPlainText(decodeUtf8(bytes)), pages: null };
       break;
     case 'text/csv':
-      extracted = { text: csvToText(decodeUtf8(bytes)), pages: null };
+      extracted = { text: await csvToText(decodeUtf8(bytes)), pages: null };
       break;
     case 'application/json':
       extracted = { text: jsonToText(decodeUtf8(bytes)), pages: null };

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface MailMessage {
   to: string;
@@ -21,11 +21,13 @@ export function createMailer(smtpUrl: string | undefined, from: string): Mailer 
       },
     };
   }
-  const transport = nodemailer.createTransport(smtpUrl);
+  // nodemailer (~7 MB) loads with the first message, not with every server.
+  let transport: Promise<Transporter> | null = null;
   return {
     enabled: true,
     async send(message) {
-      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.body });
+      transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl));
+      await (await transport).sendMail({ from, to: message.to, subject: message.subject, text: message.body });
     },
   };
 }

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
+import { inject } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -21,9 +22,19 @@ export interface CliRunOptions {
   until?: string;
 }
 
-/** Output without colours or cursor codes; CI=true makes ink print its final frame once. */
+/**
+ * Output without colours or cursor codes; CI=true makes ink print its final frame once. The CLI
+ * runs the test run's own build of the current sources (LIYA_DIST), never a dist/ left from before.
+ */
 export function runLiya(args: string[], options: CliRunOptions = {}): Promise<CliRun> & { child: ChildProcess } {
-  const env: Record<string, string | undefined> = { ...process.env, CI: 'true', NO_COLOR: '1', FORCE_COLOR: undefined, ...options.env };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    CI: 'true',
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    LIYA_DIST: inject('liyaDist'),
+    ...options.env,
+  };
   const child = spawn(process.execPath, ['bin/liya.mjs', ...args], {
     cwd: root,
     env: env as NodeJS.ProcessEnv,

