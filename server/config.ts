@@ -39,6 +39,8 @@ const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` lines, readable `pretty` lines, or `auto` (default): pretty when stdout is a terminal, else JSON. */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   DATABASE_URL: z.string().url().optional(),
   PG_DATA_DIR: z.string().default('./.liya/pg'),
   PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),

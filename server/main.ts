@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger, startServer, type RunningServer } from './boot.js';
+import { startServer, type RunningServer } from './boot.js';
+import { createLogger } from './logger.js';
 
 /** `npm start` / `liya start`: serve until SIGINT or SIGTERM, then stop HTTP, worker and database in order. */
 export async function runServer(): Promise<void> {

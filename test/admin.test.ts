@@ -61,6 +61,7 @@ describe('admin authentication', () => {
     const routes = (await adminRoutes(tenantId)).map((r) => `${r.method} ${r.path.replace(tenantId, '{tenantId}')}`).sort();
     expect(routes).toEqual([
       'DELETE /admin/tenants/{tenantId}/api-key',
+      'GET /admin/diagnostics',
       'GET /admin/stats',
       'GET /admin/tenants',
       'GET /admin/tenants/{tenantId}',

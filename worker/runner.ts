@@ -14,6 +14,8 @@ const STALE_MS = 60_000;
 export interface WorkerHandle {
   readonly workerIds: string[];
   isRunning(): boolean;
+  /** Settles when the runner has ended, whether stopped or crashed. */
+  readonly ended: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -78,7 +80,8 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
   });
 
   const beat = async () => {
-    if (workerIds.length === 0) return;
+    // A runner that ended must not look alive to `liya doctor` and the lock recovery.
+    if (workerIds.length === 0 || !running) return;
     await pgPool.query(
       `insert into worker_heartbeats (worker_id, started_at, last_seen_at) select unnest($1::text[]), now(), now()
        on conflict (worker_id) do update set last_seen_at = now()`,
@@ -89,7 +92,10 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
   await releaseDeadWorkerLocks(pgPool, deps).catch((err) => deps.log.warn({ err }, 'could not release stale job locks'));
   const timer = setInterval(() => beat().catch((err) => deps.log.warn({ err }, 'worker heartbeat failed')), HEARTBEAT_MS);
   timer.unref();
-  void runner.promise.finally(() => {
+  const ended = runner.promise.then(
+    () => undefined,
+    (err: unknown) => deps.log.error({ err }, 'the job runner failed'),
+  ).finally(() => {
     running = false;
   });
 
@@ -97,6 +103,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
   return {
     workerIds,
     isRunning: () => running,
+    ended,
     async stop() {
       clearInterval(timer);
       if (!running) return;

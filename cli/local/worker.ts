@@ -1,6 +1,7 @@
 // The work behind `liya worker` (loaded only when that command runs).
 import type { Logger } from 'pino';
-import { createLogger, openRuntime } from '../../server/boot.js';
+import { openRuntime } from '../../server/boot.js';
+import { createLogger } from '../../server/logger.js';
 import type { AppConfig } from '../../server/config.js';
 import { startWorker, type WorkerHandle } from '../../worker/runner.js';
 import { loadServerConfig } from './config.js';
@@ -70,7 +71,15 @@ async function runUntilStopped(
     return 1;
   }
 
-  const signal = await stopRequested;
+  // A runner that ends by itself (its database connection lost for good) ends the process with
+  // code 1, so a supervisor (systemd, Docker's restart policy) starts a fresh one.
+  const ended = worker ? worker.ended.then(() => null) : new Promise<null>(() => undefined);
+  const signal = await Promise.race([stopRequested, ended]);
+  if (signal === null) {
+    log.fatal('the job runner stopped by itself; exiting so that a supervisor can restart it');
+    await close();
+    return 1;
+  }
   log.info({ signal }, 'stopping the worker; jobs in progress finish first');
   await close();
   log.info('worker stopped');

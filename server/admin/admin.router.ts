@@ -11,6 +11,8 @@ import { getTenant, listTenants } from '../tenants/tenants.service.js';
 import { adminProcedure, router } from '../trpc.js';
 import { getPlatformStats, getUsageReport, resolveRange } from '../usage/usage.service.js';
 import { assertTenantExists, createTenant, updateTenant } from './admin.service.js';
+import { diagnosticsSchema } from './diagnostics.schemas.js';
+import { runDiagnostics } from './diagnostics.service.js';
 
 const TAGS = ['Admin'];
 
@@ -109,4 +111,18 @@ export const adminRouter = router({
       ),
     )
     .query(async ({ ctx }) => envelope(await getPlatformStats(ctx.em))),
+
+  diagnostics: adminProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/admin/diagnostics',
+        tags: TAGS,
+        summary: 'Check the database, migrations, job runner and model provider',
+        description: 'Always 200 with `ok: false` when a check fails; each failing or warning check says how to fix it. `liya doctor` prints it.',
+      },
+    })
+    .input(z.object({}).optional())
+    .output(ok(diagnosticsSchema))
+    .query(async ({ ctx }) => envelope(await runDiagnostics(ctx.deps, ctx.em))),
 });

@@ -7,6 +7,7 @@ import { trackAllowedMethods } from './allowed-methods.js';
 import { registerDocs } from './docs.js';
 import { answerClientError, sendFrameworkError } from './framework-errors.js';
 import { registerHealth } from './health.js';
+import { ProbeAwareLogController } from './request-log.js';
 import { rejectNulInJson } from './reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
 
@@ -16,6 +17,7 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
+    logController: new ProbeAwareLogController(),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
     requestIdHeader: false,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../deps.js';
+import { PROBE_ROUTE_CONFIG } from './request-log.js';
 
 const DB_CHECK_TIMEOUT_MS = 2000;
 
@@ -9,11 +10,11 @@ async function checkDatabase(deps: AppDeps): Promise<boolean> {
   return Promise.race([probe, timeout]);
 }
 
-/** Liveness and readiness probes (raw routes: no auth, no tRPC). */
+/** Liveness and readiness probes (raw routes: no auth, no tRPC; their request lines log at debug). */
 export function registerHealth(app: FastifyInstance, deps: AppDeps) {
-  app.get('/health/live', async () => ({ success: true, data: { status: 'ok' } }));
+  app.get('/health/live', { config: PROBE_ROUTE_CONFIG }, async () => ({ success: true, data: { status: 'ok' } }));
 
-  app.get('/health/ready', async (_req, reply) => {
+  app.get('/health/ready', { config: PROBE_ROUTE_CONFIG }, async (_req, reply) => {
     const [db, engine] = await Promise.all([checkDatabase(deps), Promise.resolve(deps.engineReady())]);
     if (db && engine) return { success: true, data: { status: 'ready', engine, db } };
     void reply.code(503);

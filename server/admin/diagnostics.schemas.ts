@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+export const diagnosticCheckSchema = z.object({
+  name: z.string().describe('database, migrations, job runner or model provider'),
+  status: z.enum(['ok', 'warn', 'fail']),
+  detail: z.string().describe('What was found'),
+  fix: z.string().nullable().describe('What to do about a warn or fail; null when ok'),
+});
+
+export const diagnosticsSchema = z.object({
+  ok: z.boolean().describe('No check failed (warnings allowed)'),
+  checks: z.array(diagnosticCheckSchema),
+});

@@ -1,0 +1,218 @@
+// What an operator checks first when something is wrong: the database, its migrations, the job
+// runner and the model provider, each answered with what was found and, when it fails, what to do.
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { EntityManager } from '../../db/orm.js';
+import type { AppDeps } from '../deps.js';
+import { createOpenAiClient, NO_KEY, type CreateClient } from '../llm/client-cache.js';
+import { DEFAULT_PROVIDER, listProviders, parseModelRef } from '../llm/providers.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface DiagnosticCheck {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** What to do about a `warn` or `fail`; null when the check is ok. */
+  fix: string | null;
+}
+
+export interface Diagnostics {
+  /** No check failed (warnings allowed). */
+  ok: boolean;
+  checks: DiagnosticCheck[];
+}
+
+export interface DiagnosticsOptions {
+  /** Builds the SDK client for the provider check (default: the openai SDK). */
+  createClient?: CreateClient;
+  /** Time limit of each check in milliseconds (default 5000). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+// The runner writes its heartbeat every 15 s and treats 60 s of silence as death (worker/runner.ts).
+const LIVE_WORKER_SECONDS = 60;
+// Jobs ready this long without being picked up mean the runners cannot keep up (or are stuck).
+const BACKLOG_WARN_SECONDS = 300;
+const MAX_REASON_CHARS = 200;
+
+const ok = (name: string, detail: string): DiagnosticCheck => ({ name, status: 'ok', detail, fix: null });
+const warn = (name: string, detail: string, fix: string): DiagnosticCheck => ({ name, status: 'warn', detail, fix });
+const fail = (name: string, detail: string, fix: string): DiagnosticCheck => ({ name, status: 'fail', detail, fix });
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, MAX_REASON_CHARS);
+const elapsed = (since: number) => `${Math.round(performance.now() - since)} ms`;
+
+class CheckTimeout extends Error {}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CheckTimeout(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function checkNotRun(name: string): DiagnosticCheck {
+  return warn(name, 'not checked: the database is unreachable', 'Fix the database check first.');
+}
+
+async function checkDatabase(deps: AppDeps, em: EntityManager, timeoutMs: number): Promise<DiagnosticCheck> {
+  const name = 'database';
+  const started = performance.now();
+  try {
+    const [row] = await withTimeout(em.execute<{ server_version: string }[]>('show server_version'), timeoutMs);
+    return ok(name, `connected (PostgreSQL ${row.server_version}, ${elapsed(started)})`);
+  } catch (err) {
+    const fix = deps.config.DATABASE_URL
+      ? 'Check DATABASE_URL and that PostgreSQL is running and accepts connections from this host.'
+      : `The embedded PostgreSQL (data in ${deps.config.PG_DATA_DIR}) is not answering: restart the server (liya start) and read its log.`;
+    return fail(name, `cannot query the database: ${reasonOf(err)}`, fix);
+  }
+}
+
+async function checkMigrations(deps: AppDeps, timeoutMs: number): Promise<DiagnosticCheck> {
+  const name = 'migrations';
+  try {
+    const [pending, executed] = await withTimeout(Promise.all([deps.orm.migrator.getPending(), deps.orm.migrator.getExecuted()]), timeoutMs);
+    if (pending.length > 0) {
+      return fail(
+        name,
+        `${pending.length} pending: ${pending.map((m) => m.name).join(', ')}`,
+        'Apply them: liya migrate (a server applies them when it starts).',
+      );
+    }
+    return ok(name, `all ${executed.length} applied`);
+  } catch (err) {
+    return fail(name, `cannot read the applied migrations: ${reasonOf(err)}`, 'Apply the migrations: liya migrate.');
+  }
+}
+
+interface JobRunnerRow {
+  schema: boolean;
+  live_workers: number;
+}
+
+interface QueueRow {
+  ready: number;
+  oldest_wait_seconds: number | null;
+}
+
+async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: number): Promise<DiagnosticCheck> {
+  const name = 'job runner';
+  const startFix = deps.config.WORKER
+    ? 'Start a job runner: liya worker (or restart this server, whose WORKER=1 runs one in-process); read the log for why it stopped.'
+    : 'Start a job runner: liya worker, or set WORKER=1 so the API process runs one.';
+  try {
+    const [runner] = await withTimeout(
+      em.execute<JobRunnerRow[]>(
+        `select to_regclass('graphile_worker._private_jobs') is not null as schema,
+                (select count(*)::int from worker_heartbeats where last_seen_at > now() - make_interval(secs => ?)) as live_workers`,
+        [LIVE_WORKER_SECONDS],
+      ),
+      timeoutMs,
+    );
+    if (!runner.schema) {
+      return fail(name, 'the job queue schema (graphile_worker) is not installed', 'Install it: liya migrate (a server installs it when it starts).');
+    }
+    const [queue] = await withTimeout(
+      em.execute<QueueRow[]>(
+        `select count(*)::int as ready, extract(epoch from now() - min(run_at))::int as oldest_wait_seconds
+           from graphile_worker._private_jobs
+          where locked_at is null and run_at <= now() and attempts < max_attempts`,
+      ),
+      timeoutMs,
+    );
+    const waiting = queue.ready === 0 ? 'no jobs waiting' : `${queue.ready} job${queue.ready === 1 ? '' : 's'} waiting`;
+    if (deps.config.WORKER && !deps.engineReady()) {
+      return fail(name, `the job runner of this server has stopped; ${waiting}`, startFix);
+    }
+    if (runner.live_workers === 0) {
+      return fail(name, `no job runner has sent a heartbeat in the last ${LIVE_WORKER_SECONDS} s; ${waiting}`, startFix);
+    }
+    const live = `${runner.live_workers} job worker${runner.live_workers === 1 ? '' : 's'} alive (heartbeat within ${LIVE_WORKER_SECONDS} s)`;
+    if (queue.oldest_wait_seconds !== null && queue.oldest_wait_seconds > BACKLOG_WARN_SECONDS) {
+      return warn(
+        name,
+        `${live}, but ${waiting} and the oldest has waited ${queue.oldest_wait_seconds} s`,
+        'Add job runners (liya worker) or raise WORKER_CONCURRENCY; check the log for jobs that hang.',
+      );
+    }
+    return ok(name, `${live}; ${waiting}`);
+  } catch (err) {
+    return fail(name, `cannot read the job queue: ${reasonOf(err)}`, 'Install the job queue schema: liya migrate.');
+  }
+}
+
+/** The provider's address without credentials or query, for messages. */
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+async function checkProvider(deps: AppDeps, createClient: CreateClient, timeoutMs: number): Promise<DiagnosticCheck> {
+  const { config, log } = deps;
+  const { provider: providerName, model } = parseModelRef(config.DEFAULT_MODEL);
+  const name = 'model provider';
+  const provider = listProviders(config).find((p) => p.name === providerName);
+  if (!provider) {
+    return fail(name, `DEFAULT_MODEL "${config.DEFAULT_MODEL}" names the provider "${providerName}", which is not configured`, 'Add it to LLM_PROVIDERS, or change DEFAULT_MODEL.');
+  }
+  const isDefault = provider.name === DEFAULT_PROVIDER;
+  if (!provider.configured) {
+    return warn(
+      name,
+      'no platform model provider is configured: only tenants with their own provider keys can run intents',
+      'Set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible server), then restart.',
+    );
+  }
+  const where = `"${provider.name}" at ${describeUrl(provider.baseUrl)}`;
+  const checkUrl = isDefault ? `Check OPENAI_BASE_URL (${describeUrl(provider.baseUrl)}) and that this host can reach it.` : `Check the baseUrl of "${provider.name}" in LLM_PROVIDERS and that this host can reach it.`;
+  const checkKey = isDefault ? 'Check OPENAI_API_KEY.' : `Check the key of "${provider.name}" in LLM_PROVIDERS.`;
+
+  const client = createClient({ baseURL: provider.baseUrl, apiKey: provider.apiKey ?? NO_KEY, maxRetries: 0, timeout: timeoutMs, log });
+  const started = performance.now();
+  try {
+    const page = await withTimeout(client.models.list({ timeout: timeoutMs, maxRetries: 0 }), timeoutMs + 500);
+    const ids = page.data.map((m) => m.id);
+    const answered = `${where} answered in ${elapsed(started)}`;
+    if (ids.length > 0 && !ids.includes(model)) {
+      return warn(name, `${answered}, but does not list DEFAULT_MODEL "${model}"`, 'Check DEFAULT_MODEL against the provider\'s model names.');
+    }
+    return ok(name, `${answered} (${ids.length} model${ids.length === 1 ? '' : 's'})`);
+  } catch (err) {
+    // Providers' error texts can echo part of the key, so only the status or the socket error is shown.
+    if (err instanceof CheckTimeout || err instanceof APIConnectionTimeoutError) return fail(name, `${where}: no answer within ${timeoutMs / 1000} s`, checkUrl);
+    if (err instanceof APIConnectionError) {
+      const cause = (err.cause as { code?: string } | undefined)?.code;
+      return fail(name, `cannot connect to ${where}${cause ? ` (${cause})` : ''}`, checkUrl);
+    }
+    if (err instanceof APIError) {
+      if (err.status === 401 || err.status === 403) return fail(name, `${where} refused the API key (HTTP ${err.status})`, checkKey);
+      // Some OpenAI-compatible servers have no model list: the server answered, so it is reachable.
+      if (err.status === 404) return warn(name, `${where} is reachable but has no model list (HTTP 404)`, `${checkUrl} The base URL usually ends in /v1.`);
+      return fail(name, `${where} answered HTTP ${err.status ?? 'error'}`, `${checkUrl} ${checkKey}`);
+    }
+    return fail(name, `${where}: ${reasonOf(err)}`, checkUrl);
+  }
+}
+
+/**
+ * Runs every check (each within `timeoutMs`); checks that need the database are skipped with a
+ * warning when it is unreachable.
+ */
+export async function runDiagnostics(deps: AppDeps, em: EntityManager, options: DiagnosticsOptions = {}): Promise<Diagnostics> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const provider = checkProvider(deps, options.createClient ?? createOpenAiClient, timeoutMs);
+  const database = await checkDatabase(deps, em, timeoutMs);
+  const databaseChecks =
+    database.status === 'ok'
+      ? await Promise.all([checkMigrations(deps, timeoutMs), checkJobRunner(deps, em, timeoutMs)])
+      : [checkNotRun('migrations'), checkNotRun('job runner')];
+  const checks = [database, ...databaseChecks, await provider];
+  return { ok: checks.every((c) => c.status !== 'fail'), checks };
+}
