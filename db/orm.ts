@@ -48,10 +48,25 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   return MikroORM.init(createOrmConfig(options));
 }
 
-/** Applies pending migrations; returns the names applied. */
+// Any fixed number: the key of the session-level advisory lock that serialises migrations.
+const MIGRATION_LOCK_KEY = 7_311_402_119;
+
+/**
+ * Applies pending migrations; returns the names applied. Several processes may start together on
+ * one database (API replicas, workers): the migrator itself takes no lock, so each run holds a
+ * PostgreSQL advisory lock on its own connection, and the ones that waited find nothing pending.
+ */
 export async function applyMigrations(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.migrator.up();
-  return applied.map((m) => m.name);
+  const lock = new pg.Client({ connectionString: orm.config.get('clientUrl') });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const applied = await orm.migrator.up();
+    return applied.map((m) => m.name);
+  } finally {
+    // Ending the session releases the lock, whatever happened to the migration.
+    await lock.end().catch(() => undefined);
+  }
 }
 
 /** Creates `database` on the server behind `adminUrl` unless it exists. */

@@ -26,7 +26,13 @@ export async function enableVectorSupport(sql: SqlPool, log: Logger): Promise<bo
   );
   if (!state.available) return false;
   try {
-    if (!state.installed) await sql.query('create extension if not exists vector');
+    if (!state.installed) {
+      // Processes starting together race here; the loser's duplicate-key error means it is there.
+      await sql.query('create extension if not exists vector').catch(async (err: unknown) => {
+        const [now] = await sql.query<{ installed: boolean }>(`select exists (select 1 from pg_extension where extname = 'vector') as installed`);
+        if (!now?.installed) throw err;
+      });
+    }
     await sql.query('alter table document_chunks add column if not exists embedding_vector vector');
   } catch (err) {
     log.info({ reason: (err as Error).message }, 'pgvector is available but could not be enabled; embeddings are compared in Node');
