@@ -100,7 +100,8 @@ const CASES: Record<string, Case> = {
     input: { user_id: 'u-1', resume_text: RESUME, target_role: 'Staff Engineer' },
     badInputs: [
       ['no resume_text', { user_id: 'u-1', target_role: 'Staff Engineer' }],
-      ['resume_text too short', { user_id: 'u-1', resume_text: 'Engineer, 5 years.' }],
+      ['resume_text blank', { user_id: 'u-1', resume_text: ' \n\t ' }],
+      ['resume_text over its maximum', { user_id: 'u-1', resume_text: 'x'.repeat(60_001) }],
     ],
     output: {
       summary: 'Backend engineer with about nine years of experience in payments, focused on Go, Java and PostgreSQL.',
@@ -165,7 +166,7 @@ const CASES: Record<string, Case> = {
     },
     badInputs: [
       ['no job_description', { user_id: 'u-1', resume_text: RESUME }],
-      ['job_description too short', { user_id: 'u-1', resume_text: RESUME, job_description: 'Engineer' }],
+      ['job_description blank', { user_id: 'u-1', resume_text: RESUME, job_description: '   ' }],
       ['knockout_criteria not a list', { user_id: 'u-1', resume_text: RESUME, job_description: JOB_DESCRIPTION, knockout_criteria: '5 years' }],
     ],
     output: {
@@ -223,7 +224,7 @@ const CASES: Record<string, Case> = {
     input: { user_id: 'u-1', current_role: 'Senior Backend Engineer', skills: ['Go', 'PostgreSQL'], interests: 'Architecture and mentoring' },
     badInputs: [
       ['neither current_role nor resume_text', { user_id: 'u-1', skills: ['Go'] }],
-      ['resume_text too short and no current_role', { user_id: 'u-1', resume_text: 'Engineer' }],
+      ['resume_text blank and no current_role', { user_id: 'u-1', resume_text: '\n\n' }],
     ],
     output: {
       current_position: 'Senior backend engineer in payments with team-lead experience.',
@@ -558,6 +559,57 @@ describe('hiring input schemas', () => {
     // Every required field really is required.
     for (const field of schema.required as string[]) {
       if (field in c.input) expect(valid(schema, without(c.input, field)).ok, `without ${field}`).toBe(false);
+    }
+  });
+
+  // What each intent cannot run without; every other field is optional.
+  const NEEDS: Record<string, Json> = {
+    'resume-analysis': { resume_text: 'Engineer, 5 years of Go and SQL.' },
+    'job-match': { resume_text: 'Backend engineer, Go and Postgres.', job_description: 'Senior Go engineer, remote, EU.' },
+    'candidate-screening': { resume_text: 'Backend engineer, Go and Postgres.', job_description: 'Senior Go engineer, remote, EU.' },
+    'skill-gap-analysis': { target_role: 'QA', skills: ['SQL'] },
+    'career-path': { current_role: 'QA' },
+    'interview-questions': { job_title: 'QA' },
+    'mock-interview': { message: 'Hi' },
+    'answer-feedback': { question: 'Why?', answer: 'Yes' },
+    'resume-rewrite': { resume_text: 'Engineer, 5 years of Go and SQL.' },
+    'cover-letter': { resume_text: 'Backend engineer, Go and Postgres.', job_description: 'Senior Go engineer, remote, EU.' },
+    'job-description': { job_title: 'QA' },
+    'career-coach': { message: 'Hi' },
+  };
+
+  it.each(EXPECTED_KEYS)('%s: a short non-blank value of each needed field is enough; blank is not; the schema says what is needed', (key) => {
+    const schema = intent(key).inputSchema as Json;
+    const minimal = { user_id: 'u-1', ...NEEDS[key] };
+    const ok = valid(schema, minimal);
+    expect(ok.errors, JSON.stringify(ok.errors)).toBeNull();
+    for (const [field, value] of Object.entries(NEEDS[key]!)) {
+      if (typeof value !== 'string') continue;
+      const blank = valid(schema, { ...minimal, [field]: ' \t\n' });
+      expect(blank.ok, `${field} blank`).toBe(false);
+      expect(JSON.stringify(blank.errors), `${field} named`).toContain(field);
+      expect(valid(schema, { ...minimal, [field]: '' }).ok, `${field} empty`).toBe(false);
+      const description = String(((schema.properties as Record<string, Json>)[field] ?? {}).description ?? '');
+      if ((schema.required as string[]).includes(field)) expect(description, field).toMatch(/Required: at least one non-whitespace character/);
+    }
+    expect(schema.description, key).toMatch(/^Needs user_id and /);
+    for (const field of Object.keys(NEEDS[key]!)) expect(schema.description, key).toContain(field);
+    // No invented minimum length anywhere but user_id (an identifier).
+    const minimums = JSON.stringify(schema).match(/"minLength":(\d+)/g) ?? [];
+    expect(minimums.every((m) => m === '"minLength":1'), minimums.join()).toBe(true);
+  });
+
+  it('a 32-character job description and a 33-character resume are accepted; the maximums still hold', () => {
+    const jd = 'Senior Go engineer, remote, EU..';
+    const resume = 'Backend engineer, Go and Postgres';
+    expect([jd.length, resume.length]).toEqual([32, 33]);
+    for (const key of ['job-match', 'candidate-screening', 'cover-letter']) {
+      expect(valid(intent(key).inputSchema as Json, { user_id: 'u', resume_text: resume, job_description: jd }).ok, key).toBe(true);
+      expect(valid(intent(key).inputSchema as Json, { user_id: 'u', resume_text: resume, job_description: 'x'.repeat(30_001) }).ok, key).toBe(false);
+    }
+    for (const key of ['resume-analysis', 'resume-rewrite']) {
+      expect(valid(intent(key).inputSchema as Json, { user_id: 'u', resume_text: resume }).ok, key).toBe(true);
+      expect(valid(intent(key).inputSchema as Json, { user_id: 'u', resume_text: 'x'.repeat(60_001) }).ok, key).toBe(false);
     }
   });
 

@@ -103,9 +103,12 @@ export const COMMON_INPUT_FIELDS = [
   'message',
 ] as const;
 
-export const MIN_RESUME_CHARS = 50;
-export const MIN_JOB_DESCRIPTION_CHARS = 40;
-export const MIN_ROLE_CHARS = 2;
+/**
+ * What a required text field must hold: one character that is not whitespace. No other minimum:
+ * a short job description or resume is still something to work on, and the model says when the
+ * material is too thin (its `limitations`), which a length threshold cannot judge.
+ */
+export const NON_BLANK = String.raw`\S`;
 
 /** Common input fields as optional properties; `required()` tightens one for a specific intent. */
 export const INPUT_FIELDS = {
@@ -143,9 +146,15 @@ export const INPUT_FIELDS = {
   },
 } as const satisfies Record<(typeof COMMON_INPUT_FIELDS)[number], JsonSchema>;
 
-/** A copy of a string field schema with a minimum length (the field is then listed in `required`). */
-export function withMinLength(field: JsonSchema, minLength: number): JsonSchema {
-  return { ...field, minLength };
+/** A string field an intent cannot run without: present and not blank (its maximum is kept). */
+export function requiredText(field: JsonSchema): JsonSchema {
+  const { minLength: _minLength, ...rest } = field;
+  return { ...rest, pattern: NON_BLANK, description: `${String(field.description ?? '')} Required: at least one non-whitespace character.`.trim() };
+}
+
+/** One branch of an `anyOf` alternative: `field` is present and not blank. */
+export function nonBlankBranch(field: string): JsonSchema {
+  return { required: [field], properties: { [field]: { type: 'string', pattern: NON_BLANK } } };
 }
 
 /**
@@ -153,6 +162,8 @@ export function withMinLength(field: JsonSchema, minLength: number): JsonSchema 
  * allowed (the common IntentRequest input permits them).
  */
 export function buildInputSchema(spec: {
+  /** What the intent cannot run without, in words ("resume_text and job_description"). */
+  needs: string;
   properties: Record<string, JsonSchema>;
   required: string[];
   /** Alternatives, e.g. "skills or resume_text": each branch lists what it requires. */
@@ -160,6 +171,7 @@ export function buildInputSchema(spec: {
 }): JsonSchema {
   return {
     type: 'object',
+    description: `Needs user_id and ${spec.needs}; a required text must hold at least one non-whitespace character. Every other field is optional.`,
     properties: { user_id: INPUT_FIELDS.user_id, ...spec.properties },
     required: ['user_id', ...spec.required],
     ...(spec.anyOf ? { anyOf: spec.anyOf } : {}),

@@ -2,6 +2,7 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
+  NON_BLANK,
   TEMPLATE_PREAMBLE,
   buildInputSchema,
   buildSystemPrompt,
@@ -70,18 +71,19 @@ ${TEMPLATE_PREAMBLE}
 </answer>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'question and answer',
   properties: {
     question: {
       type: 'string',
-      minLength: 5,
+      pattern: NON_BLANK,
       maxLength: 2_000,
-      description: 'The interview question that was asked.',
+      description: 'The interview question that was asked. Required: at least one non-whitespace character.',
     },
     answer: {
       type: 'string',
-      minLength: 1,
+      pattern: NON_BLANK,
       maxLength: 15_000,
-      description: 'The candidate\'s answer, as spoken or written.',
+      description: 'The candidate\'s answer, as spoken or written. Required: at least one non-whitespace character.',
     },
     job_title: INPUT_FIELDS.job_title,
   },

@@ -2,8 +2,7 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_JOB_DESCRIPTION_CHARS,
-  MIN_RESUME_CHARS,
+  NON_BLANK,
   TEMPLATE_PREAMBLE,
   arrayOf,
   buildInputSchema,
@@ -12,9 +11,9 @@ import {
   enumOf,
   int,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 export const SCREENING_RECOMMENDATIONS = ['advance', 'hold', 'reject'] as const;
@@ -80,13 +79,14 @@ ${TEMPLATE_PREAMBLE}
 </knowledge>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'resume_text and job_description',
   properties: {
-    resume_text: withMinLength(INPUT_FIELDS.resume_text, MIN_RESUME_CHARS),
-    job_description: withMinLength(INPUT_FIELDS.job_description, MIN_JOB_DESCRIPTION_CHARS),
+    resume_text: requiredText(INPUT_FIELDS.resume_text),
+    job_description: requiredText(INPUT_FIELDS.job_description),
     job_title: INPUT_FIELDS.job_title,
     knockout_criteria: {
       type: 'array',
-      items: { type: 'string', minLength: 2, maxLength: 300 },
+      items: { type: 'string', pattern: NON_BLANK, maxLength: 300 },
       maxItems: 20,
       description: 'Hard requirements set by the recruiter, on top of the mandatory ones in the job description.',
     },

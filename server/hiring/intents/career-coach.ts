@@ -8,6 +8,7 @@ import {
   enumOf,
   nullableStr,
   obj,
+  requiredText,
   str,
 } from '../shared.js';
 
@@ -73,8 +74,9 @@ ${TEMPLATE_PREAMBLE}
 </message>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'message',
   properties: {
-    message: INPUT_FIELDS.message,
+    message: requiredText(INPUT_FIELDS.message),
     current_role: INPUT_FIELDS.current_role,
     target_role: INPUT_FIELDS.target_role,
     years_experience: INPUT_FIELDS.years_experience,

@@ -2,8 +2,6 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_RESUME_CHARS,
-  MIN_ROLE_CHARS,
   TEMPLATE_PREAMBLE,
   arrayOf,
   buildInputSchema,
@@ -11,6 +9,7 @@ import {
   defineHiringIntent,
   enumOf,
   int,
+  nonBlankBranch,
   nullableInt,
   obj,
   str,
@@ -74,6 +73,7 @@ ${TEMPLATE_PREAMBLE}
 </resume>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'current_role or resume_text',
   properties: {
     current_role: INPUT_FIELDS.current_role,
     resume_text: INPUT_FIELDS.resume_text,
@@ -88,8 +88,8 @@ const inputSchema = buildInputSchema({
   },
   required: [],
   anyOf: [
-    { required: ['current_role'], properties: { current_role: { type: 'string', minLength: MIN_ROLE_CHARS } } },
-    { required: ['resume_text'], properties: { resume_text: { type: 'string', minLength: MIN_RESUME_CHARS } } },
+    nonBlankBranch('current_role'),
+    nonBlankBranch('resume_text'),
   ],
 });
 

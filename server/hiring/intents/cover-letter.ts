@@ -1,8 +1,6 @@
 import {
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_JOB_DESCRIPTION_CHARS,
-  MIN_RESUME_CHARS,
   TEMPLATE_PREAMBLE,
   arrayOf,
   buildInputSchema,
@@ -10,9 +8,9 @@ import {
   defineHiringIntent,
   int,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 export const COVER_LETTER_TONES = ['professional', 'warm', 'enthusiastic', 'concise'] as const;
@@ -78,9 +76,10 @@ ${TEMPLATE_PREAMBLE}
 </knowledge>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'resume_text and job_description',
   properties: {
-    resume_text: withMinLength(INPUT_FIELDS.resume_text, MIN_RESUME_CHARS),
-    job_description: withMinLength(INPUT_FIELDS.job_description, MIN_JOB_DESCRIPTION_CHARS),
+    resume_text: requiredText(INPUT_FIELDS.resume_text),
+    job_description: requiredText(INPUT_FIELDS.job_description),
     job_title: INPUT_FIELDS.job_title,
     company_name: { type: 'string', maxLength: 200, description: 'The employer the letter is addressed to.' },
     hiring_manager_name: { type: 'string', maxLength: 200, description: 'Who the letter is addressed to, when known.' },

@@ -1,13 +1,13 @@
 import {
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_ROLE_CHARS,
   TEMPLATE_PREAMBLE,
   arrayOf,
   buildInputSchema,
   buildSystemPrompt,
   defineHiringIntent,
   enumOf,
+  nonBlankBranch,
   nullableStr,
   obj,
   str,
@@ -90,6 +90,7 @@ ${TEMPLATE_PREAMBLE}
 </knowledge>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'job_title or job_description',
   properties: {
     job_title: INPUT_FIELDS.job_title,
     job_description: INPUT_FIELDS.job_description,
@@ -115,8 +116,8 @@ const inputSchema = buildInputSchema({
   },
   required: [],
   anyOf: [
-    { required: ['job_title'], properties: { job_title: { type: 'string', minLength: MIN_ROLE_CHARS } } },
-    { required: ['job_description'], properties: { job_description: { type: 'string', minLength: 20 } } },
+    nonBlankBranch('job_title'),
+    nonBlankBranch('job_description'),
   ],
 });
 

@@ -1,15 +1,14 @@
 import {
   INCLUSIVE_LANGUAGE_RULES,
   INPUT_FIELDS,
-  MIN_ROLE_CHARS,
   TEMPLATE_PREAMBLE,
   buildInputSchema,
   buildSystemPrompt,
   defineHiringIntent,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 export const WORK_ARRANGEMENTS = ['onsite', 'hybrid', 'remote'] as const;
@@ -110,8 +109,9 @@ ${TEMPLATE_PREAMBLE}
 const text = (maxLength: number, description: string) => ({ type: 'string', maxLength, description });
 
 const inputSchema = buildInputSchema({
+  needs: 'job_title',
   properties: {
-    job_title: withMinLength(INPUT_FIELDS.job_title, MIN_ROLE_CHARS),
+    job_title: requiredText(INPUT_FIELDS.job_title),
     company_name: text(200, 'The hiring company.'),
     about_company: text(5_000, 'What the company does, its mission and culture, in the company\'s own words.'),
     department: text(200, 'Team or department the role belongs to.'),

@@ -2,8 +2,6 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_JOB_DESCRIPTION_CHARS,
-  MIN_RESUME_CHARS,
   TEMPLATE_PREAMBLE,
   arrayOf,
   buildInputSchema,
@@ -12,9 +10,9 @@ import {
   enumOf,
   int,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 export const MATCH_VERDICTS = ['strong_match', 'good_match', 'partial_match', 'weak_match'] as const;
@@ -79,9 +77,10 @@ ${TEMPLATE_PREAMBLE}
 </knowledge>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'resume_text and job_description',
   properties: {
-    resume_text: withMinLength(INPUT_FIELDS.resume_text, MIN_RESUME_CHARS),
-    job_description: withMinLength(INPUT_FIELDS.job_description, MIN_JOB_DESCRIPTION_CHARS),
+    resume_text: requiredText(INPUT_FIELDS.resume_text),
+    job_description: requiredText(INPUT_FIELDS.job_description),
     job_title: INPUT_FIELDS.job_title,
     years_experience: INPUT_FIELDS.years_experience,
   },

@@ -8,9 +8,10 @@ import {
   int,
   nullableObj,
   nullableStr,
+  obj,
+  requiredText,
   str,
   strings,
-  obj,
 } from '../shared.js';
 import { INTERVIEW_TYPES } from './interview-questions.js';
 
@@ -76,8 +77,9 @@ ${TEMPLATE_PREAMBLE}
 </message>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'message',
   properties: {
-    message: INPUT_FIELDS.message,
+    message: requiredText(INPUT_FIELDS.message),
     job_title: INPUT_FIELDS.job_title,
     job_description: INPUT_FIELDS.job_description,
     interview_type: {

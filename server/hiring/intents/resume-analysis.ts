@@ -2,7 +2,6 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_RESUME_CHARS,
   SKILL_LEVELS,
   TEMPLATE_PREAMBLE,
   arrayOf,
@@ -13,9 +12,9 @@ import {
   int,
   nullableNum,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 export const SENIORITY_LEVELS = ['entry', 'junior', 'mid', 'senior', 'lead', 'principal', 'executive', 'unclear'] as const;
@@ -68,8 +67,9 @@ ${TEMPLATE_PREAMBLE}
 </resume>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'resume_text',
   properties: {
-    resume_text: withMinLength(INPUT_FIELDS.resume_text, MIN_RESUME_CHARS),
+    resume_text: requiredText(INPUT_FIELDS.resume_text),
     target_role: INPUT_FIELDS.target_role,
   },
   required: ['resume_text'],

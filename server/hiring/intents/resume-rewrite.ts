@@ -1,16 +1,15 @@
 import {
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_RESUME_CHARS,
   TEMPLATE_PREAMBLE,
   arrayOf,
   buildInputSchema,
   buildSystemPrompt,
   defineHiringIntent,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 const systemPrompt = buildSystemPrompt({
@@ -61,8 +60,9 @@ ${TEMPLATE_PREAMBLE}
 </resume>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'resume_text',
   properties: {
-    resume_text: withMinLength(INPUT_FIELDS.resume_text, MIN_RESUME_CHARS),
+    resume_text: requiredText(INPUT_FIELDS.resume_text),
     target_role: INPUT_FIELDS.target_role,
     job_description: INPUT_FIELDS.job_description,
   },

@@ -2,8 +2,6 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
-  MIN_RESUME_CHARS,
-  MIN_ROLE_CHARS,
   SKILL_LEVELS,
   TEMPLATE_PREAMBLE,
   arrayOf,
@@ -12,11 +10,12 @@ import {
   defineHiringIntent,
   enumOf,
   int,
+  nonBlankBranch,
   nullableInt,
   obj,
+  requiredText,
   str,
   strings,
-  withMinLength,
 } from '../shared.js';
 
 export const SKILL_IMPORTANCE = ['essential', 'important', 'nice_to_have'] as const;
@@ -82,8 +81,9 @@ ${TEMPLATE_PREAMBLE}
 </job_description>`;
 
 const inputSchema = buildInputSchema({
+  needs: 'target_role, plus skills (at least one) or resume_text',
   properties: {
-    target_role: withMinLength(INPUT_FIELDS.target_role, MIN_ROLE_CHARS),
+    target_role: requiredText(INPUT_FIELDS.target_role),
     skills: INPUT_FIELDS.skills,
     resume_text: INPUT_FIELDS.resume_text,
     current_role: INPUT_FIELDS.current_role,
@@ -93,7 +93,7 @@ const inputSchema = buildInputSchema({
   required: ['target_role'],
   anyOf: [
     { required: ['skills'], properties: { skills: { type: 'array', minItems: 1 } } },
-    { required: ['resume_text'], properties: { resume_text: { type: 'string', minLength: MIN_RESUME_CHARS } } },
+    nonBlankBranch('resume_text'),
   ],
 });
 
