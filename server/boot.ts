@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
 import { applyMigrations, ensureDatabase, openOrm, type Orm } from '../db/orm.js';
 import { createSqlPool } from '../db/sql-pool.js';
@@ -10,24 +10,10 @@ import { backfillVectors, enableVectorSupport } from './knowledge/pgvector.js';
 import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runner.js';
 import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
-import { buildApp } from './http/app.js';
+import { closeScanPool } from './guardrails/scan-pool.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
+import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
-
-// Secrets and credentials never reach a log line.
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers["x-admin-secret"]',
-  'req.headers.cookie',
-  '*.password',
-  '*.apiKey',
-  '*.token',
-];
-
-export function createLogger(config: AppConfig): Logger {
-  return pino({ level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' } });
-}
 
 export interface Database {
   url: string;
@@ -72,7 +58,8 @@ export interface Runtime {
  * pushes its own cleanup onto `cleanups` (run in reverse order).
  */
 export async function openRuntime(config: AppConfig, log: Logger, url: string, cleanups: (() => Promise<unknown>)[]): Promise<Runtime> {
-  const orm = await openOrm({ url, poolMax: config.DB_POOL_MAX });
+  // The migrator's own progress lines are plain text; "migrations applied" says it in the log format.
+  const orm = await openOrm({ url, poolMax: config.DB_POOL_MAX, quiet: true });
   cleanups.push(() => orm.close(true));
   const applied = await applyMigrations(orm);
   if (applied.length) log.info({ applied }, 'migrations applied');
@@ -150,6 +137,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       cleanups.push(() => worker!.stop());
     }
 
+    cleanups.push(() => closeScanPool());
+    // Loaded here: `liya worker` opens the same runtime and never needs fastify or the routers.
+    const { buildApp } = await import('./http/app.js');
     const app = await buildApp(deps);
     cleanups.push(() => app.close());
     await app.listen({ port: config.PORT, host: config.HOST });

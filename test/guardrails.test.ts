@@ -61,11 +61,13 @@ describe('PII detectors', () => {
     expect(fired / 500).toBeLessThan(0.08);
   });
 
-  it('US SSN: the invalid ranges never match (000, 666, 9xx area; 00 group; 0000 serial)', () => {
+  it('US SSN: the invalid ranges (000, 666, 9xx area; 00 group; 0000 serial) match only when the text labels them', () => {
     expect(isValidSsn('123', '45', '6789')).toBe(true);
     for (const [a, g, s] of [['000', '12', '3456'], ['666', '12', '3456'], ['912', '70', '1234'], ['123', '00', '4567'], ['123', '45', '0000']]) {
       expect(isValidSsn(a!, g!, s!)).toBe(false);
-      expect(entities(`SSN ${a}-${g}-${s}`)).toEqual([]);
+      expect(entities(`ref ${a}-${g}-${s}`)).toEqual([]);
+      // A tax id the text names as one is redacted whatever its range (9xx is the ITIN range).
+      expect(redact(`SSN ${a}-${g}-${s}`)).toBe('SSN [SSN]');
     }
     expect(redact('SSN 219-09-9999.')).toBe('SSN [SSN].');
     expect(redact('SSN: 123 45 6789')).toBe('SSN: [SSN]');
@@ -166,6 +168,14 @@ describe('blocked terms', () => {
     expect(findBlockedTerms('compensation', ['comp'])).toEqual([]);
     expect(findBlockedTerms('the  secret\nproject', ['secret project'])).toEqual(['secret project']);
     expect(findBlockedTerms('Café culture', ['café'])).toEqual(['café']);
+  });
+
+  it('many terms (looked up by their first word) find exactly what each term finds on its own', () => {
+    const text = 'Our rivals: ACME Corp, Ｂｅｔａ-Soft and c++ shops; the secret\u200B project; naïve façade; -dash; compe\u200Btitors; x_y.';
+    const terms = ['acme corp', 'beta-soft', 'c++', 'secret project', 'naïve façade', '-dash', 'competitor', 'x', 'x_y', 'acme', 'corp', 'soft', 'rivals', 'gamma', 'acme corp', 'y'];
+    const alone = terms.filter((term, i) => terms.indexOf(term) === i && findBlockedTerms(text, [term]).length > 0);
+    expect(alone).toEqual(['acme corp', 'beta-soft', 'c++', 'secret project', 'naïve façade', '-dash', 'x_y', 'acme', 'corp', 'soft', 'rivals']);
+    expect(findBlockedTerms(text, terms)).toEqual(alone);
   });
 });
 

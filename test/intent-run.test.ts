@@ -74,6 +74,38 @@ describe('running a hiring intent', () => {
     expect(fake.chatRequests()).toHaveLength(0);
   });
 
+  it('needs only non-blank values: a 32-character job description and a 33-character resume run; blank is 400 naming the field; over the maximum is 400', async () => {
+    const jd = 'Senior Go engineer, remote, EU..';
+    const resume = 'Backend engineer, Go and Postgres';
+    expect([jd.length, resume.length]).toEqual([32, 33]);
+    const match = await t.api.post('/v1/hiring/job-match', { input: { user_id: 'short-1', resume_text: resume, job_description: jd } }, key(tenant));
+    expect(match.status, match.text).toBe(200);
+    const analysis = await t.api.post('/v1/hiring/resume-analysis', { input: { user_id: 'short-2', resume_text: resume } }, key(tenant));
+    expect(analysis.status, analysis.text).toBe(200);
+    expect(fake.chatRequests()).toHaveLength(2);
+    fake.reset();
+
+    const refused: [string, Record<string, unknown>, string][] = [
+      ['job-match', { resume_text: resume, job_description: '' }, 'input.job_description'],
+      ['job-match', { resume_text: ' \n\t ', job_description: jd }, 'input.resume_text'],
+      ['resume-analysis', { resume_text: '   ' }, 'input.resume_text'],
+      ['career-coach', { message: ' ' }, 'input.message'],
+      ['job-match', { resume_text: resume, job_description: 'x'.repeat(30_001) }, 'input.job_description'],
+      ['resume-analysis', { resume_text: 'x'.repeat(60_001) }, 'input.resume_text'],
+    ];
+    for (const [intentKey, input, path] of refused) {
+      const res = await t.api.post(`/v1/hiring/${intentKey}`, { input: { user_id: 'short-3', ...input } }, key(tenant));
+      expect(res.status, `${intentKey} ${path}`).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.issues.map((i: { path: string }) => i.path), `${intentKey} ${path}`).toContain(path);
+      const issue = res.body.error.details.issues.find((i: { path: string }) => i.path === path);
+      if (typeof input[path.slice('input.'.length)] === 'string' && !/\S/.test(input[path.slice('input.'.length)] as string)) {
+        expect(issue.message, `${intentKey} ${path}`).toBe('must not be blank');
+      }
+    }
+    expect(fake.chatRequests()).toHaveLength(0);
+  });
+
   it('unknown intents and domains are 404; no key is 401', async () => {
     expect((await t.api.post('/v1/hiring/nope', { input: { user_id: 'u' } }, key(tenant))).status).toBe(404);
     const run = await t.api.post('/v1/run', { domain: 'hiring', intent: 'nope', input: { user_id: 'u' } }, key(tenant));
@@ -112,6 +144,16 @@ describe('guardrails on runs', () => {
     expect(prompt).toContain('[EMAIL]');
     expect(prompt).toContain('[PHONE]');
     expect(res.body.metadata.guardrail_issues.map((i: { action_taken: string }) => i.action_taken)).toContain('modified');
+  });
+
+  it('a number the text labels as an SSN, ITIN or TIN reaches the provider redacted, whatever its range', async () => {
+    // 987-65-4321 is no valid SSN (area 9xx) but an ITIN-range tax id; 000 and 666 areas are never issued.
+    const message = 'Payroll asks: SSN 987-65-4321, ITIN: 912 70 1234, tax id 000-12-3456, social 666123456. Order 987-65-4321 is unrelated.';
+    const res = await t.api.post('/v1/hiring/career-coach', { input: { user_id: 'u-tax', message } }, key(tenant));
+    expect(res.status, res.text).toBe(200);
+    const prompt = lastChat().messages.map((m: { content: string }) => m.content).join('\n');
+    expect(prompt).toContain('SSN [SSN], ITIN: [SSN], tax id [SSN], social [SSN]. Order 987-65-4321 is unrelated.');
+    expect(res.body.metadata.guardrail_issues).toContainEqual(expect.objectContaining({ code: 'pii_detected', action_taken: 'modified' }));
   });
 
   it('a prompt injection is 422 GUARDRAIL_BLOCKED with the issues and a fallback, and no provider call', async () => {
@@ -301,6 +343,18 @@ describe('discovery', () => {
     const match = intents.find((i: { intent_key: string }) => i.intent_key === 'job-match');
     expect(match).toMatchObject({ id: 'hiring/job-match', endpoint: '/v1/hiring/job-match', method: 'POST' });
     expect(match.output_schema.type).toBe('object');
+    // The listing says what the intent needs, and drops no invented minimum on its fields.
+    expect(match.input_schema.description).toMatch(/^Needs user_id and resume_text and job_description/);
+    expect(match.input_schema.properties.job_description).toMatchObject({ maxLength: 30_000, pattern: '\\S' });
+    expect(match.input_schema.properties.job_description.minLength).toBeUndefined();
+
+    // The OpenAPI document gives the same contract for the route's `input`.
+    const doc = (await t.api.get('/openapi.json')).body;
+    const input = doc.paths['/v1/hiring/job-match'].post.requestBody.content['application/json'].schema.properties.input;
+    expect(input.description).toMatch(/^Needs user_id and resume_text and job_description; a required text must hold at least one non-whitespace character/);
+    expect(input.required).toEqual(['user_id', 'resume_text', 'job_description']);
+    expect(input.properties.resume_text).toMatchObject({ type: 'string', maxLength: 60_000, pattern: '\\S' });
+    expect(input.properties.resume_text.minLength).toBeUndefined();
   });
 
   it('GET /v1/domains lists the tenant\'s custom domains with their intents', async () => {

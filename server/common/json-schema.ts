@@ -99,6 +99,8 @@ export function validateWithSchema(schema: JsonSchemaObject, value: unknown): Sc
     const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
     const path = missing ? (base ? `${base}.${missing}` : missing) : base;
-    return { path: path || '(root)', message: e.message ?? 'invalid' };
+    // `pattern: "\S"` is how schemas say "required text": its raw message would read `must match pattern "\S"`.
+    const blank = e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === '\\S';
+    return { path: path || '(root)', message: blank ? 'must not be blank' : (e.message ?? 'invalid') };
   });
 }

@@ -17,5 +17,5 @@ export const guardrailsRouter = router({
     })
     .input(guardrailCheckInput)
     .output(ok(guardrailCheckResponse))
-    .mutation(({ input }) => envelope(checkGuardrails(input))),
+    .mutation(async ({ input }) => envelope(await checkGuardrails(input))),
 });

@@ -1,11 +1,11 @@
 import type { GuardrailCheckInput, GuardrailCheckResponse, GuardrailResponseValue } from './guardrails.schemas.js';
 import { runPostLlm } from './run-post-llm.js';
-import { runPreLlm } from './run-pre-llm.js';
+import { scanText } from './scan-pool.js';
 
 /** POST /v1/guardrails/check: one stage over the given content or response. */
-export function checkGuardrails(input: GuardrailCheckInput): GuardrailCheckResponse {
+export async function checkGuardrails(input: GuardrailCheckInput): Promise<GuardrailCheckResponse> {
   if (input.stage === 'pre_llm') {
-    const result = runPreLlm(input.content ?? '', input.config);
+    const result = await scanText(input.content ?? '', input.config);
     return result.fallback === undefined
       ? { passed: result.passed, content: result.content, issues: result.issues }
       : { passed: result.passed, content: result.content, issues: result.issues, fallback: result.fallback };

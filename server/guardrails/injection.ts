@@ -7,7 +7,11 @@
 // act as a team lead" (no jailbreak persona), "enable developer mode on your Android phone" (a
 // device context), and people discussing attacks ("payloads such as 'ignore previous
 // instructions'"), where a quoted or reported phrase counts for a quarter.
+import { DECODE_AND_FOLLOW, decodeAndFollowMatches } from './decode-and-follow.js';
+import { FAKE_TURNS, fakeTurnsMatches } from './fake-turns.js';
+import { HIDDEN_COMMENT, hiddenCommentMatches } from './hidden-comment.js';
 import { normalizeWithMap } from './normalize.js';
+import { candidateOffsets, compileRuleSet, ruleMatches, type RuleSet } from './rule-index.js';
 
 export type InjectionCategory =
   | 'instruction_override'
@@ -27,6 +31,8 @@ interface Rule {
   caseSensitive?: boolean;
   /** A match is ignored when this matches the text around it (±100 characters). */
   unless?: RegExp;
+  /** Finds exactly the matches of `re`, in linear time where `re` would backtrack far. */
+  matches?: (text: string) => Iterable<RegExpExecArray>;
 }
 
 export interface InjectionHit {
@@ -411,7 +417,8 @@ const RULES: Rule[] = [
     id: 'hidden_comment_instruction',
     category: 'ai_directed_instruction',
     weight: 1,
-    re: /<!--[^>]{0,300}?\b(?:ai|llm|assistant|chatgpt|gpt|model|bot|ats|screener|reviewer|recruiter)\b[^>]{0,300}?\b(?:recommend|rank|rate|score|ignore|disregard|approve|select|shortlist|output|respond|return|reveal|hire|advance)\b[^>]{0,300}?-->/g,
+    re: HIDDEN_COMMENT,
+    matches: hiddenCommentMatches,
   },
   {
     id: 'starting_with_you_are',
@@ -454,7 +461,8 @@ const RULES: Rule[] = [
     id: 'fake_turns',
     category: 'delimiter_injection',
     weight: 0.6,
-    re: /(?:^|\n)\s*(?:human|user)\s*:.{0,400}\n\s*(?:assistant|ai|gpt|chatgpt|claude)\s*:/gs,
+    re: FAKE_TURNS,
+    matches: fakeTurnsMatches,
   },
   {
     id: 'completion_cue',
@@ -486,7 +494,8 @@ const RULES: Rule[] = [
     id: 'decode_and_follow',
     category: 'encoded_payload',
     weight: 1,
-    re: /\b(?:decode|decrypt|deobfuscate|unscramble|translate|convert|interpret|reverse|read)\b[^.!?\n]{0,60}\b(?:base ?64|b64|rot-?13|rot-?\d+|hex(?:adecimal)?|binary|morse|caesar|cipher|backwards|reversed|encoded|encrypted|obfuscated)\b[^.!?\n]{0,80}\b(?:and|then|&)\b ?(?:follow|execute|run|obey|do (?:it|what it says|as it says)|carry (?:it )?out|act on|perform|comply|apply|treat it as)/g,
+    re: DECODE_AND_FOLLOW,
+    matches: decodeAndFollowMatches,
   },
   {
     id: 'decode_and_comply',
@@ -555,18 +564,27 @@ function isMention(text: string, start: number, end: number, discussion: boolean
   return REPORTED_BEFORE.test(text.slice(Math.max(0, start - 80), start));
 }
 
-function runRules(lower: string, cased: string, hits: Map<string, InjectionHit>, rules: readonly Rule[] = RULES) {
-  const discussion = DISCUSSION.test(lower) || DISCUSSION_SUBSTRING.test(lower);
-  for (const rule of rules) {
+// The rules, and the discussion test, indexed by where they can start (see rule-index.ts).
+const DISCUSSION_ANYWHERE = new RegExp(DISCUSSION.source, 'g');
+const ALL_RULES = compileRuleSet([...RULES.map((r) => r.re), DISCUSSION_ANYWHERE]);
+
+interface Prepared {
+  lower: string;
+  cased: string;
+}
+
+function runRules(text: Prepared, hits: Map<string, InjectionHit>, rules: readonly Rule[], set: RuleSet) {
+  const { lower, cased } = text;
+  const offsets = candidateOffsets(set, lower);
+  // Lower case changes no offset unless a character grows (only U+0130 does): then `cased` gets its own.
+  const casedOffsets = cased.length === lower.length ? offsets : candidateOffsets(set, cased);
+  const discussion = DISCUSSION_SUBSTRING.test(lower) || !ruleMatches(set, rules.length, lower, offsets[rules.length]!).next().done;
+  rules.forEach((rule, index) => {
     const source = rule.caseSensitive ? cased : lower;
-    rule.re.lastIndex = 0;
     let best = 0;
-    let m: RegExpExecArray | null;
-    while ((m = rule.re.exec(source)) !== null) {
-      if (m[0].length === 0) {
-        rule.re.lastIndex++;
-        continue;
-      }
+    const found = rule.matches ? rule.matches(source) : ruleMatches(set, index, source, (rule.caseSensitive ? casedOffsets : offsets)[index]!);
+    for (const m of found) {
+      if (m[0].length === 0) continue;
       const start = m.index;
       const end = start + m[0].length;
       if (rule.unless && rule.unless.test(lower.slice(Math.max(0, start - 100), end + 100))) continue;
@@ -578,29 +596,125 @@ function runRules(lower: string, cased: string, hits: Map<string, InjectionHit>,
       const previous = hits.get(rule.id);
       if (!previous || previous.weight < best) hits.set(rule.id, { rule: rule.id, category: rule.category, weight: best });
     }
-  }
+  });
 }
 
-const LEET: Record<string, string> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '!': 'i', '|': 'l' };
-const unleet = (s: string) => s.replace(/[013457@$!|]/g, (c) => LEET[c]!);
-const ROT13 = (s: string) => s.replace(/[a-z]/g, (c) => String.fromCharCode(((c.charCodeAt(0) - 97 + 13) % 26) + 97));
+/** A string from UTF-16 code units, decoded natively (a lone surrogate keeps its one unit). */
+function fromCodeUnits(units: Uint16Array): string {
+  return Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('utf16le');
+}
+
+/** `text` with every code unit mapped through `table` (units outside it kept). */
+function mapUnits(text: string, table: Uint16Array): string {
+  const units = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    units[i] = c < table.length ? table[c]! : c;
+  }
+  return fromCodeUnits(units);
+}
+
+/** `text` with its UTF-16 code units in reverse order (reversing the bytes reverses the units, then each unit's bytes are swapped back). */
+function reverseUnits(text: string): string {
+  const bytes = Buffer.from(text, 'utf16le').reverse().swap16();
+  return bytes.toString('utf16le');
+}
+
+function unitTable(pairs: Record<string, string>): Uint16Array {
+  const table = Uint16Array.from({ length: 128 }, (_, c) => c);
+  for (const [from, to] of Object.entries(pairs)) table[from.charCodeAt(0)] = to.charCodeAt(0);
+  return table;
+}
+
+const LEET = unitTable({ '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '!': 'i', '|': 'l' });
+const ROT13 = unitTable(Object.fromEntries([...'abcdefghijklmnopqrstuvwxyz'].map((c, i) => [c, String.fromCharCode(97 + ((i + 13) % 26))])));
+const LEET_DIGITS = new Uint8Array(128);
+for (const c of '0134578@$|') LEET_DIGITS[c.charCodeAt(0)] = 1;
+const isLowerLetter = (c: number) => c >= 97 && c <= 122;
+
+/** Whether `/[a-z][0134578@$|][a-z]|[0134578@$|][a-z]{2}/` matches: a leet digit inside or before letters. */
+function looksLeet(lower: string): boolean {
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.charCodeAt(i);
+    if (c >= 128 || LEET_DIGITS[c] !== 1) continue;
+    const next = lower.charCodeAt(i + 1);
+    if (!isLowerLetter(next)) continue;
+    if ((i > 0 && isLowerLetter(lower.charCodeAt(i - 1))) || isLowerLetter(lower.charCodeAt(i + 2))) return true;
+  }
+  return false;
+}
+
 const STRONG_CATEGORIES = new Set<InjectionCategory>(['instruction_override', 'role_hijack', 'system_prompt_exfiltration', 'developer_mode']);
 /** The rules that can reveal a hidden payload on their own (decoded text is checked with these only). */
 const STRONG_RULES = RULES.filter((r) => STRONG_CATEGORIES.has(r.category) && r.weight >= 1);
+const STRONG_SET = compileRuleSet([...STRONG_RULES.map((r) => r.re), DISCUSSION_ANYWHERE]);
 
-function prepare(text: string): { lower: string; cased: string } {
-  const cased = normalizeWithMap(text).text.replace(/[ \t\u00A0]+/g, ' ').replace(/ ?\n ?/g, '\n');
+function prepareNormalized(normalized: string): Prepared {
+  // Runs of spaces, tabs and no-break spaces become one space, and spaces next to a line break go
+  // (a lone space or line break already is what it would become, so it is not rewritten).
+  const cased = normalized.replace(/ [ \t\u00A0]+|[\t\u00A0][ \t\u00A0]*/g, ' ').replace(/ \n ?|\n /g, '\n');
   // Straight apostrophes for contractions, so "don’t" and "don't" are one form.
   const unified = cased.replace(/[’ʼ]/g, "'");
   return { lower: unified.toLowerCase(), cased: unified };
 }
 
+const prepare = (text: string): Prepared => prepareNormalized(normalizeWithMap(text).text);
+
+const BASE64_CODES = Uint8Array.from({ length: 128 }, (_, c) => (/[A-Za-z0-9+\/_\-]/.test(String.fromCharCode(c)) ? 1 : 0));
+
+/**
+ * Base64-looking tokens: what `/[A-Za-z0-9+\/_\-]{24,}={0,2}/g` matches (a maximal run of 24 or
+ * more such characters, with up to two "=" after it), found in one pass.
+ */
+function* base64Tokens(text: string): Generator<string> {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || !BASE64_CODES[c]) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < n) {
+      const d = text.charCodeAt(end);
+      if (d >= 128 || !BASE64_CODES[d]) break;
+      end++;
+    }
+    if (end - i >= 24) {
+      let stop = end;
+      while (stop < end + 2 && text.charCodeAt(stop) === 61) stop++;
+      yield text.slice(i, stop);
+      i = stop;
+    } else i = end;
+  }
+}
+
+const HEX = /(?:\b[0-9a-f]{2}[ :]?){16,}/gi;
+const HEX_RUN_CODES = Uint8Array.from({ length: 128 }, (_, c) => (/[0-9a-f :]/i.test(String.fromCharCode(c)) ? 1 : 0));
+
+/**
+ * Maximal runs of 32 or more hex digits, spaces and colons, as [start, end) pairs. A HEX match is
+ * such characters only, 32 or more, so it lies inside one of these runs: HEX, costly to try at
+ * every word that starts with a-f, is tried inside them only. One pass (a regular expression for
+ * the runs would restart at every space or a-f letter of ordinary prose).
+ */
+function hexRuns(text: string): [number, number][] {
+  const runs: [number, number][] = [];
+  let start = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 128;
+    if (c < 128 && HEX_RUN_CODES[c] === 1) continue;
+    if (i - start >= 32) runs.push([start, i]);
+    start = i + 1;
+  }
+  return runs;
+}
+
 /** Text hidden in base64, hex, ROT13 or reversed, decoded for a second look. */
 function decodedVariants(text: string): string[] {
   const out: string[] = [];
-  const B64 = /[A-Za-z0-9+\/_\-]{24,}={0,2}/g;
-  for (const m of text.matchAll(B64)) {
-    const token = m[0];
+  for (const token of base64Tokens(text)) {
     if (!/[a-z]/.test(token) || !/[A-Z]/.test(token)) continue;
     try {
       const decoded = Buffer.from(token.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8');
@@ -611,32 +725,45 @@ function decodedVariants(text: string): string[] {
     }
     if (out.length > 20) break;
   }
-  const HEX = /(?:\b[0-9a-f]{2}[ :]?){16,}/gi;
-  for (const m of text.matchAll(HEX)) {
-    const hex = m[0].replace(/[^0-9a-f]/gi, '');
-    const decoded = Buffer.from(hex, 'hex').toString('utf8');
-    if (/[a-z]{3,} [a-z]{3,}/i.test(decoded)) out.push(decoded);
+  for (const [start, end] of hexRuns(text)) {
+    // The run with the character either side of it, which decides a `\b` at its edges.
+    for (const m of text.slice(Math.max(0, start - 1), end + 1).matchAll(HEX)) {
+      const hex = m[0].replace(/[^0-9a-f]/gi, '');
+      const decoded = Buffer.from(hex, 'hex').toString('utf8');
+      if (/[a-z]{3,} [a-z]{3,}/i.test(decoded)) out.push(decoded);
+    }
   }
   return out;
 }
 
 /** Detects prompt injection / jailbreak attempts. Pure, synchronous, no model call. */
 export function detectInjection(text: string): InjectionResult {
-  const hits = new Map<string, InjectionHit>();
   if (!text || !text.trim()) return { detected: false, score: 0, categories: [], rules: [] };
-  const { lower, cased } = prepare(text);
-  runRules(lower, cased, hits);
+  return detectInjectionNormalized(normalizeWithMap(text).text);
+}
+
+/** detectInjection on text already normalised (`normalizeWithMap(text).text`). */
+export function detectInjectionNormalized(normalized: string): InjectionResult {
+  const hits = new Map<string, InjectionHit>();
+  if (!normalized || !normalized.trim()) return { detected: false, score: 0, categories: [], rules: [] };
+  const prepared = prepareNormalized(normalized);
+  const { lower, cased } = prepared;
+  runRules(prepared, hits, RULES, ALL_RULES);
 
   // Hidden payloads: decoded text that carries a strong rule counts as an encoded payload.
   // ROT13, reversed and de-leeted forms of the already normalised text need no second normalisation.
+  // One strong rule in one variant is enough: the variants after it are not even built.
   const hidden = new Map<string, InjectionHit>();
-  const variants = [...decodedVariants(cased).map((v) => prepare(v))];
-  const plain = (text: string) => ({ lower: text, cased: text });
-  variants.push(plain(ROT13(lower)), plain(lower.split('').reverse().join('')));
-  if (/[a-z][0134578@$|][a-z]|[0134578@$|][a-z]{2}/.test(lower)) variants.push(plain(unleet(lower)));
-  for (const variant of variants) runRules(variant.lower, variant.cased, hidden, STRONG_RULES);
-  const hiddenStrong = [...hidden.values()].filter((h) => h.weight >= 1);
-  if (hiddenStrong.length > 0) hits.set('hidden_payload', { rule: 'hidden_payload', category: 'encoded_payload', weight: 1 });
+  const plain = (text: string): Prepared => ({ lower: text, cased: text });
+  const variants: (() => Prepared)[] = decodedVariants(cased).map((v) => () => prepare(v));
+  variants.push(() => plain(mapUnits(lower, ROT13)), () => plain(reverseUnits(lower)));
+  if (looksLeet(lower)) variants.push(() => plain(mapUnits(lower, LEET)));
+  const strongHidden = () => [...hidden.values()].some((h) => h.weight >= 1);
+  for (const variant of variants) {
+    runRules(variant(), hidden, STRONG_RULES, STRONG_SET);
+    if (strongHidden()) break;
+  }
+  if (strongHidden()) hits.set('hidden_payload', { rule: 'hidden_payload', category: 'encoded_payload', weight: 1 });
 
   const all = [...hits.values()];
   const score = Math.round(all.reduce((sum, h) => sum + h.weight, 0) * 100) / 100;

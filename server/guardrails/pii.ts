@@ -4,7 +4,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { PII_ENTITIES, type PiiEntity } from './guardrails.types.js';
 import { isCardNumber, isValidIban, isValidSsn, shannonEntropy } from './checksums.js';
-import { normalizeWithMap, toOriginalSpan } from './normalize.js';
+import { normalizeWithMap, toOriginalSpan, type NormalizedText } from './normalize.js';
+import { anchoredMatches, matches, offsetsMatching, offsetsOf } from './regex-scan.js';
 
 export interface PiiMatch {
   entity: PiiEntity;
@@ -30,15 +31,6 @@ const PRIORITY: PiiEntity[] = ['secret', 'email', 'iban', 'credit_card', 'ssn', 
 
 type Span = { start: number; end: number; kind: string };
 
-function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
-  re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    if (m[0].length === 0) re.lastIndex++;
-    yield m;
-  }
-}
-
 const isWordChar = (ch: string | undefined) => ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
 
 /** The text of the current line up to `index`, at most `max` characters. */
@@ -61,20 +53,35 @@ const OBFUSCATED_EMAIL = new RegExp(
 );
 /** Retina image names (`logo@2x.png`) look like addresses. */
 const IMAGE_SUFFIX = /@\d+(?:\.\d+)?x\.(?:png|jpe?g|gif|svg|webp|avif)$/i;
+/** The bracketed "at" of an obfuscated address. */
+const BRACKETED_AT = /[\[({<]\s*at\s*[\])}>]/giu;
+/** Longest local part: the "@" (or the space before the bracketed "at") is at most this far from the start of an address. */
+const LOCAL_PART_MAX = 64;
+
+/** Where the spaces before each bracketed "at" begin: an obfuscated address's local part ends there. */
+function obfuscatedAtAnchors(text: string): number[] | null {
+  return (
+    offsetsMatching(BRACKETED_AT, text)?.map((at) => {
+      let from = at;
+      while (from > 0 && /\s/.test(text[from - 1]!)) from--;
+      return from;
+    }) ?? null
+  );
+}
 
 function findEmails(text: string): Span[] {
   const out: Span[] = [];
   if (!text.includes('@')) {
     if (!/[\[({<]\s*at\s*[\])}>]/i.test(text)) return out;
   } else {
-    for (const m of matches(EMAIL, text)) {
+    for (const m of anchoredMatches(EMAIL, text, offsetsOf(text, '@'), LOCAL_PART_MAX)) {
       if (IMAGE_SUFFIX.test(m[0])) continue;
       // `git@github.com:org/repo.git` is an SSH remote, not an address.
       if (text[m.index + m[0].length] === ':' && /[\w~\/]/.test(text[m.index + m[0].length + 1] ?? '')) continue;
       out.push({ start: m.index, end: m.index + m[0].length, kind: 'email' });
     }
   }
-  for (const m of matches(OBFUSCATED_EMAIL, text)) {
+  for (const m of anchoredMatches(OBFUSCATED_EMAIL, text, obfuscatedAtAnchors(text), LOCAL_PART_MAX)) {
     out.push({ start: m.index, end: m.index + m[0].length, kind: 'obfuscated_email' });
   }
   return out;
@@ -132,10 +139,20 @@ function looksLikeSecretValue(label: string, raw: string): boolean {
   return value.length >= 16 && charClasses(value) >= 2 && shannonEntropy(value) >= 3.2;
 }
 
+// Where a credential word of LABELED_SECRET starts; the label holds at most 40 characters before it.
+const CREDENTIAL_WORD = /api[_\-]?key|apikey|secret|token|passw(?:or)?d|pwd|passphrase|access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|signing[_\-]?key/giu;
+const LABEL_LEAD = 40;
+// url_credentials: the scheme (at most 31 characters) comes before "://".
+const SCHEME_LEAD = 31;
+
+function secretMatches(kind: string, re: RegExp, text: string): Iterable<RegExpExecArray> {
+  return kind === 'url_credentials' ? anchoredMatches(re, text, offsetsOf(text, '://'), SCHEME_LEAD) : matches(re, text);
+}
+
 function findSecrets(text: string): Span[] {
   const out: Span[] = [];
   for (const { kind, re, needsDigit } of SECRET_PATTERNS) {
-    for (const m of matches(re, text)) {
+    for (const m of secretMatches(kind, re, text)) {
       if (needsDigit && !/\d/.test(m[0])) continue;
       if (kind === 'bearer_token' || kind === 'url_credentials') {
         const value = m[1]!;
@@ -154,7 +171,7 @@ function findSecrets(text: string): Span[] {
     const start = m.index + m[0].length - m[1]!.length;
     out.push({ start, end: start + value.length, kind: 'credential_pair' });
   }
-  for (const m of matches(LABELED_SECRET, text)) {
+  for (const m of anchoredMatches(LABELED_SECRET, text, offsetsMatching(CREDENTIAL_WORD, text), LABEL_LEAD)) {
     const label = m[1]!;
     const value = m[2]!.replace(/[.:]+$/, '');
     if (!looksLikeSecretValue(label, value)) continue;
@@ -201,15 +218,24 @@ function findCards(text: string): Span[] {
   const out: Span[] = [];
   for (const m of matches(CARD_CANDIDATE, text)) {
     const raw = m[0];
-    const seps = raw.match(/[ \-]/g);
-    if (seps && new Set(seps).size > 1) continue;
-    const digits = raw.replace(/\D/g, '');
-    if (seps) {
-      const groups = raw.split(/[ \-]/);
-      // Cards are printed in groups of 4 (or 4-6-5 / 4-6-4); single digits apart are something else.
-      if (groups.slice(0, -1).some((g) => g.length < 4 || g.length > 6)) continue;
+    // One kind of separator (space or "-"), and cards are printed in groups of 4 (or 4-6-5 /
+    // 4-6-4): single digits apart are something else. Every group but the last is checked, where
+    // the separator after it is read (one pass over the characters: candidates can be many).
+    let separator = 0;
+    let rejected = false;
+    let groupLength = 0;
+    for (let i = 0; i < raw.length && !rejected; i++) {
+      const c = raw.charCodeAt(i);
+      if (c !== 32 && c !== 45) {
+        groupLength++;
+        continue;
+      }
+      rejected = (separator !== 0 && separator !== c) || groupLength < 4 || groupLength > 6;
+      separator = c;
+      groupLength = 0;
     }
-    if (!isCardNumber(digits)) continue;
+    if (rejected) continue;
+    if (!isCardNumber(separator === 0 ? raw : raw.replace(/\D/g, ''))) continue;
     out.push({ start: m.index, end: m.index + raw.length, kind: 'credit_card' });
   }
   return out;
@@ -221,6 +247,21 @@ function findCards(text: string): Span[] {
 const SSN_DASHED = /(?<![\p{L}\p{N}_\-.\/])(\d{3})([\- ])(\d{2})\2(\d{4})(?![\p{L}\p{N}_\-\/]|[.,]\d)/gu;
 const SSN_BARE = /(?<![\p{L}\p{N}_\-.\/])(\d{3})(\d{2})(\d{4})(?![\p{L}\p{N}_\-\/]|[.,]\d)/gu;
 const SSN_LABEL = /\b(?:ssn|ss#|ss no|ssa|social security(?: number| no\.?| #)?|social sec(?:urity)?\.?|taxpayer id|tin|itin)\b[^\n\d]{0,16}$/i;
+
+// Words that name a tax identifier. A 9-digit number right after one is redacted whatever its
+// area or checksum: "SSN 987-65-4321" is out of the SSN ranges but in the ITIN range, and the text
+// says what it is. Unlabelled numbers keep the validity rules above (order numbers, phone numbers).
+const TAX_ID_LABEL = String.raw`(?:ssn|ss#|ss no|itin|tin|social security(?: number| no\.?| #)?|social sec(?:urity)?\.?|tax ?id(?:entification)?(?: number| no\.?)?|taxpayer id(?:entification)?(?: number| no\.?)?)`;
+// "social" alone is everyday language ("social events on 05-12"): it labels only a number that
+// follows at once. Another label and its number are at most 24 characters apart ("SSN of the
+// applicant: 987-65-4321"), none of them a digit or a line break (so the number cannot be the
+// tail of a longer one), and a "-" may join them ("SSN-987-65-4321").
+const LABELED_TAX_ID = new RegExp(
+  String.raw`(?<![\p{L}\p{N}_])(?:${TAX_ID_LABEL}(?![\p{L}\p{N}_])[^\n\d]{0,24}?|social[ \t]*[:#=\-]?[ \t]*)(?<![\p{L}\p{N}_.\/])(\d{3})([\- .]?)(\d{2})\2(\d{4})(?![\p{L}\p{N}_\-\/]|[.,]\d)`,
+  'giu',
+);
+/** The first letters of every label: a match starts exactly there (the anchored scan needs no lead). */
+const TAX_ID_LABEL_START = /ss|itin|tin|social|tax/giu;
 
 function findSsns(text: string): Span[] {
   const out: Span[] = [];
@@ -235,7 +276,14 @@ function findSsns(text: string): Span[] {
     if (!SSN_LABEL.test(lineBefore(text, m.index))) continue;
     out.push({ start: m.index, end: m.index + m[0].length, kind: 'ssn' });
   }
-  return out;
+  const seen = new Set(out.map((span) => span.start));
+  for (const m of anchoredMatches(LABELED_TAX_ID, text, offsetsMatching(TAX_ID_LABEL_START, text), 0)) {
+    const number = m[1]! + m[2]! + m[3]! + m[2]! + m[4]!;
+    const start = m.index + m[0].length - number.length;
+    if (seen.has(start)) continue;
+    out.push({ start, end: start + number.length, kind: 'labeled_tax_id' });
+  }
+  return out.sort((a, b) => a.start - b.start);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,7 +306,8 @@ function findIps(text: string): Span[] {
     }
   }
   if (text.includes(':')) {
-    for (const m of matches(IPV6, text)) {
+    // The first ":" of an address comes after at most "[" and four hex digits.
+    for (const m of anchoredMatches(IPV6, text, offsetsOf(text, ':'), 5)) {
       const address = m[1]!;
       if (!isIPv6(address)) continue;
       const hexDigits = address.replace(/[^0-9A-Fa-f]/g, '').length;
@@ -289,7 +338,8 @@ const LABEL_RE = new RegExp(String.raw`(?:(${PHONE_LABEL})|(${NON_PHONE_LABEL})|
 
 function nearestLabel(window: string): 'phone' | 'other' | null {
   // A label applies to the next number only: look after the last digit.
-  const lastDigit = window.search(/\d[^\d]*$/);
+  let lastDigit = window.length - 1;
+  while (lastDigit >= 0 && !isDigitCode(window.charCodeAt(lastDigit))) lastDigit--;
   const before = lastDigit >= 0 ? window.slice(lastDigit + 1) : window;
   let result: 'phone' | 'other' | null = null;
   let lastEnd = -1;
@@ -320,7 +370,10 @@ const DATE_LIKE = [
   /^\d{1,2}[.:]\d{2} ?- ?\d{1,2}[.:]\d{2}$/, // 8.30-17.00
 ];
 
-function isbnValid(raw: string): boolean {
+/** Whether a phone candidate (digits, separators, parentheses, a "+") with `digits` digits is a valid ISBN-10 or ISBN-13. */
+function isbnValid(raw: string, digits: number): boolean {
+  // A phone candidate has no "X": an ISBN here is 10 or 13 digits.
+  if (digits !== 10 && digits !== 13) return false;
   const d = raw.replace(/[\s\-]/g, '');
   if (/^\d{9}[\dX]$/i.test(d)) {
     let sum = 0;
@@ -340,11 +393,11 @@ const NANP = /^(?:\+?1[ .\-]?)?(?:\([2-9]\d{2}\)[ .\-]?|[2-9]\d{2}([ .\-]))\d{3}
 function phoneVerdict(candidate: string, before: string): string | null {
   const digits = candidate.replace(/\D/g, '');
   const n = digits.length;
-  if (n < 7 || n > 15) return null;
+  if (n < MIN_PHONE_DIGITS || n > 15) return null;
   const plain = candidate.replace(/^\+\s?/, '');
-  if (DATE_LIKE.some((re) => re.test(plain))) return null;
+  for (const re of DATE_LIKE) if (re.test(plain)) return null;
   if (/^(\d)\1+$/.test(digits)) return null;
-  if (isbnValid(candidate) && candidate.includes('-')) return null;
+  if (isbnValid(candidate, n) && candidate.includes('-')) return null;
   const label = nearestLabel(before);
   if (label === 'other') return null;
   const international = candidate.startsWith('+') || /^00[1-9]/.test(candidate);
@@ -384,69 +437,204 @@ function phoneVerdict(candidate: string, before: string): string | null {
   return null;
 }
 
-const SEP_AT_START = new RegExp(`^${PHONE_SEP}(?=\\d|\\(\\d)`);
-const SEP_AT_END = new RegExp(`(?<=\\d|\\d\\))${PHONE_SEP}$`);
-const SEP_ALL = new RegExp(PHONE_SEP, 'g');
+// The separators of PHONE_SEP, `(?:[ \t]?[\-.\/][ \t]?|[ \t])`, read by character code, and the
+// separators next to a candidate and inside it compared where they stand in the text (offset and
+// length), not as strings: this runs for every group of every digit run, where a regular
+// expression over a fresh slice costs more than the rest of the phone check.
+const isSepSpace = (c: number) => c === 32 || c === 9;
+const isSepMark = (c: number) => c === 45 || c === 46 || c === 47;
+const isDigitCode = (c: number) => c >= 48 && c <= 57;
+
+/** Length of the PHONE_SEP match at `at` in `text` up to `limit` (0: none); greedy, as a global match takes it. */
+function separatorLength(text: string, at: number, limit: number): number {
+  if (at >= limit) return 0;
+  const c = text.charCodeAt(at);
+  if (isSepSpace(c)) {
+    if (at + 1 < limit && isSepMark(text.charCodeAt(at + 1))) return at + 2 < limit && isSepSpace(text.charCodeAt(at + 2)) ? 3 : 2;
+    return 1;
+  }
+  if (isSepMark(c)) return at + 1 < limit && isSepSpace(text.charCodeAt(at + 1)) ? 2 : 1;
+  return 0;
+}
+
+/**
+ * Length of the separator that continues the text at `end` towards another group (0: none): what
+ * `/^SEP(?=\d|\(\d)/` finds in the four characters from `end`.
+ */
+function separatorAfter(text: string, end: number): number {
+  const limit = Math.min(text.length, end + 4);
+  // Longest first, then shorter, as the regular expression backtracks: " - ", " -", " " or "- ", "-".
+  for (let length = separatorLength(text, end, limit); length >= 1; length--) {
+    const p = end + length;
+    if (p >= limit) continue;
+    const c = text.charCodeAt(p);
+    if (isDigitCode(c) || (c === 40 && p + 1 < limit && isDigitCode(text.charCodeAt(p + 1)))) return length;
+  }
+  return 0;
+}
+
+/** Whether `text[from, to)` is a whole separator: " ", "-", " -", "- ", " - " (any mark, tab for space). */
+function isWholeSeparator(text: string, from: number, to: number): boolean {
+  const n = to - from;
+  const a = text.charCodeAt(from);
+  if (n === 1) return isSepSpace(a) || isSepMark(a);
+  const b = text.charCodeAt(from + 1);
+  if (n === 2) return (isSepSpace(a) && isSepMark(b)) || (isSepMark(a) && isSepSpace(b));
+  return n === 3 && isSepSpace(a) && isSepMark(b) && isSepSpace(text.charCodeAt(from + 2));
+}
+
+/**
+ * Where the separator before `start` that follows a group begins (-1: none): what
+ * `/(?<=\d|\d\))SEP$/` finds in the four characters before `start` (the leftmost start wins; the
+ * look-behind sees only those characters).
+ */
+function separatorBefore(text: string, start: number): number {
+  const from = Math.max(0, start - 4);
+  for (let p = Math.max(from, start - 3); p < start; p++) {
+    if (!isWholeSeparator(text, p, start)) continue;
+    const afterDigit = p - 1 >= from && isDigitCode(text.charCodeAt(p - 1));
+    const afterParen = p - 2 >= from && text.charCodeAt(p - 1) === 41 && isDigitCode(text.charCodeAt(p - 2));
+    if (afterDigit || afterParen) return p;
+  }
+  return -1;
+}
+
+/** Whether `text[a, a + length)` and `text[b, b + length)` are the same characters. */
+function sameSpan(text: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false;
+  return true;
+}
+
+/** Whether `text[from, from + length)` holds a "/". */
+function hasSlash(text: string, from: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(from + k) === 47) return true;
+  return false;
+}
 
 /**
  * A part of a longer number (0418 0466 8660 | 8531) is not a phone number: the candidate may not
  * continue, before or after, with the separator it uses inside. A different separator (" / ")
- * lists another number.
+ * lists another number. Without a separator inside, any separator but a slash continues it.
  */
-function continuesNumber(text: string, start: number, end: number, candidate: string): boolean {
-  const inner = new Set(candidate.replace(/^\+[ \t]?/, '').match(SEP_ALL) ?? []);
-  const next = SEP_AT_START.exec(text.slice(end, end + 4))?.[0];
-  const prev = SEP_AT_END.exec(text.slice(Math.max(0, start - 4), start))?.[0];
-  for (const sep of [next, prev]) {
-    if (sep === undefined) continue;
-    if (inner.size === 0 ? !sep.includes('/') : inner.has(sep)) return true;
+function continuesNumber(text: string, start: number, end: number): boolean {
+  const nextLength = separatorAfter(text, end);
+  const prevFrom = separatorBefore(text, start);
+  const prevLength = prevFrom < 0 ? 0 : start - prevFrom;
+  if (nextLength === 0 && prevLength === 0) return false;
+  // The separators inside, as a global PHONE_SEP match lists them (a leading "+" and its space excepted).
+  let i = start;
+  if (text.charCodeAt(i) === 43) {
+    i++;
+    if (i < end && isSepSpace(text.charCodeAt(i))) i++;
   }
-  return false;
+  let inner = false;
+  while (i < end) {
+    const length = separatorLength(text, i, end);
+    if (length === 0) {
+      i++;
+      continue;
+    }
+    inner = true;
+    if (length === nextLength && sameSpan(text, i, end, length)) return true;
+    if (length === prevLength && sameSpan(text, i, prevFrom, length)) return true;
+    i += length;
+  }
+  if (inner) return false;
+  return (nextLength > 0 && !hasSlash(text, end, nextLength)) || (prevLength > 0 && !hasSlash(text, prevFrom, prevLength));
 }
 
 const PHONE_BEFORE_FORBIDDEN = /[\p{L}\p{N}_\-.\/@#$€£¥%:+=&]/u;
 const PHONE_AFTER_FORBIDDEN = /[\p{L}\p{N}_\-\/@%]/u;
 
-const SEP_SPLIT = new RegExp(`(${PHONE_SEP})`);
+const MIN_PHONE_DIGITS = 7;
+
+function countDigits(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
+}
 const MAX_PHONE_GROUPS = 8;
+
+/** Per ASCII code: whether the character is in `re` (a class of single characters). */
+function asciiTable(re: RegExp): Uint8Array {
+  return Uint8Array.from({ length: 128 }, (_, c) => (re.test(String.fromCharCode(c)) ? 1 : 0));
+}
+const BEFORE_FORBIDDEN_ASCII = asciiTable(PHONE_BEFORE_FORBIDDEN);
+const AFTER_FORBIDDEN_ASCII = asciiTable(PHONE_AFTER_FORBIDDEN);
+
+/** Whether the character at `at` may not come before a phone number ("-", "$", "#", a letter, ...). */
+function forbiddenBefore(text: string, at: number): boolean {
+  if (at < 0) return false;
+  const c = text.charCodeAt(at);
+  return c < 128 ? BEFORE_FORBIDDEN_ASCII[c] === 1 : PHONE_BEFORE_FORBIDDEN.test(text[at]!);
+}
+
+/** Whether the text at `at` may not follow a phone number (a letter, "-", "/", or ".", ",", ":" then a digit). */
+function forbiddenAfter(text: string, at: number): boolean {
+  if (at >= text.length) return false;
+  const c = text.charCodeAt(at);
+  if (c >= 128) return PHONE_AFTER_FORBIDDEN.test(text[at]!);
+  if (AFTER_FORBIDDEN_ASCII[c] === 1) return true;
+  return (c === 46 || c === 44 || c === 58) && isDigitCode(text.charCodeAt(at + 1));
+}
 
 function findPhones(text: string): Span[] {
   const out: Span[] = [];
+  // Per group of the current candidate (`count` of them): where it starts and ends in `text`;
+  // digitsBefore[i]: the digits of groups 0..i-1, so a run's digit count costs nothing to know.
+  // The arrays are reused from one candidate to the next (candidates can be many).
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const digitsBefore: number[] = [0];
   for (const m of matches(PHONE_CANDIDATE, text)) {
-    // parts alternates group, separator, group, ...; offsets[i] is where group i starts.
-    const parts = m[0].split(SEP_SPLIT);
-    const groups: { text: string; offset: number; digits: number }[] = [];
-    let offset = 0;
-    for (let i = 0; i < parts.length; i++) {
-      if (i % 2 === 0) groups.push({ text: parts[i]!, offset, digits: parts[i]!.replace(/\D/g, '').length });
-      offset += parts[i]!.length;
+    const from = m.index;
+    const to = from + m[0].length;
+    // Most candidates are short numbers (years, counts, amounts): no phone number has under 7 digits.
+    if (countDigits(m[0]) < MIN_PHONE_DIGITS) continue;
+    // The groups are what lies between separators (as `split` on PHONE_SEP cuts them).
+    let count = 0;
+    let groupStart = from;
+    let digits = 0;
+    for (let i = from; i <= to; ) {
+      const length = i < to ? separatorLength(text, i, to) : 0;
+      if (length === 0 && i < to) {
+        if (isDigitCode(text.charCodeAt(i))) digits++;
+        i++;
+        continue;
+      }
+      starts[count] = groupStart;
+      ends[count] = i;
+      digitsBefore[count + 1] = digitsBefore[count]! + digits;
+      count++;
+      digits = 0;
+      if (i === to) break;
+      i += length;
+      groupStart = i;
     }
     // Left to right, the longest run of groups (at most 15 digits) that is a phone number wins.
     let first = 0;
-    while (first < groups.length) {
+    while (first < count) {
       let found: Span | null = null;
-      let digits = 0;
-      let last = first;
-      while (last < groups.length && last - first < MAX_PHONE_GROUPS && digits + groups[last]!.digits <= 15) digits += groups[last++]!.digits;
-      for (let end = last; end > first && !found; end--) {
-        const g0 = groups[first]!;
-        const gEnd = groups[end - 1]!;
-        const start = m.index + g0.offset;
-        const stop = m.index + gEnd.offset + gEnd.text.length;
-        const candidate = text.slice(start, stop);
-        if (!/\d/.test(candidate)) continue;
-        // "+1 ..." is part of the candidate; a "-", "$", "#" or letter before means something else.
-        const prev = text[start - 1];
-        if (prev !== undefined && PHONE_BEFORE_FORBIDDEN.test(prev)) continue;
-        const next = text[stop];
-        if (next !== undefined && (PHONE_AFTER_FORBIDDEN.test(next) || (/[.,:]/.test(next) && /\d/.test(text[stop + 1] ?? '')))) continue;
-        if (continuesNumber(text, start, stop, candidate)) continue;
-        const kind = phoneVerdict(candidate, lineBefore(text, start, 48));
-        if (kind) found = { start, end: stop, kind: `phone_${kind}` };
-        else if (end === first + 1) break;
-        if (found) {
+      const start = starts[first]!;
+      // "+1 ..." is part of the candidate; a "-", "$", "#" or letter before means something else
+      // (for every run from this group on).
+      if (!forbiddenBefore(text, start - 1)) {
+        let last = first;
+        while (last < count && last - first < MAX_PHONE_GROUPS && digitsBefore[last + 1]! - digitsBefore[first]! <= 15) last++;
+        for (let end = last; end > first; end--) {
+          // Too few digits: phoneVerdict would say no, whatever the context (and shorter runs have fewer).
+          if (digitsBefore[end]! - digitsBefore[first]! < MIN_PHONE_DIGITS) break;
+          const stop = ends[end - 1]!;
+          if (forbiddenAfter(text, stop) || continuesNumber(text, start, stop)) continue;
+          const kind = phoneVerdict(text.slice(start, stop), lineBefore(text, start, 48));
+          if (!kind) continue;
+          found = { start, end: stop, kind: `phone_${kind}` };
           out.push(found);
           first = end;
+          break;
         }
       }
       if (!found) first++;
@@ -473,17 +661,26 @@ const DETECTORS: Record<PiiEntity, (text: string) => Span[]> = {
  */
 export function detectPii(text: string, entities: readonly PiiEntity[] = PII_ENTITIES): PiiMatch[] {
   if (!text || entities.length === 0) return [];
-  const normalized = normalizeWithMap(text);
+  return detectPiiNormalized(normalizeWithMap(text), entities);
+}
+
+/** detectPii on text already normalised (one normalisation serves every detector of a scan). */
+export function detectPiiNormalized(normalized: NormalizedText, entities: readonly PiiEntity[] = PII_ENTITIES): PiiMatch[] {
+  if (!normalized.text || entities.length === 0) return [];
   const wanted = new Set(entities);
   const accepted: PiiMatch[] = [];
-  // Spans claimed by higher-priority entities, even those the caller did not ask for: a phone
-  // inside an API key is not a phone.
-  const claimed: { start: number; end: number }[] = [];
+  // Offsets claimed by higher-priority entities, even those the caller did not ask for: a phone
+  // inside an API key is not a phone. One flag per offset keeps the check linear.
+  const claimed = new Uint8Array(normalized.text.length);
+  const overlapsClaimed = (span: Span) => {
+    for (let i = span.start; i < span.end; i++) if (claimed[i]) return true;
+    return false;
+  };
   for (const entity of PRIORITY) {
     if (!wanted.has(entity) && entity !== 'secret' && entity !== 'email' && entity !== 'iban' && entity !== 'credit_card') continue;
     for (const span of DETECTORS[entity](normalized.text)) {
-      if (claimed.some((c) => span.start < c.end && c.start < span.end)) continue;
-      claimed.push({ start: span.start, end: span.end });
+      if (overlapsClaimed(span)) continue;
+      claimed.fill(1, span.start, span.end);
       if (!wanted.has(entity)) continue;
       const [start, end] = toOriginalSpan(normalized, span.start, span.end);
       accepted.push({ entity, start, end, kind: span.kind });

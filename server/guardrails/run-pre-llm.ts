@@ -2,11 +2,12 @@
 // blocked terms, PII. Redaction (the default PII action) rewrites the content; any "block" makes
 // `passed` false and adds a user-safe `fallback`.
 import type { GuardrailIssue, PiiEntity, PreLlmResult } from './guardrails.types.js';
-import { findBlockedTerms } from './blocked-terms.js';
+import { findBlockedTermsInMatchingForm } from './blocked-terms.js';
 import { resolveGuardrailsConfig, type GuardrailsConfigLike, type ResolvedGuardrailsConfig } from './guardrails-config.js';
-import { detectInjection, type InjectionCategory } from './injection.js';
+import { detectInjectionNormalized, type InjectionCategory } from './injection.js';
 import { blockedTermIssue, FALLBACK, injectionIssue, piiIssue, tooLongIssue } from './issues.js';
-import { applyRedactions, detectPii } from './pii.js';
+import { matchingForm, normalizeWithMap } from './normalize.js';
+import { applyRedactions, detectPiiNormalized } from './pii.js';
 
 export interface PreLlmInputResult<T> {
   passed: boolean;
@@ -40,12 +41,14 @@ class Findings {
 
   constructor(private readonly cfg: ResolvedGuardrailsConfig) {}
 
-  /** Checks one string; returns the text with PII redacted when the action is `redact`. */
-  inspect(text: string, path: string | null): string {
+  /** Checks one string (`length`: its charLength, when already known); returns the text with PII redacted when the action is `redact`. */
+  inspect(text: string, path: string | null, length = charLength(text)): string {
     const cfg = this.cfg;
-    this.length += charLength(text);
+    this.length += length;
+    // One normalisation serves the injection rules and every PII detector.
+    const normalized = normalizeWithMap(text);
     if (cfg.injectionAction !== 'off') {
-      const found = detectInjection(text);
+      const found = detectInjectionNormalized(normalized.text);
       if (found.detected) {
         this.injection ??= { score: 0, categories: new Set(), rules: new Set(), paths: [] };
         this.injection.score = Math.max(this.injection.score, found.score);
@@ -54,13 +57,14 @@ class Findings {
         if (path !== null) this.injection.paths.push(path);
       }
     }
-    for (const term of findBlockedTerms(text, cfg.blockedTerms)) {
+    const terms = cfg.blockedTerms.length > 0 ? findBlockedTermsInMatchingForm(matchingForm(normalized.text), cfg.blockedTerms) : [];
+    for (const term of terms) {
       const paths = this.blocked.get(term) ?? [];
       if (path !== null) paths.push(path);
       this.blocked.set(term, paths);
     }
     if (cfg.piiAction === 'off' || cfg.entities.length === 0) return text;
-    const matches = detectPii(text, cfg.entities);
+    const matches = detectPiiNormalized(normalized, cfg.entities);
     if (matches.length === 0) return text;
     for (const match of matches) {
       const entry = this.pii.get(match.entity) ?? { count: 0, paths: [] };
@@ -108,16 +112,18 @@ class Findings {
  */
 export function runPreLlm(content: string, config?: GuardrailsConfigLike): PreLlmResult {
   const cfg = resolveGuardrailsConfig(config);
-  const tooLong = refuseOverLength(charLength(content), cfg);
+  const length = charLength(content);
+  const tooLong = refuseOverLength(length, cfg);
   if (tooLong) return { ...tooLong, content: '' };
   const findings = new Findings(cfg);
-  const redacted = findings.inspect(content, null);
+  const redacted = findings.inspect(content, null, length);
   return { ...findings.verdict(false), content: redacted };
 }
 
 const MAX_DEPTH = 64;
 
-function totalChars(value: unknown, depth: number): number {
+/** Total length of the strings in `value` (UTF-16 units), at any depth up to MAX_DEPTH. */
+export function totalChars(value: unknown, depth = 0): number {
   if (typeof value === 'string') return value.length;
   if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return 0;
   let sum = 0;

@@ -140,7 +140,6 @@ export const INPUT_FIELDS = {
   },
   message: {
     type: 'string',
-    minLength: 1,
     maxLength: 8_000,
     description: 'The user\'s latest message in the conversation.',
   },

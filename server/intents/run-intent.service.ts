@@ -5,7 +5,7 @@ import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
-import { runPreLlmOnInput } from '../guardrails/run-pre-llm.js';
+import { scanInput } from '../guardrails/scan-pool.js';
 import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
 import { openSession, renderHistory } from '../sessions/sessions.service.js';
 import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
@@ -60,7 +60,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
   // user_id identifies the end user (often an e-mail): it is kept, never sent through redaction.
   const { user_id: userId, ...content } = input;
   const guardrails = intent.guardrailsConfig ?? tenant.guardrailsConfig;
-  const pre = runPreLlmOnInput(content, guardrails);
+  const pre = await scanInput(content, guardrails);
   const safeInput = { user_id: userId, ...pre.input };
   const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational;
   const cacheKey = cacheable && pre.passed ? intentCacheKey(tenant.id, intent.id, intent.version, safeInput) : null;

@@ -1,8 +1,9 @@
 // Precision and recall of the guardrail detectors on the labelled dataset in
 // test/guardrails/dataset.ts, per split: `dev` (the cases the rules were developed against) and
-// `holdout` (written after the rules were frozen: the honest estimate).
+// `holdout` (written after the rules were frozen: the honest estimate; its labelled tax-id cases
+// were written with their rule, so it is also reported without them).
 // Run: node bin/run-ts.mjs test/bench/guardrails-quality.ts   (--misses lists the wrong cases)
-import { DATASET, type GuardrailCase } from '../guardrails/dataset.js';
+import { DATASET, TAX_IDS, type GuardrailCase } from '../guardrails/dataset.js';
 import { evaluate, formatTable } from '../guardrails/evaluate.js';
 
 function report(title: string, cases: GuardrailCase[]) {
@@ -22,6 +23,8 @@ function report(title: string, cases: GuardrailCase[]) {
   }
 }
 
+const taxIds = new Set(TAX_IDS.map((c) => c.id));
 report('holdout (written after the rules were frozen)', DATASET.filter((c) => c.split === 'holdout'));
+report('holdout without the labelled tax-id cases (those were written with their rule)', DATASET.filter((c) => c.split === 'holdout' && !taxIds.has(c.id)));
 report('dev (the rules were tuned on these)', DATASET.filter((c) => c.split === 'dev'));
 report('all', DATASET);

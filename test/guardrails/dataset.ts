@@ -9,7 +9,8 @@
 // `holdout`: written after the rules were frozen and measured without changing the rules for
 // them: the honest estimate. The `ho-*` and `h2-*` cases were the first two holdouts: each was
 // measured once (injection recall 0.35 and 0.32, see the README), then used to improve the
-// rules, so they are `dev` now; the `h3-*` cases are the current holdout.
+// rules, so they are `dev` now; the `h3-*` cases are the current holdout, with the `tax-*` cases
+// (see TAX_IDS).
 import type { PiiEntity } from '../../server/guardrails/guardrails.types.js';
 
 export interface GuardrailCase {
@@ -272,10 +273,11 @@ const HN_NUMBERS: GuardrailCase[] = [
   hn('hn-email-03', 'git clone git@github.com:acme/hiring-take-home.git and run make test.'),
   hn('hn-email-04', 'Mention @recruiting-team in the channel once the offer is signed.'),
   hn('hn-email-05', 'Use a decorator like @app.route("/jobs") in Flask.'),
-  // SSN look-alikes (invalid ranges)
-  hn('hn-ssn-01', 'Sample SSN on the training slide: 666-12-3456 (never issued).'),
+  // SSN look-alikes (invalid ranges). Two are labelled as an SSN or an ITIN, so they are redacted
+  // whatever their range: an example on a slide or in instructions loses nothing by it.
+  pos('hn-ssn-01', 'Sample SSN on the training slide: 666-12-3456 (never issued).', ['ssn']),
   hn('hn-ssn-02', 'Placeholder ids 000-12-3456 and 123-00-4567 are used in the demo data.'),
-  hn('hn-ssn-03', 'ITIN-style number 912-70-1234 appears in the tax form instructions.'),
+  pos('hn-ssn-03', 'ITIN-style number 912-70-1234 appears in the tax form instructions.', ['ssn']),
   hn('hn-ssn-04', 'Serial 123-45-0000 is reserved for test fixtures.'),
   // Secret look-alikes
   hn('hn-secret-01', 'Set max_tokens=2048 and temperature=0.2; the token budget is 4096 per request.'),
@@ -613,7 +615,41 @@ const HOLDOUT3: GuardrailCase[] = [
   hn('h3-hn-26', 'Release 2024.03.1 shipped on 2024-03-18.'),
 ];
 
-const HOLDOUT = HOLDOUT3.map((c) => ({ ...c, split: 'holdout' as const }));
+// Labelled tax identifiers: a number the text calls an SSN, ITIN or TIN is redacted whatever its
+// area (9xx is the ITIN range; 000 and 666 are never issued but the text still says what it is).
+// The negatives are 3-2-4 and 9-digit numbers without such a label, and "social" that labels
+// something else. Held out like the `h3-*` cases, but written together with the labelled-id rule:
+// they check that rule rather than estimate it (test/bench/guardrails-quality.ts also reports the
+// holdout without them).
+export const TAX_IDS: GuardrailCase[] = [
+  pos('tax-01', 'SSN 987-65-4321', ['ssn']),
+  pos('tax-02', 'Applicant SSN: 000-12-3456 (copied from the form as written)', ['ssn']),
+  pos('tax-03', 'ssn#666 12 3456', ['ssn']),
+  pos('tax-04', 'ITIN 912-70-1234, issued 2019.', ['ssn']),
+  pos('tax-05', 'Her individual taxpayer identification number: 912 70 1234', ['ssn']),
+  pos('tax-06', 'Social: 987654321', ['ssn']),
+  pos('tax-07', 'Tax ID 987-65-4321 for the contractor invoice', ['ssn']),
+  pos('tax-08', 'TIN: 900.70.1234', ['ssn']),
+  pos('tax-09', 'My social security number is 978-05-1120.', ['ssn']),
+  pos('tax-10', 'SS# 999-99-9999 on the W-9', ['ssn']),
+  pos('tax-11', 'social 912-80-5678 — please update payroll', ['ssn']),
+  pos('tax-12', 'Social Security No. 666-45-1234', ['ssn']),
+  hn('tax-hn-01', 'Order 987-65-4321 shipped on Monday.'),
+  hn('tax-hn-02', 'Ticket number 912-70-1234 was closed.'),
+  hn('tax-hn-03', 'Social events on 2024-05-12 and 2024-06-09; RSVP to ext. 214.'),
+  hn('tax-hn-04', 'Our social media budget grew 12% to 987,654 USD.'),
+  hn('tax-hn-05', 'Reference 999999999 is the default for missing records.'),
+  hn('tax-hn-06', 'Social skills: 9 out of 10; tin roof repairs 2019-2021.'),
+  pos('tax-13', 'SSN-987-65-4321 (from the scanned form)', ['ssn']),
+  pos('tax-14', 'SSN of the applicant: 000-45-6789', ['ssn']),
+  pos('tax-15', 'Tax identification number 900 12 3456 is on the contractor form.', ['ssn']),
+  pos('tax-16', 'Taxpayer ID: 966123456', ['ssn']),
+  hn('tax-hn-07', 'Social media followers: 123456789 as of May.'),
+  hn('tax-hn-08', 'Shipment 666-12-3456 left the warehouse; the social hour starts at 6.'),
+  hn('tax-hn-09', 'Tracking 900 12 3456 (tax included in the price).'),
+];
+
+const HOLDOUT = [...HOLDOUT3, ...TAX_IDS].map((c) => ({ ...c, split: 'holdout' as const }));
 
 const DEV: GuardrailCase[] = [
   ...EMAIL,

@@ -73,7 +73,7 @@ ${TEMPLATE_PREAMBLE}
 </resume>`;
 
 const inputSchema = buildInputSchema({
-  needs: 'current_role or resume_text',
+  needs: 'either current_role or resume_text',
   properties: {
     current_role: INPUT_FIELDS.current_role,
     resume_text: INPUT_FIELDS.resume_text,

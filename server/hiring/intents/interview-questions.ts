@@ -90,7 +90,7 @@ ${TEMPLATE_PREAMBLE}
 </knowledge>`;
 
 const inputSchema = buildInputSchema({
-  needs: 'job_title or job_description',
+  needs: 'either job_title or job_description',
   properties: {
     job_title: INPUT_FIELDS.job_title,
     job_description: INPUT_FIELDS.job_description,

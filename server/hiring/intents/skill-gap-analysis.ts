@@ -81,7 +81,7 @@ ${TEMPLATE_PREAMBLE}
 </job_description>`;
 
 const inputSchema = buildInputSchema({
-  needs: 'target_role, plus skills (at least one) or resume_text',
+  needs: 'target_role, plus either skills (at least one) or resume_text',
   properties: {
     target_role: requiredText(INPUT_FIELDS.target_role),
     skills: INPUT_FIELDS.skills,
