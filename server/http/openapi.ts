@@ -48,7 +48,14 @@ Decisions where the specification is silent:
   characters, 414 URI_TOO_LONG; request line and headers over 16 KiB, 431 HEADERS_TOO_LARGE; a request
   not received within REQUEST_TIMEOUT_MS (default 120 s), 408 REQUEST_TIMEOUT; malformed HTTP, bad
   percent-encoding or a body shorter than its Content-Length, 400 MALFORMED_REQUEST; a known path
-  under another method, 405 METHOD_NOT_ALLOWED with an \`Allow\` header and \`details.allowed\`.`;
+  under another method, 405 METHOD_NOT_ALLOWED with an \`Allow\` header and \`details.allowed\`.
+- Hiring intents require only the fields they cannot run without, as non-blank text (schema pattern
+  \`\\S\`; the issue message is "must not be blank"); there are no minimum lengths. Each intent's input
+  schema description says what it needs.
+- Guardrails always redact a nine-digit number the text labels as an SSN, ITIN, TIN, social security
+  number or tax id, whatever its area or checksum; unlabelled numbers must be valid SSNs.
+- GET /admin/diagnostics answers 200 with \`ok: false\` when a check fails: the body is a report, not
+  an error. \`ok\` ignores warnings.`;
 
 const errorEnvelope = {
   type: 'object',
