@@ -9,7 +9,7 @@ import { sendMailTask } from './tasks/send-mail.js';
 
 const HEARTBEAT_MS = 15_000;
 // A worker not heard from for this long is dead: its job locks are released at the next start.
-const STALE_MS = 60_000;
+export const WORKER_STALE_MS = 60_000;
 
 export interface WorkerHandle {
   readonly workerIds: string[];
@@ -49,7 +49,7 @@ async function releaseDeadWorkerLocks(pgPool: Pool, deps: AppDeps) {
     `select distinct j.locked_by from graphile_worker._private_jobs j
       where j.locked_by is not null
         and not exists (select 1 from worker_heartbeats h where h.worker_id = j.locked_by and h.last_seen_at > now() - make_interval(secs => $1))`,
-    [STALE_MS / 1000],
+    [WORKER_STALE_MS / 1000],
   );
   if (rows.length === 0) return;
   const utils = await makeWorkerUtils({ pgPool });

@@ -5,6 +5,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { createOpenAiClient, NO_KEY, type CreateClient } from '../llm/client-cache.js';
 import { DEFAULT_PROVIDER, listProviders, parseModelRef } from '../llm/providers.js';
+import { WORKER_STALE_MS } from '../../worker/runner.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -30,8 +31,8 @@ export interface DiagnosticsOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
-// The runner writes its heartbeat every 15 s and treats 60 s of silence as death (worker/runner.ts).
-const LIVE_WORKER_SECONDS = 60;
+// A runner not heard from for as long as the runner itself calls dead is not counted.
+const LIVE_WORKER_SECONDS = WORKER_STALE_MS / 1000;
 // Jobs ready this long without being picked up mean the runners cannot keep up (or are stuck).
 const BACKLOG_WARN_SECONDS = 300;
 const MAX_REASON_CHARS = 200;

@@ -8,6 +8,8 @@
 // matches from three lists made in one pass each (the verbs, the encoding words, and the
 // "and follow" parts with where they end), in the order the engine would try them: the encoding
 // word farthest from the verb first, and for it the farthest "and".
+import { lastAtMost } from './regex-scan.js';
+
 const DECODE_VERB = /\b(?:decode|decrypt|deobfuscate|unscramble|translate|convert|interpret|reverse|read)\b/g;
 const ENCODING = /\b(?:base ?64|b64|rot-?13|rot-?\d+|hex(?:adecimal)?|binary|morse|caesar|cipher|backwards|reversed|encoded|encrypted|obfuscated)\b/g;
 const AND = /\b(?:and|then|&)\b/g;
@@ -32,18 +34,6 @@ function spansOf(re: RegExp, text: string): { starts: number[]; ends: number[] }
     ends.push(m.index + m[0].length);
   }
   return { starts, ends };
-}
-
-/** Index of the last value <= `max` in ascending `values` (-1 when none). */
-function lastAtMost(values: ArrayLike<number>, max: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! <= max) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
 }
 
 /** The matches of DECODE_AND_FOLLOW in `text`, as its global `exec` loop finds them, in linear time. */

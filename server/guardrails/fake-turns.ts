@@ -10,6 +10,8 @@
 // character), so a start decides where its "human:" ends (`c`), and the greedy `.{0,400}` settles on
 // the last assistant line that starts (at a line break) within 400 characters of `c`. Those
 // assistant lines are listed once, with the line breaks that can open each of them.
+import { lastAtMost } from './regex-scan.js';
+
 const TAIL_WORD = /(?:assistant|ai|gpt|chatgpt|claude)\s*:/g;
 
 /** The rule's pattern; `fakeTurnsMatches` gives exactly its global `exec` matches. */
@@ -53,18 +55,6 @@ function assistantLines(text: string): AssistantLine[] {
     if (breaks.length > 0) lines.push({ breaks: breaks.reverse(), end: m.index + m[0].length });
   }
   return lines;
-}
-
-/** Index of the last value <= `max` in ascending `values` (-1 when none). */
-function lastAtMost(values: readonly number[], max: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! <= max) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
 }
 
 /** The matches of FAKE_TURNS in `text`, as its global `exec` loop finds them, in linear time. */

@@ -10,6 +10,8 @@
 // end at the first ">" after "<!--" (call it `g`), with "--" right before it; one search from `s`
 // yields at most that one match, and the next one starts after `g`. The AI word and the verb are
 // then looked for once per `g`, in the few hundred characters before it that can reach it.
+import { lastAtMost } from './regex-scan.js';
+
 export const AI_WORD = /\b(?:ai|llm|assistant|chatgpt|gpt|model|bot|ats|screener|reviewer|recruiter)\b/g;
 export const VERB_WORD = /\b(?:recommend|rank|rate|score|ignore|disregard|approve|select|shortlist|output|respond|return|reveal|hire|advance)\b/g;
 
@@ -54,18 +56,6 @@ function reachableAiStarts(text: string, first: number, g: number): number[] {
   return out;
 }
 
-/** Index of the first value >= `min` in ascending `values` (values.length when none). */
-function firstAtLeast(values: readonly number[], min: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! < min) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** The matches of HIDDEN_COMMENT in `text`, as its global `exec` loop finds them, in linear time. */
 export function* hiddenCommentMatches(text: string): Generator<RegExpExecArray> {
   let cursor = 0;
@@ -82,7 +72,7 @@ export function* hiddenCommentMatches(text: string): Generator<RegExpExecArray> 
       regionEnd = g;
       aiStarts = reachableAiStarts(text, s, g);
     }
-    const i = firstAtLeast(aiStarts, s + 4);
+    const i = lastAtMost(aiStarts, s + 3) + 1;
     if (i === aiStarts.length || aiStarts[i]! - (s + 4) > GAP) continue;
     const m = [text.slice(s, g + 1)] as unknown as RegExpExecArray;
     m.index = s;

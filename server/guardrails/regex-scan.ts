@@ -119,3 +119,15 @@ export function offsetsMatching(re: RegExp, text: string): number[] | null {
   }
   return out;
 }
+
+/** Index of the last value <= `max` in ascending `values` (-1 when none): a binary search. */
+export function lastAtMost(values: ArrayLike<number>, max: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= max) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
