@@ -14,6 +14,8 @@ import { closeScanPool } from './guardrails/scan-pool.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
 import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
+import { createLazyMcpPool } from './agents/mcp-pool.js';
+import { createOutboundHttp } from './net/safe-http.js';
 
 export interface Database {
   url: string;
@@ -86,6 +88,11 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   }
 
   let engineCheck = () => false;
+  const outbound = createOutboundHttp({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS, timeoutMs: config.OUTBOUND_TIMEOUT_MS, maxBytes: config.OUTBOUND_MAX_BYTES });
+  // MCP servers that answer a tool call as plain JSON send their response head only when the tool
+  // is done: their calls are bounded by each tool's own time limit, not the outbound default.
+  const mcp = createLazyMcpPool(createOutboundHttp({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS, timeoutMs: 130_000, maxBytes: config.OUTBOUND_MAX_BYTES }).fetch);
+  cleanups.push(() => mcp.close());
   const deps: AppDeps = {
     config,
     orm,
@@ -95,6 +102,8 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
     llm: createLlmGateway({ config, log }),
     pgvector,
+    outbound,
+    mcp,
     engineReady: () => engineCheck(),
   };
   await migrateJobSchema(jobPool, deps);

@@ -77,6 +77,19 @@ const configSchema = z.object({
   ENCRYPTION_KEY: z.string().min(32).optional(),
   /** A session with no activity for this long is expired (default 24 h). */
   SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(24 * 3600),
+  /**
+   * Outbound calls (agent http_get, MCP servers, later webhooks) never reach private, loopback,
+   * link-local or metadata addresses, except the hosts listed here: comma-separated host names,
+   * IP addresses or CIDR ranges (e.g. `mcp.internal,10.0.0.0/8`). Default: none.
+   */
+  OUTBOUND_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)),
+  /** Time limit of one outbound HTTP call (default 10 s). */
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** Largest outbound response body read, in bytes (default 1 MiB); the rest is cut off. */
+  OUTBOUND_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
 });
 
 export type AppConfig = z.infer<typeof configSchema>;

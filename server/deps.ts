@@ -4,6 +4,8 @@ import type { SqlPool } from '../db/sql-pool.js';
 import type { AppConfig } from './config.js';
 import type { LlmGateway } from './llm/llm.types.js';
 import type { Mailer } from './mail/mailer.js';
+import type { McpClientPool } from './agents/mcp-client.js';
+import type { OutboundHttp } from './net/safe-http.js';
 
 /** Everything a request or job needs from the process; built once in main, passed down. */
 export interface AppDeps {
@@ -19,6 +21,10 @@ export interface AppDeps {
   llm: LlmGateway;
   /** Whether the database has pgvector and document_chunks.embedding_vector is kept (knowledge/pgvector.ts). */
   pgvector: boolean;
+  /** The one way out to other servers: SSRF-safe (private addresses refused unless allowed). */
+  outbound: OutboundHttp;
+  /** Connections to agents' MCP servers (through `outbound`). */
+  mcp: McpClientPool;
   /** Whether the job runner in this process (or the database's job schema) is ready. */
   engineReady: () => boolean;
 }

@@ -1,4 +1,5 @@
 import { adminRouter } from './admin/admin.router.js';
+import { agentsRouter } from './agents/agents.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
@@ -31,6 +32,7 @@ export const appRouter = router({
   providerKeys: providerKeysRouter,
   intents: intentsRouter,
   knowledge: knowledgeRouter,
+  agents: agentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

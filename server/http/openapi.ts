@@ -177,12 +177,41 @@ function buildDocument(): OpenAPIObject {
     operation.security = SECURITY[auth];
     if (meta.jsonSchemas) documentIntentSchemas(doc, operation, meta.jsonSchemas, status);
   }
-  doc.paths = { ...rawRoutes, ...doc.paths };
+  doc.paths = { ...rawRoutes, ...doc.paths, ...streamRoutes(doc) };
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never } };
   return doc;
 }
 
 type SchemaNode = Record<string, any>;
+
+const AGENT_STREAM_DESCRIPTION = `The same run as POST /v1/agents/{agentKey}/run, as Server-Sent Events. Refusals (auth, body, agent,
+quota, session) are JSON envelopes with their status, before the stream opens. Then: \`run.started\`
+\`{run_id, session_id, agent_key}\`, \`llm.delta\` \`{text}\` as the model writes, \`tool.started\` \`{name, input}\`,
+\`tool.completed\` \`{name, output, error}\`, and last \`run.completed\` (status completed or needs_input) or
+\`run.failed\` (any other status) whose data is the run endpoint's \`data\`. Each \`data:\` line is JSON; comment
+lines (\`: ping\`) keep an idle stream open. A client that disconnects stops the run before its next step; the
+run is recorded \`cancelled\`.`;
+
+/** Raw streaming routes, documented from the JSON route they mirror (same body, same refusals). */
+function streamRoutes(doc: OpenAPIObject): Record<string, unknown> {
+  const run = (doc.paths?.['/v1/agents/{agentKey}/run'] as Record<string, SchemaNode> | undefined)?.post;
+  if (!run) return {};
+  const { '200': _ok, ...errors } = run.responses as Record<string, unknown>;
+  return {
+    '/v1/agents/{agentKey}/run/stream': {
+      post: {
+        ...structuredClone(run),
+        operationId: 'agents-runStream',
+        summary: 'Run an active agent, streamed as Server-Sent Events',
+        description: AGENT_STREAM_DESCRIPTION,
+        responses: {
+          '200': { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          ...structuredClone(errors),
+        },
+      },
+    },
+  };
+}
 
 // `{$ref: '#/components/schemas/X'}` -> a copy of X (one level), so it can be specialised per route.
 function derefCopy(doc: OpenAPIObject, schema: SchemaNode | undefined): SchemaNode | undefined {

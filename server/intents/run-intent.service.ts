@@ -19,6 +19,7 @@ import { renderPrompt } from './render-prompt.js';
 import { resolveIntent } from './resolve-intent.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { chooseModel, parseModelRef } from '../llm/providers.js';
+import type { RunBudget } from '../llm/run-budget.js';
 
 export interface RunScope {
   tenantId: string;
@@ -50,7 +51,12 @@ function blocked(stage: 'pre_llm' | 'post_llm', issues: GuardrailIssue[], fallba
  * only sees redacted input), session, cache, the model call, post_llm guardrails, then the turn is
  * stored and metered. Blocked input costs no provider call.
  */
-export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest): Promise<IntentResponse> {
+export interface RunIntentOptions {
+  /** The cost cap of the run this intent call is part of (an agent's tool call); default none. */
+  budget?: RunBudget;
+}
+
+export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
   const started = performance.now();
   const { tenant } = scope;
   const intent = await resolveIntent(em, tenant, domainKey, intentKey);
@@ -109,6 +115,7 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
       temperature: exec.temperature ?? undefined,
       maxTokens: exec.max_tokens ?? undefined,
       timeoutMs: exec.timeout_ms ?? undefined,
+      budget: options.budget,
     };
     const result = await deps.llm.completeStructured(em, call).catch(async (err: unknown) => {
       // Failed provider calls are metered even though the run fails.

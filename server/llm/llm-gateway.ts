@@ -1,6 +1,8 @@
 // The model layer: routes a call to a provider, asks for schema-valid JSON, meters every provider call.
 import { APIConnectionTimeoutError, APIError } from 'openai';
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { Logger } from 'pino';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
@@ -9,8 +11,12 @@ import { recordUsage as recordUsageDefault, type UsageEventInput } from '../usag
 import { createClientCache, NO_KEY, type ClientCache, type CreateClient } from './client-cache.js';
 import { createSchemaValidatorCache, type SchemaValidatorCache } from '../common/json-schema.js';
 import { buildRepairMessage, checkJsonAnswer, type OutputIssue } from './json-output.js';
-import type { LlmCallResult, LlmGateway, StoredProviderKey, StructuredCallRequest, UsageContext } from './llm.types.js';
-import { buildPriceTable, computeCostUsd, findModelPrice, type PriceTable } from './prices.js';
+import type {
+  ChatCallRequest, ChatCallResult, ChatToolCall, LlmCallResult, LlmGateway, StoredProviderKey, StructuredCallRequest, UsageContext,
+} from './llm.types.js';
+import { buildPriceTable, computeCostUsd, findModelPrice, type ModelPrice, type PriceTable } from './prices.js';
+import { createPromptCounter, estimateTokens, loadTokenCounter } from './count-tokens.js';
+import type { BudgetReservation, RunBudget } from './run-budget.js';
 import { listTenantKeyProviders, openTenantProviderKey, readTenantProviderKey } from './provider-keys.service.js';
 import { chooseModel, listProviders, parseModelRef, type LlmProvider } from './providers.js';
 
@@ -43,6 +49,8 @@ export interface ModelTarget {
 /** The gateway plus the routing it uses, for features that call the SDK themselves (embeddings, tools). */
 export interface LlmGatewayService extends LlmGateway {
   resolveTarget(em: EntityManager, tenantId: string, model?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget>;
+  /** The price of a target's model (null: unpriced, costs 0). */
+  priceOf(target: ModelTarget): ModelPrice | null;
   clients: ClientCache;
   prices: PriceTable;
 }
@@ -118,18 +126,21 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     let errors: OutputIssue[] = [];
 
     for (let attempt = 0; attempt < 2; attempt++) {
+      const reservation = await reserveCall(request.budget, target, messages, undefined, request.maxTokens ?? Number.MAX_SAFE_INTEGER);
+      const maxTokens = reservation && reservation.maxTokens !== Number.MAX_SAFE_INTEGER ? reservation.maxTokens : request.maxTokens;
       const body: ChatCompletionCreateParamsNonStreaming = {
         model: target.model,
         messages,
         response_format: { type: 'json_schema', json_schema: { name: request.schemaName, schema: request.schema, strict: false } },
         ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+        ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
       };
       const started = now();
       let completion: ChatCompletion;
       try {
         completion = await client.chat.completions.create(body, { timeout });
       } catch (err) {
+        reservation?.settle(0);
         const latencyMs = Math.round(now() - started);
         const failure = toProviderError(err, target.provider);
         if (!failure) throw err;
@@ -145,6 +156,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
       const completionTokens = completion.usage?.completion_tokens ?? 0;
       answeredModel = completion.model || target.model;
       const costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answeredModel), promptTokens, completionTokens);
+      reservation?.settle(costUsd);
       totals.promptTokens += promptTokens;
       totals.completionTokens += completionTokens;
       totals.costUsd += costUsd;
@@ -164,11 +176,127 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     throw new AppError('OUTPUT_INVALID', `The model's answer does not satisfy the schema "${request.schemaName}"`, { errors });
   }
 
+  const priceOf = (target: ModelTarget) => findModelPrice(prices, target.modelRef, target.model);
+  let countPrompt: ReturnType<typeof createPromptCounter> | null = null;
+
+  /**
+   * Reserves a call's worst case from `budget` (only capped budgets count tokens: the tokenizer is
+   * loaded on the first capped call). Throws 402 BUDGET_EXHAUSTED when the call must not be made.
+   */
+  async function reserveCall(budget: RunBudget | undefined, target: ModelTarget, messages: ChatCompletionMessageParam[], tools: ChatCallRequest['tools'], wanted: number): Promise<BudgetReservation | null> {
+    if (!budget) return null;
+    const price = priceOf(target);
+    let promptTokens = 0;
+    if (budget.capped && price) {
+      countPrompt ??= createPromptCounter(await loadTokenCounter());
+      promptTokens = countPrompt(messages, tools);
+    }
+    const reservation = budget.reserve(price, promptTokens, wanted);
+    if (!reservation) {
+      throw new AppError('BUDGET_EXHAUSTED', 'The run\'s cost cap cannot pay for another model call', {
+        max_cost_usd: budget.capUsd,
+        spent_usd: Math.round(budget.spent * 1e6) / 1e6,
+        remaining_usd: Math.max(0, Math.round(budget.remaining() * 1e6) / 1e6),
+      });
+    }
+    return reservation;
+  }
+
+  async function completeChat(em: EntityManager, request: ChatCallRequest): Promise<ChatCallResult> {
+    const target = await resolveTarget(em, request.usage.tenantId, request.model, request.storedKey);
+    const client = clients.get(target.baseURL, target.apiKey);
+    const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
+    const wanted = request.maxTokens ?? null;
+    const reservation = await reserveCall(request.budget, target, request.messages, request.tools, wanted ?? Number.MAX_SAFE_INTEGER);
+    const maxTokens = reservation && reservation.maxTokens !== Number.MAX_SAFE_INTEGER ? reservation.maxTokens : wanted;
+    const body = {
+      model: target.model,
+      messages: request.messages,
+      ...(request.tools?.length ? { tools: request.tools } : {}),
+      ...(request.tools?.length && request.parallelToolCalls !== undefined ? { parallel_tool_calls: request.parallelToolCalls } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(maxTokens !== null ? { max_tokens: maxTokens } : {}),
+    };
+    const started = now();
+    let content = '';
+    let sawContent = false;
+    const calls: ChatToolCall[] = [];
+    let finishReason: string | null = null;
+    let answeredModel = target.model;
+    let usage: { prompt_tokens: number; completion_tokens: number } | null | undefined;
+    try {
+      if (request.onDelta) {
+        const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { timeout, signal: request.signal });
+        for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+          if (chunk.model) answeredModel = chunk.model;
+          if (chunk.usage) usage = chunk.usage;
+          const choice = chunk.choices?.[0];
+          if (!choice) continue;
+          if (choice.finish_reason) finishReason = choice.finish_reason;
+          const delta = choice.delta;
+          if (typeof delta?.content === 'string' && delta.content) {
+            sawContent = true;
+            content += delta.content;
+            request.onDelta(delta.content);
+          }
+          for (const part of delta?.tool_calls ?? []) {
+            const slot = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+            if (part.id) slot.id = part.id;
+            if (part.function?.name) slot.name += part.function.name;
+            if (part.function?.arguments) slot.arguments += part.function.arguments;
+          }
+        }
+      } else {
+        const completion = await client.chat.completions.create(body as ChatCompletionCreateParamsNonStreaming, { timeout, signal: request.signal });
+        answeredModel = completion.model || target.model;
+        usage = completion.usage;
+        const choice = completion.choices[0];
+        finishReason = choice?.finish_reason ?? null;
+        if (typeof choice?.message?.content === 'string') {
+          sawContent = true;
+          content = choice.message.content;
+        }
+        for (const call of choice?.message?.tool_calls ?? []) {
+          if (call.type === 'function') calls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
+        }
+      }
+    } catch (err) {
+      reservation?.settle(0);
+      const latencyMs = Math.round(now() - started);
+      const failure = toProviderError(err, target.provider);
+      if (!failure) throw err;
+      log?.warn({ provider: target.provider, model: target.modelRef, status: failure.details?.status, latencyMs, tenantKey: target.tenantKey }, failure.message);
+      await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }, request.usageSink).catch((e) =>
+        log?.error({ err: e }, 'recording a failed model call failed'),
+      );
+      throw failure;
+    }
+    const latencyMs = Math.round(now() - started);
+    // Servers that send no usage are billed on an estimate, so spend is never under-counted to 0.
+    const promptTokens = usage?.prompt_tokens ?? estimateTokens(JSON.stringify(request.messages));
+    const completionTokens = usage?.completion_tokens ?? estimateTokens(content + calls.map((c) => c.name + c.arguments).join(''));
+    const costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answeredModel), promptTokens, completionTokens);
+    reservation?.settle(costUsd);
+    await meter(em, request.usage, { model: answeredModel, promptTokens, completionTokens, costUsd, latencyMs, status: 'ok', countsAsRequest: request.countsAsRequest !== false }, request.usageSink);
+    return {
+      content: sawContent ? content : null,
+      toolCalls: calls.filter(Boolean).map((c, i) => ({ id: c.id || `call_${i + 1}`, name: c.name, arguments: c.arguments })),
+      finishReason,
+      model: answeredModel,
+      provider: target.provider,
+      promptTokens,
+      completionTokens,
+      costUsd,
+      latencyMs,
+      maxTokens,
+    };
+  }
+
   async function isConfigured(em: EntityManager, tenantId: string): Promise<boolean> {
     for (const provider of providers.values()) if (provider.configured) return true;
     const keyed = await listTenantKeyProviders(em, tenantId);
     return keyed.some((name) => providers.has(name));
   }
 
-  return { completeStructured, isConfigured, resolveTarget, clients, prices };
+  return { completeStructured, completeChat, isConfigured, resolveTarget, priceOf, clients, prices };
 }

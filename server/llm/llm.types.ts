@@ -1,7 +1,9 @@
 // The contract between the intent runtime (and later agents, evals, knowledge) and the model layer.
 // Everything that talks to a model provider lives in server/llm and goes through the openai SDK.
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { EntityManager } from '../../db/orm.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
+import type { RunBudget } from './run-budget.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -43,6 +45,54 @@ export interface StructuredCallRequest {
    * when the call is routed to another provider.
    */
   storedKey?: StoredProviderKey;
+  /**
+   * A run's hard cost cap: each provider call first reserves its worst case (max_tokens lowered
+   * to what is left); a call that cannot fit throws 402 BUDGET_EXHAUSTED instead of being made.
+   */
+  budget?: RunBudget;
+}
+
+/** A chat call with tools (agents): the answer is text, tool calls, or both. */
+export interface ChatCallRequest {
+  usage: UsageContext;
+  model?: string | null;
+  storedKey?: StoredProviderKey;
+  messages: ChatCompletionMessageParam[];
+  tools?: ChatCompletionTool[];
+  /** Whether the model may call several tools in one answer (default: the provider's). */
+  parallelToolCalls?: boolean;
+  temperature?: number;
+  /** Answer tokens at most (lowered further by `budget`). */
+  maxTokens?: number;
+  timeoutMs?: number;
+  budget?: RunBudget;
+  /** Whether this call counts as a request against the monthly quota (default true). */
+  countsAsRequest?: boolean;
+  usageSink?: (event: UsageEventInput) => void;
+  /** When set the answer is streamed and each piece of text is handed here as it arrives. */
+  onDelta?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  /** JSON text, as the model wrote it (may be invalid). */
+  arguments: string;
+}
+
+export interface ChatCallResult {
+  content: string | null;
+  toolCalls: ChatToolCall[];
+  finishReason: string | null;
+  model: string;
+  provider: string;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  latencyMs: number;
+  /** max_tokens as sent (after the budget lowered it). */
+  maxTokens: number | null;
 }
 
 export interface StoredProviderKey {
@@ -71,6 +121,11 @@ export interface LlmGateway {
    * Records one usage event per provider call.
    */
   completeStructured(em: EntityManager, request: StructuredCallRequest): Promise<LlmCallResult>;
+  /**
+   * One chat call with tools, metered like every call. Throws 402 BUDGET_EXHAUSTED (no call made)
+   * when `budget` cannot pay its worst case, and the errors of completeStructured otherwise.
+   */
+  completeChat(em: EntityManager, request: ChatCallRequest): Promise<ChatCallResult>;
   /** Whether any provider could serve this tenant (without calling it). */
   isConfigured(em: EntityManager, tenantId: string): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '../../db/orm.js';
+import { AGENT_DEFAULTS } from '../agents/agent-runtime-config.js';
 
 /**
  * Deletes rows that have outlived their use and expires idle sessions; returns how many of each
@@ -14,5 +15,19 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date(), sess
     workerHeartbeats: await run('delete from worker_heartbeats where last_seen_at < ?', [new Date(now.getTime() - day)]),
     intentCache: await run('delete from intent_cache where expires_at < ?', [now]),
     expiredSessions: await run(`update sessions set status = 'expired' where status = 'active' and last_activity_at < ?`, [new Date(now.getTime() - sessionTtlSeconds * 1000)]),
+    // Each agent keeps conversations for its memory_config.retention_days (default 30); runs and
+    // transcripts go with the session.
+    agentSessions: await run(
+      `delete from agent_sessions s using agents a
+        where a.id = s.agent_id and s.last_activity_at < ?::timestamptz - make_interval(days => coalesce((a.memory_config->>'retention_days')::int, ?))`,
+      [now, AGENT_DEFAULTS.retentionDays],
+    ),
+    // A run still "running" an hour after it started lost its process (a synchronous run never
+    // takes that long): it is closed as failed rather than left open for ever.
+    abandonedAgentRuns: await run(
+      `update agent_runs set status = 'failed', completed_at = ?, error = '{"code":"RUN_ABANDONED","message":"The process running it stopped before it ended"}'::jsonb
+        where status = 'running' and started_at < ?`,
+      [now, new Date(now.getTime() - 3600 * 1000)],
+    ),
   };
 }

@@ -272,13 +272,25 @@ function buildAnswer(body: any, scripted: Exclude<FakeAnswer, string> | undefine
   let content: string | null;
   if (scripted && 'content' in scripted) content = scripted.content === null || typeof scripted.content === 'string' ? (scripted.content ?? null) : JSON.stringify(scripted.content);
   else content = toolCalls.length ? null : defaultAnswerText(body);
-  const answerChars = (content ?? '').length + toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+  // Like real providers, a text answer stops at max_tokens (finish_reason "length"). JSON answers
+  // are left whole: a cut JSON answer is a test of its own (scripted).
+  const limit = typeof body?.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body?.max_tokens === 'number' ? body.max_tokens : null;
+  let cut = false;
+  const toolChars = toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+  if (limit !== null && content && !body?.response_format && Math.ceil((content.length + toolChars) / 4) > limit) {
+    content = content.slice(0, Math.max(0, limit * 4 - toolChars));
+    cut = true;
+  }
+  const answerChars = (content ?? '').length + toolChars;
   return {
     content,
     toolCalls,
     model: scripted?.model ?? body?.model ?? 'fake-model',
-    finishReason: scripted?.finish_reason ?? (toolCalls.length ? 'tool_calls' : 'stop'),
-    usage: scripted?.usage !== undefined ? scripted.usage : { prompt_tokens: estimateTokens(promptText), completion_tokens: Math.max(1, Math.ceil(answerChars / 4)) },
+    finishReason: scripted?.finish_reason ?? (cut ? 'length' : toolCalls.length ? 'tool_calls' : 'stop'),
+    usage:
+      scripted?.usage !== undefined
+        ? scripted.usage
+        : { prompt_tokens: estimateTokens(promptText), completion_tokens: Math.max(1, Math.min(Math.ceil(answerChars / 4), limit ?? Number.MAX_SAFE_INTEGER)) },
   };
 }
 

@@ -1,0 +1,62 @@
+// Whether the ids and keys an agent names belong to the tenant. Another tenant's id is reported
+// exactly like a missing one.
+import type { EntityManager } from '../../db/orm.js';
+import { isUuid } from '../common/schemas.js';
+import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { getHiringIntent } from '../hiring/hiring-intents.js';
+
+const isBuiltInDomain = (key: string) => (BUILT_IN_DOMAINS as readonly string[]).includes(key);
+
+/** An intent reference: a custom intent's id, or `domain/intent_key` (built-in or custom). */
+export type IntentRef = { kind: 'id'; id: string } | { kind: 'key'; domain: string; intent: string };
+
+export function parseIntentRef(ref: string): IntentRef | null {
+  if (isUuid(ref)) return { kind: 'id', id: ref.toLowerCase() };
+  const match = /^([a-z0-9_-]{1,100})\/([a-z0-9_-]{1,100})$/.exec(ref);
+  return match ? { kind: 'key', domain: match[1], intent: match[2] } : null;
+}
+
+export async function findUnknownIntentIds(em: EntityManager, tenantId: string, refs: string[]): Promise<string[]> {
+  const parsed = refs.map((ref) => ({ ref, parsed: parseIntentRef(ref) }));
+  const ids = parsed.flatMap((p) => (p.parsed?.kind === 'id' ? [p.parsed.id] : []));
+  const keys = parsed.flatMap((p) => (p.parsed?.kind === 'key' && !isBuiltInDomain(p.parsed.domain) ? [`${p.parsed.domain}/${p.parsed.intent}`] : []));
+  const found = new Set<string>();
+  if (ids.length || keys.length) {
+    const rows = await em.execute<{ id: string; ref: string }[]>(
+      `select id::text as id, domain_key || '/' || intent_key as ref from custom_intents
+        where tenant_id = ? and (id::text in (select jsonb_array_elements_text(?::jsonb))
+                                 or domain_key || '/' || intent_key in (select jsonb_array_elements_text(?::jsonb)))`,
+      // Lists go as JSON: the ORM would spread a JavaScript array into separate parameters.
+      [tenantId, JSON.stringify(ids), JSON.stringify(keys)],
+    );
+    for (const row of rows) found.add(row.id).add(row.ref);
+  }
+  return parsed
+    .filter(({ parsed: p }) => {
+      if (!p) return true;
+      if (p.kind === 'id') return !found.has(p.id);
+      if (isBuiltInDomain(p.domain)) return !(p.domain === 'hiring' && getHiringIntent(p.intent));
+      return !found.has(`${p.domain}/${p.intent}`);
+    })
+    .map((p) => p.ref);
+}
+
+/**
+ * Workflows are not part of this release: every workflow id is unknown until the workflow engine
+ * exists (its table is what this will look in).
+ */
+export async function findUnknownWorkflowIds(_em: EntityManager, _tenantId: string, ids: string[]): Promise<string[]> {
+  return ids;
+}
+
+export async function findUnknownDomainKeys(em: EntityManager, tenantId: string, keys: string[]): Promise<string[]> {
+  const custom = keys.filter((k) => !isBuiltInDomain(k));
+  const rows = custom.length
+    ? await em.execute<{ domain_key: string }[]>(
+        'select domain_key from custom_domains where tenant_id = ? and domain_key in (select jsonb_array_elements_text(?::jsonb))',
+        [tenantId, JSON.stringify(custom)],
+      )
+    : [];
+  const found = new Set(rows.map((r) => r.domain_key));
+  return keys.filter((k) => !isBuiltInDomain(k) && !found.has(k));
+}

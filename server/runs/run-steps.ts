@@ -1,0 +1,159 @@
+// One way of recording what a run did, for every kind of run (agents now; workflows and
+// evaluations use the same rows): a step row per model or tool call with its tokens, cost,
+// latency and error, written together with the usage events of that step when the step ends,
+// before the next step starts. A crash loses at most the step in flight.
+import type { SqlPool } from '../../db/sql-pool.js';
+import { isoRequired, monthKey } from '../common/schemas.js';
+import type { UsageEventInput } from '../usage/usage.service.js';
+
+export type RunKind = 'agent' | 'workflow' | 'eval';
+
+export interface RunStepRecord {
+  tenantId: string;
+  runKind: RunKind;
+  runId: string;
+  index: number;
+  type: string;
+  name: string;
+  status: 'ok' | 'error';
+  input: unknown;
+  output: unknown;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  latencyMs: number;
+  error: string | null;
+  startedAt: Date;
+  completedAt: Date;
+  /** Usage events of the step (model calls), written in the same statement. */
+  usage?: UsageEventInput[];
+}
+
+/** Longest JSON kept per step input or output; a longer value is stored as a truncated preview. */
+export const STEP_VALUE_MAX_CHARS = 64 * 1024;
+
+function boundedJson(value: unknown): string {
+  const text = JSON.stringify(value === undefined ? null : value);
+  if (text.length <= STEP_VALUE_MAX_CHARS) return text;
+  return JSON.stringify({ truncated: true, chars: text.length, preview: text.slice(0, STEP_VALUE_MAX_CHARS) });
+}
+
+const STEP_SQL = `
+with step as (
+  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, status, input, output, prompt_tokens, completion_tokens,
+                         cost_usd, latency_ms, error, started_at, completed_at)
+  values (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16)
+  on conflict (run_id, index) do nothing
+  returning 1
+),
+events as (
+  insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
+                            total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
+  select gen_random_uuid(), e.tenant_id, e.environment_id, e.kind, e.domain, e.intent, e.model, e.prompt_tokens, e.completion_tokens,
+         e.prompt_tokens + e.completion_tokens, e.cost_usd, e.latency_ms, e.status, e.counts_as_request, now()
+    from jsonb_to_recordset($17::jsonb) as e(tenant_id uuid, environment_id uuid, kind text, domain text, intent text, model text,
+         prompt_tokens int, completion_tokens int, cost_usd numeric, latency_ms int, status text, counts_as_request boolean)
+   where exists (select 1 from step)
+  returning 1
+),
+counter as (
+  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd)
+  select $1, $18, $19, $20, $21 where $22 and exists (select 1 from step)
+  on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
+    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd
+  returning 1
+)
+select (select count(*) from step) as written`;
+
+/**
+ * Writes one step (and its usage) in one statement. Idempotent per (run, index): a step written
+ * twice (a retried job) is kept once, and its usage is counted once.
+ */
+export async function recordRunStep(sql: SqlPool, step: RunStepRecord): Promise<void> {
+  const usage = step.usage ?? [];
+  const requests = usage.filter((u) => u.countsAsRequest !== false).length;
+  const tokens = usage.reduce((n, u) => n + (u.promptTokens ?? 0) + (u.completionTokens ?? 0), 0);
+  const cost = usage.reduce((n, u) => n + (u.costUsd ?? 0), 0);
+  const events = usage.map((u) => ({
+    tenant_id: u.tenantId,
+    environment_id: u.environmentId ?? null,
+    kind: u.kind,
+    domain: u.domain ?? null,
+    intent: u.intent ?? null,
+    model: u.model ?? null,
+    prompt_tokens: u.promptTokens ?? 0,
+    completion_tokens: u.completionTokens ?? 0,
+    cost_usd: (u.costUsd ?? 0).toFixed(6),
+    latency_ms: Math.round(u.latencyMs ?? 0),
+    status: u.status ?? 'ok',
+    counts_as_request: u.countsAsRequest !== false,
+  }));
+  await sql.query(
+    STEP_SQL,
+    [
+      step.tenantId, step.runKind, step.runId, step.index, step.type, step.name.slice(0, 200), step.status,
+      boundedJson(step.input), boundedJson(step.output), step.promptTokens, step.completionTokens, step.costUsd.toFixed(6),
+      Math.round(step.latencyMs), step.error?.slice(0, 4000) ?? null, step.startedAt, step.completedAt,
+      JSON.stringify(events), monthKey(), requests, tokens, cost.toFixed(6), usage.length > 0,
+    ],
+    'liya_run_step',
+  );
+}
+
+export interface TraceStep {
+  index: number;
+  type: string;
+  name: string;
+  status: string;
+  input: unknown;
+  output: unknown;
+  tokens: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: number;
+  latency_ms: number;
+  started_at: string;
+  completed_at: string;
+  error: string | null;
+}
+
+interface StepRow {
+  index: number;
+  type: string;
+  name: string;
+  status: string;
+  input: unknown;
+  output: unknown;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: string;
+  latency_ms: number;
+  error: string | null;
+  started_at: Date;
+  completed_at: Date;
+}
+
+/** A run's steps in order (the tenant is part of the lookup: another tenant's run has none). */
+export async function readRunSteps(sql: SqlPool, tenantId: string, runKind: RunKind, runId: string): Promise<TraceStep[]> {
+  const rows = await sql.query<StepRow>(
+    `select index, type, name, status, input, output, prompt_tokens, completion_tokens, cost_usd::text as cost_usd, latency_ms, error, started_at, completed_at
+       from run_steps where tenant_id = $1 and run_kind = $2 and run_id = $3 order by index`,
+    [tenantId, runKind, runId],
+  );
+  return rows.map((r) => ({
+    index: r.index,
+    type: r.type,
+    name: r.name,
+    status: r.status,
+    input: r.input,
+    output: r.output,
+    tokens: r.prompt_tokens + r.completion_tokens,
+    prompt_tokens: r.prompt_tokens,
+    completion_tokens: r.completion_tokens,
+    cost_usd: Number(r.cost_usd),
+    latency_ms: r.latency_ms,
+    started_at: isoRequired(r.started_at),
+    completed_at: isoRequired(r.completed_at),
+    error: r.error,
+  }));
+}
