@@ -4,10 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, type ApiResponse } from './support/client.js';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 let t: TestServer;
+let fake: FakeLlm;
 let a: SignedUpTenant;
 let b: SignedUpTenant;
 let aIds: TenantIds;
@@ -25,7 +27,13 @@ interface TenantIds {
   sessionId: string;
   documentId: string;
   ingestionJobId: string;
+  agentKey: string;
+  agentRunId: string;
+  agentSessionId: string;
 }
+
+/** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
+const B_AGENT_KEY = 'b-own-agent';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -124,6 +132,33 @@ const ROUTES: Record<string, RouteCase> = {
   '/dashboard/ingestion-jobs/{id}/cancel': {
     params: (ids) => [{ id: ids.ingestionJobId }],
   },
+  '/v1/agents/{agentKey}': {
+    params: (ids) => [{ agentKey: ids.agentKey }],
+    bodies: { patch: { name: 'Taken over', status: 'inactive' } },
+  },
+  '/v1/agents/{agentKey}/deploy': {
+    params: (ids) => [{ agentKey: ids.agentKey }],
+  },
+  '/v1/agents/{agentKey}/run': {
+    params: (ids) => [{ agentKey: ids.agentKey }],
+    bodies: { post: { input: { message: 'hi' } } },
+  },
+  '/v1/agents/{agentKey}/run/stream': {
+    params: (ids) => [{ agentKey: ids.agentKey }],
+    bodies: { post: { input: { message: 'hi' } } },
+  },
+  '/v1/agents/{agentKey}/runs': {
+    params: (ids) => [{ agentKey: ids.agentKey }],
+  },
+  '/v1/agents/{agentKey}/runs/{runId}': {
+    params: (ids) => [{ agentKey: ids.agentKey, runId: ids.agentRunId }, { agentKey: B_AGENT_KEY, runId: ids.agentRunId }],
+  },
+  '/v1/agents/{agentKey}/sessions': {
+    params: (ids) => [{ agentKey: ids.agentKey }],
+  },
+  '/v1/agents/{agentKey}/sessions/{sessionId}/transcript': {
+    params: (ids) => [{ agentKey: ids.agentKey, sessionId: ids.agentSessionId }, { agentKey: B_AGENT_KEY, sessionId: ids.agentSessionId }],
+  },
 };
 
 const NUMERIC_PARAMS = new Set(['versionNumber', 'a', 'b']);
@@ -151,6 +186,13 @@ const fill = (template: string, params: Record<string, string>) =>
     return encodeURIComponent(params[name]);
   });
 
+/** Every agent run, session and message, of any tenant. */
+const agentActivity = async () => ({
+  runs: await t.sql('select id, tenant_id, status from agent_runs order by id'),
+  sessions: await t.sql('select id, tenant_id, turns, last_activity_at from agent_sessions order by id'),
+  messages: await t.sql('select id from agent_messages order by id'),
+});
+
 function expectNotFound(res: ApiResponse, label: string) {
   expect(res.status, `${label}: ${res.text}`).toBe(404);
   expect(res.body, label).toEqual({ success: false, error: expect.objectContaining({ code: 'NOT_FOUND', message: expect.any(String) }) });
@@ -162,7 +204,9 @@ async function paramRoutes() {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  // A fake model provider, so tenant A's agent can really run (a run and a session to reach for).
+  fake = await startFakeLlm();
+  t = await startTestServer({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' });
   a = await signupTenant(t.api, { companyName: 'Tenant A' });
   b = await signupTenant(t.api, { companyName: 'Tenant B' });
   const invited = await t.api.post('/dashboard/users', { email: uniqueEmail('dev'), role: 'developer', password: 'another good password' }, { headers: bearer(a.token) });
@@ -195,7 +239,17 @@ beforeAll(async () => {
     `insert into ingestion_jobs (id, tenant_id, document_id, name, status, progress, options, created_by, created_at) values ($1, $2, $3, 'a.txt', 'pending', 0, '{}', 'owner', now())`,
     [ingestionJobId, a.tenantId, documentId],
   );
+  // Tenant A's agent, deployed and run once; tenant B has an agent of its own (a draft).
+  const aKey = { headers: bearer(a.apiKey) };
+  expect((await t.api.post('/v1/agents', { agent_key: 'a-agent', name: 'A agent', goal: 'Help A' }, aKey)).status).toBe(201);
+  expect((await t.api.post('/v1/agents/a-agent/deploy', undefined, aKey)).status).toBe(200);
+  const agentRun = await t.api.post('/v1/agents/a-agent/run', { input: { message: 'Hello from A' } }, aKey);
+  expect(agentRun.status, agentRun.text).toBe(200);
+  expect((await t.api.post('/v1/agents', { agent_key: B_AGENT_KEY, name: 'B agent', goal: 'Help B' }, { headers: bearer(b.apiKey) })).status).toBe(201);
   aIds = {
+    agentKey: 'a-agent',
+    agentRunId: agentRun.body.data.run_id,
+    agentSessionId: agentRun.body.data.session_id,
     documentId,
     ingestionJobId,
     sessionId,
@@ -209,7 +263,10 @@ beforeAll(async () => {
     collectionId,
   };
 });
-afterAll(() => t?.close());
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
 
 describe('every {param} route', () => {
   it('is listed in the isolation table (add new routes to ROUTES)', async () => {
@@ -233,6 +290,9 @@ describe('every {param} route', () => {
   it('answers 404 NOT_FOUND to tenant B for tenant A\'s ids, and changes nothing of A', async () => {
     const auditBefore = await t.sql('select id from audit_log where tenant_id = $1 order by id', [a.tenantId]);
     const keysBefore = await t.sql('select id, revoked_at from api_keys where tenant_id = $1 order by id', [a.tenantId]);
+    const agentsBefore = await t.sql('select * from agents where tenant_id = $1 order by id', [a.tenantId]);
+    const agentRowsBefore = await agentActivity();
+    const chatCallsBefore = fake.chatRequests().length;
     let calls = 0;
     for (const [template, operations] of await paramRoutes()) {
       if (PLATFORM_ROUTES.test(template) || !ROUTES[template]) continue;
@@ -258,6 +318,12 @@ describe('every {param} route', () => {
     expect(await t.sql('select id, revoked_at from api_keys where tenant_id = $1 order by id', [a.tenantId])).toEqual(keysBefore);
     expect(await t.sql('select id from audit_log where tenant_id = $1 order by id', [a.tenantId])).toEqual(auditBefore);
     expect((await t.api.get('/v1/collections', { headers: bearer(a.apiKey) })).status).toBe(200);
+    // A's agent is as it was (still active, same name), and no run, session or message was added anywhere.
+    expect(await t.sql('select * from agents where tenant_id = $1 order by id', [a.tenantId])).toEqual(agentsBefore);
+    const agent = await t.api.get(`/v1/agents/${aIds.agentKey}`, { headers: bearer(a.apiKey) });
+    expect(agent.body.data.agent).toMatchObject({ agent_key: aIds.agentKey, name: 'A agent', status: 'active' });
+    expect(await agentActivity()).toEqual(agentRowsBefore);
+    expect(fake.chatRequests()).toHaveLength(chatCallsBefore);
   });
 
   it('answers 404 NOT_FOUND for ids nobody owns and for malformed ids', async () => {
@@ -282,6 +348,12 @@ describe('every {param} route', () => {
     expect(role.body.data.user.role).toBe('viewer');
     const rotated = await t.api.post(`/dashboard/environments/${aIds.developmentEnvironmentId}/api-key/rotate`, undefined, { headers: bearer(a.token) });
     expect(rotated.status).toBe(200);
+    const aKey = { headers: bearer(a.apiKey) };
+    expect((await t.api.get(`/v1/agents/${aIds.agentKey}`, aKey)).status).toBe(200);
+    expect((await t.api.get(`/v1/agents/${aIds.agentKey}/runs/${aIds.agentRunId}`, aKey)).body.data.run).toMatchObject({ run_id: aIds.agentRunId, session_id: aIds.agentSessionId });
+    const transcript = await t.api.get(`/v1/agents/${aIds.agentKey}/sessions/${aIds.agentSessionId}/transcript`, aKey);
+    expect(transcript.status).toBe(200);
+    expect(transcript.body.data.turns[0]).toMatchObject({ role: 'user', content: 'Hello from A' });
   });
 });
 

@@ -103,6 +103,11 @@ export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenant
       where tenant_id = $1 and agent_id = $2 order by last_activity_at desc, id limit $3 offset $4`,
     [tenantId, agent.id, page.limit, page.offset],
   );
+  let total = rows.length ? Number(rows[0].total) : 0;
+  if (!rows.length && page.offset > 0) {
+    const [count] = await deps.sql.query<{ n: string }>('select count(*) as n from agent_sessions where tenant_id = $1 and agent_id = $2', [tenantId, agent.id]);
+    total = Number(count.n);
+  }
   return {
     sessions: rows.map((r) => ({
       session_id: r.id,
@@ -112,7 +117,7 @@ export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenant
       last_activity_at: isoRequired(r.last_activity_at),
       created_at: isoRequired(r.created_at),
     })),
-    pagination: { total: rows.length ? Number(rows[0].total) : 0, limit: page.limit, offset: page.offset },
+    pagination: { total, limit: page.limit, offset: page.offset },
   };
 }
 

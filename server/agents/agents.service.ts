@@ -154,11 +154,11 @@ export async function getAgent(em: EntityManager, deps: AppDeps, tenantId: strin
 
 export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, input: UpdateAgentInput): Promise<{ agent: AgentDto }> {
   const { agentKey, ...fields } = input;
+  const agent = await findAgent(em, tenantId, agentKey);
   if (fields.status === 'active') {
     throw new AppError('DEPLOY_REQUIRED', 'An agent becomes active only through POST /v1/agents/{agentKey}/deploy', { agent_key: agentKey });
   }
   if (fields.status === 'error') throw invalidInput('The request is invalid', [{ path: 'status', message: 'error is set by the platform, not by an update', code: 'invalid_value' }]);
-  const agent = await findAgent(em, tenantId, agentKey);
   // The settings checked together are the ones the agent will have after the update.
   await checkReferences(em, tenantId, {
     intent_ids: fields.intent_ids,
@@ -201,31 +201,36 @@ export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: st
   return { agent: toAgentDto(agent, tenantId) };
 }
 
+/**
+ * Moves the agent to `to` unless it is already there; only the request that made the change is
+ * audited, however many arrive together (one conditional UPDATE decides).
+ */
+async function transitionAgent(em: EntityManager, tenantId: string, actor: Actor, agentKey: string, to: 'active' | 'inactive', action: string): Promise<{ agent: AgentDto }> {
+  const agent = await findAgent(em, tenantId, agentKey);
+  const from = agent.status;
+  const changed = await em.execute<{ id: string }[]>(
+    `update agents set status = ?, updated_at = now()${to === 'active' ? ', deployed_at = now()' : ''}
+      where id = ? and tenant_id = ? and status <> ? returning id`,
+    [to, agent.id, tenantId, to],
+  );
+  if (changed.length) {
+    recordAudit(em, tenantId, actor, { action, targetType: 'agent', targetId: agentKey, ...(to === 'active' ? { details: { from } } : {}) });
+    await em.flush();
+  }
+  await em.refresh(agent);
+  return { agent: toAgentDto(agent, tenantId) };
+}
+
 /** draft or inactive -> active (audited); deploying an active agent changes nothing. */
 export async function deployAgent(em: EntityManager, tenantId: string, plan: string, actor: Actor, agentKey: string): Promise<{ agent: AgentDto }> {
   const agent = await findAgent(em, tenantId, agentKey);
-  if (agent.status !== 'active') {
-    assertAgentsEnabled(plan);
-    const from = agent.status;
-    agent.status = 'active';
-    agent.deployedAt = new Date();
-    agent.updatedAt = new Date();
-    recordAudit(em, tenantId, actor, { action: 'agent.deploy', targetType: 'agent', targetId: agentKey, details: { from } });
-    await em.flush();
-  }
-  return { agent: toAgentDto(agent, tenantId) };
+  if (agent.status !== 'active') assertAgentsEnabled(plan);
+  return transitionAgent(em, tenantId, actor, agentKey, 'active', 'agent.deploy');
 }
 
 /** Soft delete: the agent, its runs and sessions stay readable; it can be deployed again. */
 export async function deleteAgent(em: EntityManager, tenantId: string, actor: Actor, agentKey: string): Promise<{ agent: AgentDto }> {
-  const agent = await findAgent(em, tenantId, agentKey);
-  if (agent.status !== 'inactive') {
-    agent.status = 'inactive';
-    agent.updatedAt = new Date();
-    recordAudit(em, tenantId, actor, { action: 'agent.delete', targetType: 'agent', targetId: agentKey });
-    await em.flush();
-  }
-  return { agent: toAgentDto(agent, tenantId) };
+  return transitionAgent(em, tenantId, actor, agentKey, 'inactive', 'agent.delete');
 }
 
 /** The agent row by key for the tenant (any status), or 404. */

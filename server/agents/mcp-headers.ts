@@ -15,7 +15,10 @@ export async function protectMcpHeaders(em: EntityManager, deps: AppDeps, tenant
   const key = await resolveEncryptionKey(em, deps.config);
   const servers = config.mcp_servers.map((server) => {
     if (!server.headers) return server;
-    const before = previous?.mcp_servers?.find((s) => s.name === server.name)?.headers ?? {};
+    // A stored secret is only kept for the same server at the same URL: pointing a server at a new
+    // address must not send it the old credentials.
+    const prior = previous?.mcp_servers?.find((s) => s.name === server.name);
+    const before = prior && prior.url === server.url ? (prior.headers ?? {}) : {};
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(server.headers)) {
       if (value === MASKED_HEADER_VALUE) {

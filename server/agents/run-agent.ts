@@ -23,6 +23,7 @@ import type { UsageEventInput } from '../usage/usage.service.js';
 import { readConversationMemory, writeUserMemory, type HistoryTurn } from './agent-memory.js';
 import { writeRunFinish, writeRunStart } from './agent-run-record.js';
 import { resolveRuntimeConfig, type AgentRuntimeConfig } from './agent-runtime-config.js';
+import { createGuardedDeltas } from './guarded-deltas.js';
 import { buildAgentTools, runToolWithTimeout, type AgentTool, type ToolOutcome } from './agent-tools.js';
 import type { AgentRunResult, RunAgentInput, ToolsConfig } from './agents.schemas.js';
 import { assertAgentsEnabled } from './agents.service.js';
@@ -216,6 +217,7 @@ export async function executeAgentRun(
         const events: UsageEventInput[] = [];
         const started = new Date();
         const t0 = performance.now();
+        const deltas = options.onEvent ? createGuardedDeltas(scope.tenant.guardrailsConfig, (text) => emit({ event: 'llm.delta', data: { text } })) : null;
         let answer: ChatCallResult;
         try {
           answer = await deps.llm.completeChat(em, {
@@ -223,7 +225,7 @@ export async function executeAgentRun(
             parallelToolCalls: specs ? config.parallelToolCalls : undefined,
             temperature: config.temperature ?? undefined, maxTokens: config.maxOutputTokens, budget,
             countsAsRequest: steps === 0, usageSink: (e) => events.push(e),
-            onDelta: options.onEvent ? (text) => emit({ event: 'llm.delta', data: { text } }) : undefined,
+            onDelta: deltas ? (text) => deltas.push(text) : undefined,
           });
         } catch (err) {
           if (err instanceof AppError && err.code === 'BUDGET_EXHAUSTED') {
@@ -243,21 +245,26 @@ export async function executeAgentRun(
         }
         steps++;
         answeredModel = answer.model;
-        if (answer.content) lastText = answer.content;
         await record({
           type: 'llm', name: answer.model, input: { messages: messages.length, tools: specs?.length ?? 0, max_tokens: answer.maxTokens },
           output: { content: answer.content, tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })), finish_reason: answer.finishReason },
           started, latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens, costUsd: answer.costUsd, usage: events,
         });
+        const post = runPostLlm(answer.content ?? '', scope.tenant.guardrailsConfig, null);
+        const checked = post.passed ? (typeof post.response === 'string' ? post.response : JSON.stringify(post.response)) : null;
+        deltas?.end(checked);
+        // Whatever may become the run's output is the guardrail-checked text, never the raw answer.
+        if (checked) lastText = checked;
         if (!answer.toolCalls.length) {
-          const post = runPostLlm(answer.content ?? '', scope.tenant.guardrailsConfig, null);
-          if (!post.passed) {
+          if (checked === null) {
             status = 'guardrail_blocked';
             output = config.fallback;
             error = { code: 'GUARDRAIL_BLOCKED', stage: 'output', issues: post.issues };
           } else {
-            output = typeof post.response === 'string' ? post.response : JSON.stringify(post.response);
+            output = checked;
           }
+          // The answer was made, but the client that asked for it left before it arrived.
+          if (options.signal?.aborted) status = 'cancelled';
           break;
         }
         if (options.signal?.aborted) {
@@ -282,7 +289,7 @@ export async function executeAgentRun(
         }
         const stopper = outcomes.find((o) => !o.error && config.stopOnTools.includes(o.call.name));
         if (stopper) {
-          output = answer.content || toolResultText(stopper.outcome?.output);
+          output = checked || toolResultText(stopper.outcome?.output);
           break;
         }
       }

@@ -55,7 +55,21 @@ Decisions where the specification is silent:
 - Guardrails always redact a nine-digit number the text labels as an SSN, ITIN, TIN, social security
   number or tax id, whatever its area or checksum; unlabelled numbers must be valid SSNs.
 - GET /admin/diagnostics answers 200 with \`ok: false\` when a check fails: the body is a report, not
-  an error. \`ok\` ignores warnings.`;
+  an error. \`ok\` ignores warnings.
+- Agents: the \`free\` plan has none (403 FEATURE_NOT_ENABLED on create, deploy and run). Running an agent
+  that is not active: 409 AGENT_NOT_ACTIVE. Deploying an active agent changes nothing; deploying an inactive
+  one re-activates it. DELETE answers the agent (now \`inactive\`). \`guardrail_policy_id\` is always null:
+  agents use the tenant's guardrails. \`workflow_ids\` must be empty until workflows exist; \`action_ids\` and
+  \`tools_config.custom_tool_refs\` are stored, not offered to the model. Config objects are strict: unknown
+  keys are a 400. MCP server \`headers\` are write-only (stored encrypted, shown as \`***\`; \`***\` sent back
+  keeps the stored value).
+- An agent run answers 200 whatever its status (completed, needs_input, max_steps_reached,
+  budget_exhausted, guardrail_blocked, failed, cancelled); \`steps\` counts model calls. The run detail adds
+  \`agent_key\`, \`user_id\`, \`model\`, \`input\` (the message as redacted), \`error\`, \`started_at\`,
+  \`completed_at\` and \`trace\`. Runs and sessions lists are paginated (\`page\`, \`pageSize\`) with \`pagination\`.
+  A session belongs to one end user (\`input.user_id\`): continuing it as another is a 404.
+- Outbound HTTP (agent http_get, MCP servers) refuses private, loopback, link-local and metadata addresses
+  (checked when connecting, and after each redirect) unless the operator lists them in OUTBOUND_ALLOWED_HOSTS.`;
 
 const errorEnvelope = {
   type: 'object',

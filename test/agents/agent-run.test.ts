@@ -128,6 +128,19 @@ describe('agent runs', () => {
     expect(fake.chatRequests()).toHaveLength(0);
   });
 
+  it('an intent tool call is held to the same cap: when it cannot fit, the model gets an error and the run stops', async () => {
+    // The intent's own prompt is large; the cap pays the agent's first call but not the intent's.
+    await createAgent(a, { agent_key: 'capped-intent', intent_ids: ['hiring/resume-analysis'], behavior_config: { max_cost_usd: 0.0002, max_output_tokens: 100 } });
+    fake.script([{ tool_calls: [{ name: 'hiring__resume-analysis', arguments: { resume_text: 'word '.repeat(1500) } }] }]);
+    const res = await run(a, 'capped-intent', { input: { message: 'assess', user_id: 'u' } });
+    expect(res.body.data.status).toBe('budget_exhausted');
+    expect(res.body.data.total_cost).toBeLessThanOrEqual(0.0002);
+    // Only the agent's own call reached the provider.
+    expect(fake.chatRequests()).toHaveLength(1);
+    const d = await detail(a, 'capped-intent', res.body.data.run_id);
+    expect(d.trace.find((s: any) => s.type === 'tool').error).toMatch(/cost cap/);
+  });
+
   it('continues a session with memory, and the transcript is chronological', async () => {
     await createAgent(a, { agent_key: 'chat' });
     fake.script(['First answer.', 'Second answer.']);

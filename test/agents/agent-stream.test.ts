@@ -78,7 +78,7 @@ afterEach(() => fake.reset());
 
 describe('POST /v1/agents/{agentKey}/run/stream', () => {
   it('streams run.started, text deltas, tool events and run.completed with the run body', async () => {
-    const answer = 'The time in Berlin is known now, thank you for asking.';
+    const answer = 'The time in Berlin is known now, thank you for asking. '.repeat(5).trim();
     fake.script([{ content: 'Let me check. ', tool_calls: [{ name: 'current_time', arguments: { timezone: 'Europe/Berlin' } }] }, answer]);
     const res = await stream('streamer', { input: { message: 'What time is it in Berlin?' } });
     expect(res.status).toBe(200);
@@ -100,6 +100,18 @@ describe('POST /v1/agents/{agentKey}/run/stream', () => {
     const run = await t.api.get(`/v1/agents/streamer/runs/${started.run_id}`, key(a));
     expect(run.body.data.run).toMatchObject({ status: 'completed', steps: 2 });
     expect(run.body.data.run.trace).toHaveLength(3);
+  });
+
+  it('streamed text has passed the output guardrails: it never shows what the final answer redacts', async () => {
+    const answer = `${'Thanks for your question, here are the details you asked for. '.repeat(3)}Reach me at jane.doe@example.com or call +1 415 555 0134 any time this week, and we will talk.`;
+    fake.script([answer]);
+    const res = await stream('streamer', { input: { message: 'contact?' } });
+    const streamed = res.events.filter((e) => e.event === 'llm.delta').map((e) => e.data.text).join('');
+    const done = res.events.at(-1)!.data;
+    expect(done.output).toContain('[EMAIL]');
+    expect(done.output).not.toContain('jane.doe@example.com');
+    expect(streamed).toBe(done.output);
+    expect(res.events.filter((e) => e.event === 'llm.delta').length).toBeGreaterThan(1);
   });
 
   it('refusals are JSON envelopes before the stream opens', async () => {

@@ -74,6 +74,23 @@ describe('MCP tools', () => {
     expect(detail.body.data.run.trace.filter((s: any) => s.type === 'tool').map((s: any) => s.name).sort()).toEqual(['calc__add', 'calc__fail']);
   });
 
+  it('parallel tool calls of one step run concurrently (each starts before the other ends)', async () => {
+    await createAgent(a, {
+      agent_key: 'mcp-parallel',
+      tools_config: { mcp_servers: [{ name: 'calc', url: mcp.url, headers: { authorization: 'Bearer mcp-secret-token' }, allowed_tools: ['slow'] }] },
+    });
+    fake.script([{ tool_calls: [{ id: 's1', name: 'calc__slow', arguments: { ms: 300 } }, { id: 's2', name: 'calc__slow', arguments: { ms: 300 } }] }, 'Both done.']);
+    const res = await run(a, 'mcp-parallel', { input: { message: 'two slow things' } });
+    expect(res.body.data.status).toBe('completed');
+    const steps = await t.sql<{ started_at: Date; completed_at: Date }>(
+      `select started_at, completed_at from run_steps where run_id = $1 and type = 'tool' order by index`,
+      [res.body.data.run_id],
+    );
+    expect(steps).toHaveLength(2);
+    expect(steps[0].started_at.getTime()).toBeLessThan(steps[1].completed_at.getTime());
+    expect(steps[1].started_at.getTime()).toBeLessThan(steps[0].completed_at.getTime());
+  });
+
   it('a server that cannot be reached is left out and noted in the trace; the run goes on', async () => {
     await createAgent(a, { agent_key: 'mcp-down', tools_config: { mcp_servers: [{ name: 'gone', url: 'http://127.0.0.1:9/mcp' }] } });
     fake.script(['Answered without tools.']);
