@@ -1,6 +1,6 @@
 // The settings a run uses: the agent's own values laid over the platform's defaults. The same
 // resolution feeds the runner and the `effective_runtime_config` of the single-agent read.
-import type { IAgent } from '../../db/entities/agent.js';
+import type { AgentSettings } from './load-agent-run.js';
 import type { AppConfig } from '../config.js';
 import { chooseModel } from '../llm/providers.js';
 import type { BehaviorConfig, MemoryConfig, PlatformTool, ToolsConfig } from './agents.schemas.js';
@@ -38,7 +38,7 @@ type Sourced<T> = { value: T; source: Source };
 const pick = <T>(own: T | null | undefined, fallback: T, fallbackSource: Source = 'platform_default'): Sourced<T> =>
   own === undefined || own === null ? { value: fallback, source: fallbackSource } : { value: own, source: 'agent' };
 
-function resolveSourced(agent: IAgent, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>) {
+function resolveSourced(agent: AgentSettings, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>) {
   const behavior = (agent.behaviorConfig ?? {}) as BehaviorConfig;
   const memory = (agent.memoryConfig ?? {}) as MemoryConfig;
   const tools = (agent.toolsConfig ?? {}) as ToolsConfig;
@@ -65,11 +65,11 @@ function resolveSourced(agent: IAgent, tenantDefaultModel: string | null, config
 }
 
 /** Each runtime setting with its value and whether the agent, the platform or the provider decides it. */
-export function describeEffectiveConfig(agent: IAgent, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>): Record<string, Sourced<unknown>> {
+export function describeEffectiveConfig(agent: AgentSettings, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>): Record<string, Sourced<unknown>> {
   return resolveSourced(agent, tenantDefaultModel, config);
 }
 
-export function resolveRuntimeConfig(agent: IAgent, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>): AgentRuntimeConfig {
+export function resolveRuntimeConfig(agent: AgentSettings, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>): AgentRuntimeConfig {
   const s = resolveSourced(agent, tenantDefaultModel, config);
   return {
     model: s.model.value,

@@ -2,7 +2,6 @@
 // enables and the tools of its MCP servers, each with a JSON Schema for its arguments and a
 // function that runs it. Names follow the providers' rule (^[a-zA-Z0-9_-]{1,64}$).
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { IAgent } from '../../db/entities/agent.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -13,6 +12,7 @@ import { searchKnowledge } from '../knowledge/knowledge.service.js';
 import type { RunBudget } from '../llm/run-budget.js';
 import { parseIntentRef } from './agent-references.js';
 import type { AgentRuntimeConfig } from './agent-runtime-config.js';
+import type { AgentSettings } from './load-agent-run.js';
 import type { ToolsConfig } from './agents.schemas.js';
 import { revealMcpHeaders } from './mcp-headers.js';
 import { buildPlatformTools } from './platform-tools.js';
@@ -37,7 +37,7 @@ export interface ToolContext {
   em: EntityManager;
   deps: AppDeps;
   scope: RunScope;
-  agent: IAgent;
+  agent: AgentSettings;
   runId: string;
   userId: string | null;
   config: AgentRuntimeConfig;

@@ -18,6 +18,17 @@ const text = (value: unknown, field: string, max: number): string => {
   return value;
 };
 
+// A formatter costs far more to build than to use: one per time zone, kept (zones are a small set).
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-CA', { timeZone: zone, dateStyle: 'short', timeStyle: 'long', hourCycle: 'h23' });
+    if (formatters.size < 1000) formatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
 function currentTime(): AgentTool {
   return {
     name: 'current_time',
@@ -30,7 +41,7 @@ function currentTime(): AgentTool {
       const zone = typeof args.timezone === 'string' && args.timezone ? args.timezone : 'UTC';
       let local: string;
       try {
-        local = new Intl.DateTimeFormat('en-CA', { timeZone: zone, dateStyle: 'short', timeStyle: 'long', hourCycle: 'h23' }).format(now);
+        local = formatterFor(zone).format(now);
       } catch {
         throw new Error(`unknown time zone "${zone}"`);
       }

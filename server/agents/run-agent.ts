@@ -3,7 +3,7 @@
 // step is stored before the next one starts. The synchronous and the streaming endpoint share both.
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { Agent, type AgentRunStatus, type IAgent } from '../../db/entities/agent.js';
+import type { AgentRunStatus } from '../../db/entities/agent.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
@@ -12,7 +12,6 @@ import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { scanText } from '../guardrails/scan-pool.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import type { RunScope } from '../intents/run-intent.service.js';
-import { readRunContext } from '../intents/run-context.js';
 import type { LlmGatewayService } from '../llm/llm-gateway.js';
 import type { ChatCallResult, StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
@@ -22,6 +21,7 @@ import { assertQuotaLeft } from '../usage/quota.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 import { readConversationMemory, writeUserMemory, type HistoryTurn } from './agent-memory.js';
 import { writeRunFinish, writeRunStart } from './agent-run-record.js';
+import { loadAgentRunContext, type AgentSettings } from './load-agent-run.js';
 import { resolveRuntimeConfig, type AgentRuntimeConfig } from './agent-runtime-config.js';
 import { createGuardedDeltas } from './guarded-deltas.js';
 import { buildAgentTools, runToolWithTimeout, type AgentTool, type ToolOutcome } from './agent-tools.js';
@@ -41,7 +41,7 @@ export interface AgentRunScope extends RunScope {
 export interface PreparedAgentRun {
   runId: string;
   sessionId: string;
-  agent: IAgent;
+  agent: AgentSettings;
   scope: AgentRunScope;
   config: AgentRuntimeConfig;
   userId: string | null;
@@ -52,6 +52,8 @@ export interface PreparedAgentRun {
   /** Set when the input guardrails blocked the message: the run ends without a model call. */
   blocked: { issues: GuardrailIssue[]; fallback: string } | null;
   startedAt: number;
+  /** The write of the run's first rows (run, session, the user's turn), still in flight. */
+  started: Promise<void>;
 }
 
 /** What one tool result may put in front of the model. */
@@ -64,17 +66,19 @@ const TOOL_RESULT_MAX_CHARS = 20_000;
  */
 export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: AgentRunScope, request: RunAgentInput): Promise<PreparedAgentRun> {
   const startedAt = performance.now();
-  const agent = await em.findOne(Agent, { tenant: scope.tenantId, agentKey: request.agentKey });
+  const context = await loadAgentRunContext(deps.sql, scope.tenantId, request.agentKey);
+  const agent = context.agent;
   if (!agent) throw new AppError('NOT_FOUND', `Agent "${request.agentKey}" not found`, { agent_key: request.agentKey });
   if (agent.status !== 'active') {
     throw new AppError('AGENT_NOT_ACTIVE', `Agent "${request.agentKey}" is ${agent.status}; deploy it to run it`, { agent_key: request.agentKey, status: agent.status });
   }
   assertAgentsEnabled(scope.plan);
   const config = resolveRuntimeConfig(agent, scope.tenant.defaultModel, deps.config);
-  const context = await readRunContext(deps.sql, scope.tenantId, parseModelRef(config.model).provider, null);
   assertQuotaLeft(scope.tenant, context.usedThisMonth);
+  const provider = parseModelRef(config.model).provider;
+  const storedKey: StoredProviderKey = { provider, encryptedKey: context.providerKeys[provider] ?? null };
   // A run that could never call a model is refused now (503), not recorded as failed.
-  await (deps.llm as LlmGatewayService).resolveTarget(em, scope.tenantId, config.model, context.storedKey);
+  await (deps.llm as LlmGatewayService).resolveTarget(em, scope.tenantId, config.model, storedKey);
 
   const input = request.input;
   let userId = input.user_id ?? null;
@@ -104,18 +108,21 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: A
     await writeUserMemory(deps.sql, { tenantId: scope.tenantId, agentId: agent.id, userId }, 'preference', input.preferences);
   }
   const runId = randomUUID();
-  // The stored input carries the redacted message, never the original.
-  await writeRunStart(deps.sql, {
+  // The stored input carries the redacted message, never the original. The write goes on while
+  // the first model call is made (step rows do not depend on it); the run waits for it before it
+  // finishes, so a run is never finished without having been started.
+  const started = writeRunStart(deps.sql, {
     runId, sessionId, tenantId: scope.tenantId, agentId: agent.id, userId,
     input: { ...input, message }, model: config.model, maxCostUsd: config.maxCostUsd, message,
   });
+  started.catch(() => undefined); // awaited (and its error raised) when the run finishes
   return {
-    runId, sessionId, agent, scope, config, userId, message, history, storedKey: context.storedKey, startedAt,
+    runId, sessionId, agent, scope, config, userId, message, history, storedKey, startedAt, started,
     blocked: pre.passed ? null : { issues: pre.issues, fallback: pre.fallback ?? config.fallback },
   };
 }
 
-function systemPrompt(agent: IAgent, config: AgentRuntimeConfig, tools: ToolsConfig, dropped: number): string {
+function systemPrompt(agent: AgentSettings, config: AgentRuntimeConfig, tools: ToolsConfig, dropped: number): string {
   const lines = [`You are ${agent.name}, an assistant with this goal: ${agent.goal}`];
   if (agent.systemInstructions) lines.push(agent.systemInstructions);
   if (tools.service_locations?.length) lines.push(`Service locations: ${tools.service_locations.join('; ')}.`);
@@ -173,6 +180,7 @@ export async function executeAgentRun(
   let output = '';
   let error: Record<string, unknown> | null = null;
   let byName = new Map<string, AgentTool>();
+  const pending: Promise<void>[] = [];
 
   const record = async (step: { type: 'llm' | 'tool'; name: string; input: unknown; output: unknown; started: Date; latencyMs: number; promptTokens?: number; completionTokens?: number; costUsd?: number; error?: string | null; usage?: UsageEventInput[] }, at = index++) => {
     // Steps are stored to the micro-dollar; the total is their sum, so the two always agree.
@@ -245,11 +253,15 @@ export async function executeAgentRun(
         }
         steps++;
         answeredModel = answer.model;
-        await record({
+        const written = record({
           type: 'llm', name: answer.model, input: { messages: messages.length, tools: specs?.length ?? 0, max_tokens: answer.maxTokens },
           output: { content: answer.content, tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })), finish_reason: answer.finishReason },
           started, latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens, costUsd: answer.costUsd, usage: events,
         });
+        // A step that asks for tools is stored before they run; a final answer is stored together
+        // with the end of the run.
+        if (answer.toolCalls.length) await written;
+        else pending.push(written);
         const post = runPostLlm(answer.content ?? '', scope.tenant.guardrailsConfig, null);
         const checked = post.passed ? (typeof post.response === 'string' ? post.response : JSON.stringify(post.response)) : null;
         deltas?.end(checked);
@@ -295,8 +307,9 @@ export async function executeAgentRun(
       }
     }
   } catch (err) {
+    await Promise.allSettled([...pending, run.started]);
     await writeRunFinish(deps.sql, {
-      runId: run.runId, tenantId: scope.tenantId, status: 'failed', output: '', steps, totalTokens, totalCost,
+      runId: run.runId, sessionId: run.sessionId, tenantId: scope.tenantId, status: 'failed', output: '', steps, totalTokens, totalCost,
       totalLatencyMs: performance.now() - run.startedAt, error: { code: 'INTERNAL_ERROR', message: 'The run failed unexpectedly' }, model: answeredModel,
     }).catch(() => undefined);
     throw err;
@@ -332,6 +345,7 @@ export async function executeAgentRun(
   }
 
   const totalLatencyMs = Math.round(performance.now() - run.startedAt);
-  await writeRunFinish(deps.sql, { runId: run.runId, tenantId: scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: answeredModel });
+  const finish = { runId: run.runId, sessionId: run.sessionId, tenantId: scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: answeredModel };
+  await Promise.all([...pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
   return { run_id: run.runId, session_id: run.sessionId, status, output, steps, total_cost: Math.round(totalCost * 1e6) / 1e6, total_latency_ms: totalLatencyMs };
 }

@@ -38,8 +38,10 @@ function boundedJson(value: unknown): string {
   return JSON.stringify({ truncated: true, chars: text.length, preview: text.slice(0, STEP_VALUE_MAX_CHARS) });
 }
 
+// Asynchronous commit, like the run rows: see server/agents/agent-run-record.ts.
 const STEP_SQL = `
-with step as (
+with async_commit as (select set_config('synchronous_commit', 'off', true)),
+step as (
   insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, status, input, output, prompt_tokens, completion_tokens,
                          cost_usd, latency_ms, error, started_at, completed_at)
   values (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16)
@@ -63,7 +65,7 @@ counter as (
     tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd
   returning 1
 )
-select (select count(*) from step) as written`;
+select (select count(*) from step) + (select count(*) from async_commit) as written`;
 
 /**
  * Writes one step (and its usage) in one statement. Idempotent per (run, index): a step written

@@ -5,12 +5,16 @@
 // BENCH_CACHED_SECONDS (5, intent-run's cached row), BENCH_SEQUENTIAL_RUNS (300, intent-run's
 // one-at-a-time passes), BENCH_POOL_MAX (10), BENCH_KNOWLEDGE_CHUNKS (100000, knowledge's second
 // size; the first is 10000), BENCH_KNOWLEDGE_QUERIES (200, knowledge), BENCH_INGESTION_DOCUMENTS
-// (1000, ingestion), BENCH_INGESTION_WORKER_CONCURRENCY (4,8: one ingestion run per value).
+// (1000, ingestion), BENCH_INGESTION_WORKER_CONCURRENCY (4,8: one ingestion run per value),
+// BENCH_AGENT_CONNECTIONS (8, agents' throughput rows; its latency rows use 1),
+// BENCH_AGENT_WARMUP_SECONDS (2), BENCH_AGENT_DURATION_SECONDS (10), BENCH_AGENT_SEQUENTIAL_RUNS
+// (300, agents' one-at-a-time, instrumented and profiled passes).
 // Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
+import { runAgentsBench } from './agents.bench.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
@@ -69,6 +73,14 @@ const BENCHES: Record<string, Bench> = {
       workerConcurrencies: intListSetting('BENCH_INGESTION_WORKER_CONCURRENCY', [4, 8]),
       baselineClients: 4,
       timeoutSeconds: 120,
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  agents: (adminUrl, benchCleanup) =>
+    runAgentsBench(adminUrl, benchCleanup, {
+      connections: intSetting('BENCH_AGENT_CONNECTIONS', 8),
+      warmupSeconds: intSetting('BENCH_AGENT_WARMUP_SECONDS', 2),
+      durationSeconds: intSetting('BENCH_AGENT_DURATION_SECONDS', 10),
+      sequentialRuns: intSetting('BENCH_AGENT_SEQUENTIAL_RUNS', 300),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),
 };
