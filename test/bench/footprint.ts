@@ -115,6 +115,9 @@ async function touchEveryArea(url: string, documents: 'text' | 'all') {
     200,
     'intent run',
   );
+  expectStatus(await api.post('/v1/agents', { agent_key: 'helper', name: 'Helper', goal: 'Answer questions', tools_config: { enabled_platform_tools: ['current_time'] } }, key), 201, 'agent creation');
+  expectStatus(await api.post('/v1/agents/helper/deploy', undefined, key), 200, 'agent deploy');
+  expectStatus(await api.post('/v1/agents/helper/run', { input: { message: 'What can you do?' } }, key), 200, 'agent run');
   const files: { name: string; content: Buffer }[] = [{ name: 'leave.md', content: Buffer.from('# Leave\n\nParental leave lasts sixteen weeks, fully paid.\n') }];
   if (documents === 'all') {
     files.push({ name: 'remote.pdf', content: makePdf(['Remote work is allowed three days a week.']) });
