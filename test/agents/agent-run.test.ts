@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
-import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { adminHeaders, signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { insertDocument } from '../knowledge/seed.js';
 
@@ -229,6 +229,40 @@ describe('agent runs', () => {
     const redacted = await run(a, 'guarded', { input: { message: 'My email is jane.doe@example.com, contact me' } });
     expect(fake.chatRequests()[0].body.messages.at(-1).content).not.toContain('jane.doe@example.com');
     expect(redacted.body.data.status).toBe('completed');
+  });
+
+  it('termination.stop_on_tools ends the run completed right after that tool ran', async () => {
+    await createAgent(a, { agent_key: 'stopper', tools_config: { enabled_platform_tools: ['current_time'] }, behavior_config: { termination: { stop_on_tools: ['current_time'] } } });
+    fake.script([{ content: 'Checking the clock.', tool_calls: [{ name: 'current_time', arguments: {} }] }, 'never asked']);
+    const res = await run(a, 'stopper', { input: { message: 'time?' } });
+    expect(res.body.data).toMatchObject({ status: 'completed', output: 'Checking the clock.', steps: 1 });
+    expect(fake.chatRequests()).toHaveLength(1);
+  });
+
+  it('the output guardrails block a final answer: guardrail_blocked with the fallback', async () => {
+    const b = await signupTenant(t.api, { companyName: 'Strict' });
+    await t.sql(`update tenants set guardrails_config = $2 where id = $1`, [b.tenantId, JSON.stringify({ blocked_terms: ['project nightingale'] })]);
+    await createAgent(b, { agent_key: 'careful', behavior_config: { fallback: 'I cannot talk about that.' } });
+    fake.script(['Project Nightingale launches next week.']);
+    const res = await run(b, 'careful', { input: { message: 'any news?' } });
+    expect(res.body.data).toMatchObject({ status: 'guardrail_blocked', output: 'I cannot talk about that.', steps: 1 });
+    const d = await detail(b, 'careful', res.body.data.run_id);
+    expect(d.error).toMatchObject({ code: 'GUARDRAIL_BLOCKED', stage: 'output' });
+  });
+
+  it('a tenant over its monthly request quota gets 429 before any model call, and one run counts one request', async () => {
+    const q = await signupTenant(t.api, { companyName: 'Quota' });
+    await createAgent(q, { agent_key: 'metered', tools_config: { enabled_platform_tools: ['current_time'] } });
+    await t.api.patch(`/admin/tenants/${q.tenantId}`, { monthlyRequestQuota: 1 }, { headers: adminHeaders });
+    fake.script([{ tool_calls: [{ name: 'current_time', arguments: {} }] }, 'done']);
+    expect((await run(q, 'metered', { input: { message: 'one' } })).body.data.steps).toBe(2);
+    const [{ requests }] = await t.sql<{ requests: number }>(`select requests from usage_counters where tenant_id = $1`, [q.tenantId]);
+    expect(Number(requests)).toBe(1);
+    fake.reset();
+    const over = await run(q, 'metered', { input: { message: 'two' } });
+    expect(over.status).toBe(429);
+    expect(over.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect(fake.chatRequests()).toHaveLength(0);
   });
 
   it('a provider failure ends the run failed with the fallback text', async () => {

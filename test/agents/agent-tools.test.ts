@@ -91,6 +91,18 @@ describe('MCP tools', () => {
     expect(steps[1].started_at.getTime()).toBeLessThan(steps[0].completed_at.getTime());
   });
 
+  it('a tool that does not answer in time gives the model a timeout error; the run goes on', async () => {
+    await createAgent(a, {
+      agent_key: 'mcp-timeout',
+      tools_config: { mcp_servers: [{ name: 'calc', url: mcp.url, headers: { authorization: 'Bearer mcp-secret-token' }, allowed_tools: ['slow'] }] },
+      behavior_config: { execution: { tool_timeout_ms: 200 } },
+    });
+    fake.script([{ tool_calls: [{ name: 'calc__slow', arguments: { ms: 2000 } }] }, 'It took too long.']);
+    const res = await run(a, 'mcp-timeout', { input: { message: 'slow please' } });
+    expect(res.body.data).toMatchObject({ status: 'completed', output: 'It took too long.' });
+    expect(toolResults(fake.chatRequests()[1])[0]).toMatch(/^ERROR: .*(timed out|within 200 ms)/);
+  });
+
   it('a server that cannot be reached is left out and noted in the trace; the run goes on', async () => {
     await createAgent(a, { agent_key: 'mcp-down', tools_config: { mcp_servers: [{ name: 'gone', url: 'http://127.0.0.1:9/mcp' }] } });
     fake.script(['Answered without tools.']);
