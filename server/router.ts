@@ -1,5 +1,6 @@
 import { adminRouter } from './admin/admin.router.js';
 import { agentsRouter } from './agents/agents.router.js';
+import { workflowsRouter } from './workflows/workflows.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
@@ -33,6 +34,7 @@ export const appRouter = router({
   intents: intentsRouter,
   knowledge: knowledgeRouter,
   agents: agentsRouter,
+  workflows: workflowsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -30,6 +30,9 @@ interface TenantIds {
   agentKey: string;
   agentRunId: string;
   agentSessionId: string;
+  /** A deployed workflow of tenant A (tried by id and by key). */
+  workflowId: string;
+  workflowKey: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -131,6 +134,22 @@ const ROUTES: Record<string, RouteCase> = {
   },
   '/dashboard/ingestion-jobs/{id}/cancel': {
     params: (ids) => [{ id: ids.ingestionJobId }],
+  },
+  '/v1/workflows/{workflowIdOrKey}': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+    bodies: { patch: { name: 'Taken over' } },
+  },
+  '/v1/workflows/{workflowIdOrKey}/draft': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+  },
+  '/v1/workflows/{workflowIdOrKey}/toggle': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+  },
+  '/v1/workflows/{workflowIdOrKey}/deploy': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+  },
+  '/v1/workflows/{workflowIdOrKey}/versions': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
   },
   '/v1/agents/{agentKey}': {
     params: (ids) => [{ agentKey: ids.agentKey }],
@@ -246,7 +265,15 @@ beforeAll(async () => {
   const agentRun = await t.api.post('/v1/agents/a-agent/run', { input: { message: 'Hello from A' } }, aKey);
   expect(agentRun.status, agentRun.text).toBe(200);
   expect((await t.api.post('/v1/agents', { agent_key: B_AGENT_KEY, name: 'B agent', goal: 'Help B' }, { headers: bearer(b.apiKey) })).status).toBe(201);
+  const workflow = await t.api.post('/v1/workflows', {
+    name: 'A flow',
+    steps: [{ id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } }, { id: 'done', step_type: 'end', config: { output: {} } }],
+  }, aKey);
+  expect(workflow.status, workflow.text).toBe(201);
+  expect((await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/deploy`, undefined, aKey)).status).toBe(200);
   aIds = {
+    workflowId: workflow.body.data.workflow.id,
+    workflowKey: workflow.body.data.workflow.workflow_key,
     agentKey: 'a-agent',
     agentRunId: agentRun.body.data.run_id,
     agentSessionId: agentRun.body.data.session_id,
@@ -291,6 +318,7 @@ describe('every {param} route', () => {
     const auditBefore = await t.sql('select id from audit_log where tenant_id = $1 order by id', [a.tenantId]);
     const keysBefore = await t.sql('select id, revoked_at from api_keys where tenant_id = $1 order by id', [a.tenantId]);
     const agentsBefore = await t.sql('select * from agents where tenant_id = $1 order by id', [a.tenantId]);
+    const workflowsBefore = await t.sql('select * from workflows where tenant_id = $1 order by id', [a.tenantId]);
     const agentRowsBefore = await agentActivity();
     const chatCallsBefore = fake.chatRequests().length;
     let calls = 0;
@@ -320,6 +348,7 @@ describe('every {param} route', () => {
     expect((await t.api.get('/v1/collections', { headers: bearer(a.apiKey) })).status).toBe(200);
     // A's agent is as it was (still active, same name), and no run, session or message was added anywhere.
     expect(await t.sql('select * from agents where tenant_id = $1 order by id', [a.tenantId])).toEqual(agentsBefore);
+    expect(await t.sql('select * from workflows where tenant_id = $1 order by id', [a.tenantId])).toEqual(workflowsBefore);
     const agent = await t.api.get(`/v1/agents/${aIds.agentKey}`, { headers: bearer(a.apiKey) });
     expect(agent.body.data.agent).toMatchObject({ agent_key: aIds.agentKey, name: 'A agent', status: 'active' });
     expect(await agentActivity()).toEqual(agentRowsBefore);

@@ -119,6 +119,8 @@ export const RunStep = defineEntity({
     index: p.integer(),
     type: p.string().length(32),
     name: p.string().length(200),
+    /** The workflow step this row is the result of (workflow runs only). */
+    stepId: p.string().length(100).nullable(),
     status: p.string().length(32),
     input: p.json<unknown>().nullable(),
     output: p.json<unknown>().nullable(),

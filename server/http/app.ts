@@ -11,6 +11,7 @@ import { ProbeAwareLogController } from './request-log.js';
 import { rejectNulInJson } from './reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
 import { registerAgentStream } from '../agents/agent-stream.route.js';
+import { registerWorkflowStream } from '../workflows/workflow-stream.route.js';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -90,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealth(app, deps);
   registerDocs(app);
   registerAgentStream(app, deps);
+  registerWorkflowStream(app, deps);
 
   registerRestRoutes(app, {
     procedures: appRouter._def.procedures as never,

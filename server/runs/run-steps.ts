@@ -15,7 +15,9 @@ export interface RunStepRecord {
   index: number;
   type: string;
   name: string;
-  status: 'ok' | 'error';
+  /** The workflow step this row is the result of (workflow runs). */
+  stepId?: string | null;
+  status: string;
   input: unknown;
   output: unknown;
   promptTokens: number;
@@ -32,7 +34,7 @@ export interface RunStepRecord {
 /** Longest JSON kept per step input or output; a longer value is stored as a truncated preview. */
 export const STEP_VALUE_MAX_CHARS = 64 * 1024;
 
-function boundedJson(value: unknown): string {
+export function boundedJson(value: unknown): string {
   const text = JSON.stringify(value === undefined ? null : value);
   if (text.length <= STEP_VALUE_MAX_CHARS) return text;
   return JSON.stringify({ truncated: true, chars: text.length, preview: text.slice(0, STEP_VALUE_MAX_CHARS) });
@@ -43,8 +45,8 @@ const STEP_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
 step as (
   insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, status, input, output, prompt_tokens, completion_tokens,
-                         cost_usd, latency_ms, error, started_at, completed_at)
-  values (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16)
+                         cost_usd, latency_ms, error, started_at, completed_at, step_id)
+  values (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $23)
   on conflict (run_id, index) do nothing
   returning 1
 ),
@@ -96,7 +98,7 @@ export async function recordRunStep(sql: SqlPool, step: RunStepRecord): Promise<
       step.tenantId, step.runKind, step.runId, step.index, step.type, step.name.slice(0, 200), step.status,
       boundedJson(step.input), boundedJson(step.output), step.promptTokens, step.completionTokens, step.costUsd.toFixed(6),
       Math.round(step.latencyMs), step.error?.slice(0, 4000) ?? null, step.startedAt, step.completedAt,
-      JSON.stringify(events), monthKey(), requests, tokens, cost.toFixed(6), usage.length > 0,
+      JSON.stringify(events), monthKey(), requests, tokens, cost.toFixed(6), usage.length > 0, step.stepId ?? null,
     ],
     'liya_run_step',
   );
@@ -104,6 +106,7 @@ export async function recordRunStep(sql: SqlPool, step: RunStepRecord): Promise<
 
 export interface TraceStep {
   index: number;
+  step_id: string | null;
   type: string;
   name: string;
   status: string;
@@ -121,6 +124,7 @@ export interface TraceStep {
 
 interface StepRow {
   index: number;
+  step_id: string | null;
   type: string;
   name: string;
   status: string;
@@ -138,12 +142,13 @@ interface StepRow {
 /** A run's steps in order (the tenant is part of the lookup: another tenant's run has none). */
 export async function readRunSteps(sql: SqlPool, tenantId: string, runKind: RunKind, runId: string): Promise<TraceStep[]> {
   const rows = await sql.query<StepRow>(
-    `select index, type, name, status, input, output, prompt_tokens, completion_tokens, cost_usd::text as cost_usd, latency_ms, error, started_at, completed_at
+    `select index, step_id, type, name, status, input, output, prompt_tokens, completion_tokens, cost_usd::text as cost_usd, latency_ms, error, started_at, completed_at
        from run_steps where tenant_id = $1 and run_kind = $2 and run_id = $3 order by index`,
     [tenantId, runKind, runId],
   );
   return rows.map((r) => ({
     index: r.index,
+    step_id: r.step_id,
     type: r.type,
     name: r.name,
     status: r.status,

@@ -1,0 +1,62 @@
+// Values a workflow keeps between runs (set_state / get_state), per workflow and scope: `live`
+// for deployed runs, `test` for builder test runs, so testing never touches live values. Expired
+// values are invisible everywhere and deleted by the hourly maintenance job.
+import type { SqlPool } from '../../../db/sql-pool.js';
+import { iso, isoRequired } from '../../common/schemas.js';
+
+export type StateScope = 'live' | 'test';
+
+export interface StateKey {
+  tenantId: string;
+  workflowId: string;
+  scope: StateScope;
+}
+
+/** Values loaded for a run (templates and expressions read `state.<key>`); at most this many. */
+export const STATE_LOAD_MAX = 1000;
+
+export async function loadState(sql: SqlPool, k: StateKey): Promise<Record<string, unknown>> {
+  const rows = await sql.query<{ key: string; value: unknown }>(
+    `select key, value from workflow_state where tenant_id = $1 and workflow_id = $2 and scope = $3 and (expires_at is null or expires_at > now())
+      order by updated_at desc limit ${STATE_LOAD_MAX}`,
+    [k.tenantId, k.workflowId, k.scope],
+    'liya_workflow_state_load',
+  );
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+export async function setState(sql: SqlPool, k: StateKey, key: string, value: unknown, ttlSeconds: number | null): Promise<void> {
+  await sql.query(
+    `insert into workflow_state (id, tenant_id, workflow_id, scope, key, value, expires_at, updated_at)
+     values (gen_random_uuid(), $1, $2, $3, $4, $5::jsonb, case when $6::int is null then null else now() + make_interval(secs => $6::int) end, now())
+     on conflict (workflow_id, scope, key) do update set value = excluded.value, expires_at = excluded.expires_at, updated_at = now()`,
+    [k.tenantId, k.workflowId, k.scope, key, JSON.stringify(value ?? null), ttlSeconds],
+  );
+}
+
+export async function readStateValue(sql: SqlPool, k: StateKey, key: string): Promise<{ found: boolean; value: unknown }> {
+  const [row] = await sql.query<{ value: unknown }>(
+    `select value from workflow_state where tenant_id = $1 and workflow_id = $2 and scope = $3 and key = $4 and (expires_at is null or expires_at > now())`,
+    [k.tenantId, k.workflowId, k.scope, key],
+  );
+  return row ? { found: true, value: row.value } : { found: false, value: null };
+}
+
+export async function listStateEntries(sql: SqlPool, k: StateKey) {
+  const rows = await sql.query<{ key: string; value: unknown; expires_at: Date | null; updated_at: Date }>(
+    `select key, value, expires_at, updated_at from workflow_state
+      where tenant_id = $1 and workflow_id = $2 and scope = $3 and (expires_at is null or expires_at > now()) order by key`,
+    [k.tenantId, k.workflowId, k.scope],
+  );
+  return rows.map((r) => ({ key: r.key, value: r.value, expires_at: iso(r.expires_at), updated_at: isoRequired(r.updated_at) }));
+}
+
+/** Whether a live (unexpired) value was there to delete. */
+export async function deleteStateEntry(sql: SqlPool, k: StateKey, key: string): Promise<boolean> {
+  const rows = await sql.query<{ expired: boolean }>(
+    `delete from workflow_state where tenant_id = $1 and workflow_id = $2 and scope = $3 and key = $4
+     returning (expires_at is not null and expires_at <= now()) as expired`,
+    [k.tenantId, k.workflowId, k.scope, key],
+  );
+  return rows.length > 0 && !rows[0].expired;
+}

@@ -1,0 +1,63 @@
+// POST /v1/workflows/{workflowIdOrKey}/run/stream: a run as Server-Sent Events. Unlike an agent
+// run, a workflow run does not stop when the client leaves: it goes on and is read later.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../deps.js';
+import { registerSseRoute } from '../http/sse-route.js';
+import type { WorkflowRunResult } from './engine/run-workflow.js';
+import { startRun } from './workflow-runs.service.js';
+import { runWorkflowInput } from './workflows.schemas.js';
+
+export const WORKFLOW_STREAM_PATH = '/v1/workflows/{workflowIdOrKey}/run/stream';
+
+const FINAL_EVENT: Record<WorkflowRunResult['status'], string> = {
+  completed: 'run.completed',
+  needs_input: 'run.waiting',
+  waiting: 'run.waiting',
+  awaiting_approval: 'run.awaiting_approval',
+  running: 'run.failed',
+  rejected: 'run.failed',
+  cancelled: 'run.failed',
+  failed: 'run.failed',
+};
+
+export function registerWorkflowStream(app: FastifyInstance, deps: AppDeps): void {
+  registerSseRoute(app, deps, {
+    path: WORKFLOW_STREAM_PATH,
+    schema: runWorkflowInput,
+    bodyLimit: 25 * 1024 * 1024,
+    // The run starts inside prepare, so refusals (404, attachments, input) are JSON; its events are
+    // queued until the stream is open.
+    async prepare(em, scope, input) {
+      const { workflowIdOrKey, ...request } = input;
+      const queued: { event: string; data: unknown }[] = [];
+      let sink: ((event: string, data: unknown) => void) | null = null;
+      let started!: () => void;
+      const startedPromise = new Promise<void>((resolve) => (started = resolve));
+      const result = startRun(em, deps, { tenantId: scope.tenantId, environmentId: scope.environmentId, tenant: scope.tenant, plan: scope.plan }, workflowIdOrKey, request, {
+        mode: 'live',
+        triggeredBy: 'stream',
+        beforeStart: () => started(),
+        onEvent: (e) => (sink ? sink(e.event, e.data) : queued.push({ event: e.event, data: e.data })),
+      });
+      // Refusals come before the run starts; after that the stream carries everything.
+      await Promise.race([startedPromise, result]);
+      return {
+        result,
+        attach: (send: (event: string, data: unknown) => void) => {
+          for (const e of queued.splice(0)) send(e.event, e.data);
+          sink = send;
+        },
+      };
+    },
+    async stream(_em, prepared, sse, req) {
+      prepared.attach((event, data) => sse.send(event, data));
+      try {
+        const result = await prepared.result;
+        sse.send(FINAL_EVENT[result.status], result);
+      } catch (err) {
+        req.log.error({ err }, 'workflow run failed');
+        sse.send('run.failed', { status: 'failed', error: { code: 'INTERNAL_ERROR', message: 'The run failed unexpectedly' } });
+      }
+    },
+  });
+}

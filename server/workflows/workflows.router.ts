@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { WORKFLOW_RUN_STATUSES } from '../../db/entities/workflow.js';
+import { agentRunScope } from '../agents/agents.router.js';
+import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
+import { deleteWorkflowState, getWorkflowRun, listWorkflowRuns, listWorkflowState, startRun } from './workflow-runs.service.js';
+import { apiKeyProcedure, router } from '../trpc.js';
+import { ACTION_CATALOG } from './step-types.js';
+import {
+  actionSchema, createWorkflowInput, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
+  workflowRunSummarySchema, workflowListItemSchema, workflowRef, workflowSchema, workflowVersionSchema,
+} from './workflows.schemas.js';
+import {
+  createWorkflow, deleteWorkflow, deployWorkflow, discardDraft, getWorkflow, listWorkflows, listWorkflowVersions, toggleWorkflow, updateWorkflow,
+} from './workflows.service.js';
+
+const TAGS = ['Workflows'];
+const BASE = '/v1/workflows';
+const workflowOut = ok(z.object({ workflow: workflowSchema }));
+
+// The literal /actions path is declared before `{workflowIdOrKey}` so that route cannot swallow it.
+export const workflowsRouter = router({
+  actions: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/actions`, tags: TAGS, summary: 'The action catalog: ids for action steps, with each config\'s JSON Schema' } })
+    .input(z.object({}).optional())
+    .output(ok(z.object({ actions: z.array(actionSchema) })))
+    .query(() => envelope({ actions: ACTION_CATALOG.map((a) => ({ id: a.id, name: a.name, description: a.description, config_schema: a.config_schema })) })),
+
+  list: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'Deployed, active workflows with their run endpoint' } })
+    .input(z.object({}).optional())
+    .output(ok(z.array(workflowListItemSchema)))
+    .query(async ({ ctx }) => envelope(await listWorkflows(ctx.em, ctx.tenantId))),
+
+  create: apiKeyProcedure
+    .meta({ openapi: { method: 'POST', path: BASE, tags: TAGS, summary: 'Create a workflow (draft; workflow_key generated from the name)' }, successStatus: 201 })
+    .input(createWorkflowInput)
+    .output(workflowOut)
+    .mutation(async ({ ctx, input }) => envelope(await createWorkflow(ctx.em, ctx.tenantId, ctx.actor, input))),
+
+  get: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}`, tags: TAGS, summary: 'A deployed workflow with its live steps (404 before the first deploy)' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef)
+    .output(workflowOut)
+    .query(async ({ ctx, input }) => envelope(await getWorkflow(ctx.em, ctx.tenantId, input.workflowIdOrKey))),
+
+  update: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH', path: `${BASE}/{workflowIdOrKey}`, tags: TAGS, summary: 'Update a workflow; steps are upserted by id',
+        description: 'Before the first deploy, and with as_draft on a deployed workflow, steps go to the draft (each step checked on its own). ' +
+          'Otherwise the live definition changes at once and must pass the full validation (one trigger, references, reachability, no cycles outside loops).',
+      },
+      errors: ['NOT_FOUND', 'WORKFLOW_KEY_TAKEN'],
+    })
+    .input(updateWorkflowInput)
+    .output(workflowOut)
+    .mutation(async ({ ctx, input }) => envelope(await updateWorkflow(ctx.em, ctx.tenantId, ctx.actor, input))),
+
+  discardDraft: apiKeyProcedure
+    .meta({ openapi: { method: 'DELETE', path: `${BASE}/{workflowIdOrKey}/draft`, tags: TAGS, summary: 'Discard unpublished step changes' }, errors: ['NOT_FOUND', 'NO_DRAFT'] })
+    .input(workflowRef)
+    .output(workflowOut)
+    .mutation(async ({ ctx, input }) => envelope(await discardDraft(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
+
+  toggle: apiKeyProcedure
+    .meta({ openapi: { method: 'PATCH', path: `${BASE}/{workflowIdOrKey}/toggle`, tags: TAGS, summary: 'Switch a deployed workflow on or off (status label active / inactive)' }, errors: ['NOT_FOUND', 'DEPLOY_REQUIRED'] })
+    .input(workflowRef)
+    .output(workflowOut)
+    .mutation(async ({ ctx, input }) => envelope(await toggleWorkflow(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
+
+  deploy: apiKeyProcedure
+    .meta({ openapi: { method: 'POST', path: `${BASE}/{workflowIdOrKey}/deploy`, tags: TAGS, summary: 'Validate and publish the draft as a new version (audited)' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef)
+    .output(workflowOut)
+    .mutation(async ({ ctx, input }) => envelope(await deployWorkflow(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
+
+  versions: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/versions`, tags: TAGS, summary: 'Deployed versions, newest first' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef)
+    .output(ok(z.object({ versions: z.array(workflowVersionSchema) })))
+    .query(async ({ ctx, input }) => envelope(await listWorkflowVersions(ctx.em, ctx.tenantId, input.workflowIdOrKey))),
+
+  run: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/{workflowIdOrKey}/run`, tags: TAGS, summary: 'Run the live workflow synchronously',
+        description: 'Answers 200 once the run has ended or paused, with its status and step trace; a run that fails ends `failed` (the failing step is in the trace). ' +
+          'An inactive or never deployed workflow is 404. With the conversation_id of a run waiting for input (needs_input), that run continues with input.message. ' +
+          'The same run as Server-Sent Events: POST /v1/workflows/{workflowIdOrKey}/run/stream.',
+      },
+      errors: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE'],
+      bodyLimit: 25 * 1024 * 1024,
+    })
+    .input(runWorkflowInput)
+    .output(ok(workflowRunResultSchema))
+    .mutation(async ({ ctx, input }) => {
+      const { workflowIdOrKey, ...request } = input;
+      return envelope(await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'live', triggeredBy: 'api' }));
+    }),
+
+  testRun: apiKeyProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${BASE}/{workflowIdOrKey}/test-run`, tags: TAGS, summary: 'Run the draft (or the live steps) as a test: state scope test, deployed or not' },
+      errors: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE'],
+      bodyLimit: 25 * 1024 * 1024,
+    })
+    .input(runWorkflowInput)
+    .output(ok(workflowRunResultSchema))
+    .mutation(async ({ ctx, input }) => {
+      const { workflowIdOrKey, ...request } = input;
+      return envelope(await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'test', triggeredBy: 'test' }));
+    }),
+
+  runs: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs`, tags: TAGS, summary: 'The workflow\'s runs, newest first' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef.extend({ ...pageQuery, status: z.enum(WORKFLOW_RUN_STATUSES).optional() }))
+    .output(ok(z.object({ runs: z.array(workflowRunSummarySchema), pagination: paginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listWorkflowRuns(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.status, pageToLimitOffset(input.page, input.pageSize)))),
+
+  runDetail: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs/{runId}`, tags: TAGS, summary: 'One run with its step-by-step trace' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef.extend({ runId: z.string().max(64) }))
+    .output(ok(z.object({ run: workflowRunDetailSchema })))
+    .query(async ({ ctx, input }) => envelope(await getWorkflowRun(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.runId))),
+
+  state: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/state`, tags: TAGS, summary: 'Saved values (scope live, or test for the builder), without expired ones' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef.extend({ scope: stateScopeQuery }))
+    .output(ok(z.object({ scope: z.enum(['live', 'test']), entries: z.array(stateEntrySchema) })))
+    .query(async ({ ctx, input }) => envelope(await listWorkflowState(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.scope))),
+
+  deleteState: apiKeyProcedure
+    .meta({ openapi: { method: 'DELETE', path: `${BASE}/{workflowIdOrKey}/state/{key}`, tags: TAGS, summary: 'Remove one saved value (audited)' }, errors: ['NOT_FOUND', 'STATE_NOT_FOUND'] })
+    .input(workflowRef.extend({ key: z.string().min(1).max(200), scope: stateScopeQuery }))
+    .output(okEmpty)
+    .mutation(async ({ ctx, input }) => {
+      await deleteWorkflowState(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey, input.key, input.scope);
+      return { success: true as const };
+    }),
+
+  remove: apiKeyProcedure
+    .meta({ openapi: { method: 'DELETE', path: `${BASE}/{workflowIdOrKey}`, tags: TAGS, summary: 'Delete a workflow for good, with its versions' }, errors: ['NOT_FOUND'] })
+    .input(workflowRef)
+    .output(okEmpty)
+    .mutation(async ({ ctx, input }) => {
+      await deleteWorkflow(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey);
+      return { success: true as const };
+    }),
+});

@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { WORKFLOW_RUN_STATUSES, WORKFLOW_STATUSES } from '../../db/entities/workflow.js';
+import { bodyBoolean, bodyInt, bodyNumber, noCoerce } from '../common/schemas.js';
+import { keyPattern } from '../intents/custom-intents.schemas.js';
+import { STEP_TYPES } from './step-types.js';
+
+/** Most steps one workflow may have. */
+export const MAX_STEPS = 200;
+
+const stepRef = z.string().min(1).max(100);
+
+export const stepInputSchema = z
+  .object({
+    id: stepRef
+      .optional()
+      .describe('A persisted step id, or a client-chosen id. Client-chosen ids that match ^[A-Za-z][A-Za-z0-9_]{0,63}$ are kept as the step id (templates and expressions refer to steps by id); others are replaced by a generated id'),
+    step_type: z.enum(STEP_TYPES),
+    name: z.string().max(200).nullable().optional(),
+    action_id: z.string().max(100).nullable().optional().describe('Required when step_type is action: an id from GET /v1/workflows/actions'),
+    config: noCoerce(z.record(z.string(), z.unknown())).optional().describe('Per step type; see the workflow decisions in the API description'),
+    position_x: bodyNumber(-1e9, 1e9).nullable().optional(),
+    position_y: bodyNumber(-1e9, 1e9).nullable().optional(),
+    guidance: z.string().max(5000).nullable().optional(),
+    on_success_ref: stepRef.nullable().optional().describe('The `id` of another step of the same request'),
+    on_failure_ref: stepRef.nullable().optional().describe('The `id` of another step of the same request'),
+  })
+  .meta({ id: 'StepInput' });
+export type StepInput = z.infer<typeof stepInputSchema>;
+
+const stepsField = z.array(stepInputSchema).max(MAX_STEPS);
+
+export const createWorkflowInput = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(5000).nullable().optional(),
+    steps: stepsField.optional(),
+  })
+  .meta({ id: 'CreateWorkflowRequest' });
+export type CreateWorkflowInput = z.infer<typeof createWorkflowInput>;
+
+export const workflowRef = z.object({ workflowIdOrKey: z.string().max(100) });
+
+export const updateWorkflowInput = workflowRef
+  .extend({
+    name: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(5000).nullable().optional(),
+    workflow_key: keyPattern.optional(),
+    steps: stepsField.optional().describe('Upsert by id: an existing id edits that step, a new id adds one, an existing step not sent is deleted'),
+    as_draft: bodyBoolean().optional().describe('On a deployed workflow: keep the step changes as an unpublished draft (default false: the live definition changes at once)'),
+    max_concurrent_runs: bodyInt(1, 10_000).nullable().optional(),
+  })
+  .meta({ id: 'UpdateWorkflowRequest' });
+export type UpdateWorkflowInput = z.infer<typeof updateWorkflowInput>;
+
+export const stepSchema = z
+  .object({
+    id: z.string(),
+    step_type: z.enum(STEP_TYPES),
+    name: z.string().nullable(),
+    action_id: z.string().nullable(),
+    action_name: z.string().nullable(),
+    config: z.record(z.string(), z.unknown()),
+    position_x: z.number().nullable(),
+    position_y: z.number().nullable(),
+    step_order: z.number().int(),
+    guidance: z.string().nullable(),
+    on_success_step_id: z.string().nullable(),
+    on_failure_step_id: z.string().nullable(),
+  })
+  .meta({ id: 'Step' });
+
+export const workflowSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    name: z.string(),
+    workflow_key: z.string(),
+    description: z.string().nullable(),
+    is_active: z.boolean(),
+    status: z.enum(WORKFLOW_STATUSES),
+    trigger_type: z.string(),
+    trigger_config: z.object({ slug: z.string().nullable(), has_secret: z.boolean() }).nullable(),
+    max_concurrent_runs: z.number().int().nullable(),
+    version: z.number().int().nullable().describe('The live (last deployed) version; null before the first deploy'),
+    has_draft: z.boolean().describe('Whether unpublished step changes exist (always true before the first deploy)'),
+    draft_steps: z.array(stepSchema).nullable().describe('The unpublished steps, when there are any'),
+    created_at: z.string(),
+    updated_at: z.string(),
+    steps: z.array(stepSchema).describe('The live steps; before the first deploy, the draft steps'),
+  })
+  .meta({ id: 'Workflow' });
+export type WorkflowDto = z.infer<typeof workflowSchema>;
+
+export const workflowListItemSchema = workflowSchema
+  .omit({ draft_steps: true })
+  .extend({ endpoint: z.string(), method: z.literal('POST') })
+  .meta({ id: 'WorkflowListItem' });
+
+export const workflowVersionSchema = z
+  .object({
+    version: z.number().int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    steps_count: z.number().int(),
+    created_by: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'WorkflowVersion' });
+
+export const actionSchema = z
+  .object({ id: z.string(), name: z.string(), description: z.string(), config_schema: z.record(z.string(), z.unknown()) })
+  .meta({ id: 'WorkflowAction' });
+
+export const runWorkflowInput = workflowRef
+  .extend({
+    input: noCoerce(z.record(z.string(), z.unknown())).default({}).describe('The trigger payload (`{{trigger.x}}`); `attachments` entries `{file_name, file_base64}` are read into text first'),
+    conversation_id: z.string().max(64).optional().describe('The conversation of a run waiting for input: that run continues with input.message'),
+  })
+  .meta({ id: 'WorkflowRunRequest' });
+export type RunWorkflowInput = z.infer<typeof runWorkflowInput>;
+
+export const traceEntrySchema = z
+  .object({
+    step_id: z.string().nullable(),
+    step_type: z.string(),
+    name: z.string(),
+    status: z.string().describe('completed, failed or needs_input'),
+    input: z.unknown(),
+    output: z.unknown(),
+    error: z.string().nullable(),
+    started_at: z.string(),
+    completed_at: z.string(),
+  })
+  .meta({ id: 'WorkflowTraceEntry' });
+
+export const workflowRunResultSchema = z
+  .object({
+    run_id: z.string(),
+    conversation_id: z.string(),
+    status: z.enum(WORKFLOW_RUN_STATUSES),
+    output: z.unknown().describe('The end step\'s output (or the last step\'s)'),
+    trace: z.array(traceEntrySchema),
+  })
+  .meta({ id: 'WorkflowRunResult' });
+
+export const workflowRunSummarySchema = z
+  .object({
+    run_id: z.string(),
+    conversation_id: z.string(),
+    version: z.number().int().nullable().describe('null for a builder test run'),
+    scope: z.enum(['live', 'test']),
+    status: z.enum(WORKFLOW_RUN_STATUSES),
+    triggered_by: z.string(),
+    output: z.unknown(),
+    error: z.record(z.string(), z.unknown()).nullable(),
+    steps: z.number().int(),
+    can_retry: z.boolean(),
+    can_cancel: z.boolean(),
+    started_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .meta({ id: 'WorkflowRunSummary' });
+
+export const workflowRunDetailSchema = workflowRunSummarySchema
+  .extend({ workflow_id: z.string(), workflow_key: z.string(), input: z.record(z.string(), z.unknown()), trace: z.array(traceEntrySchema) })
+  .meta({ id: 'WorkflowRunDetail' });
+
+export const stateScopeQuery = z.enum(['live', 'test']).default('live');
+
+export const stateEntrySchema = z
+  .object({ key: z.string(), value: z.unknown(), expires_at: z.string().nullable(), updated_at: z.string() })
+  .meta({ id: 'WorkflowStateEntry' });

@@ -1,0 +1,240 @@
+// Workflow definitions: create (draft), read, list, update with step upsert and drafts, discard a
+// draft, toggle, deploy (a new immutable version), versions, hard delete.
+import { randomBytes } from 'node:crypto';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Workflow, WorkflowVersion, type IWorkflow } from '../../db/entities/workflow.js';
+import type { EntityManager } from '../../db/orm.js';
+import type { Actor } from '../actor.js';
+import { recordAudit } from '../audit/audit.service.js';
+import { isoRequired, isUuid } from '../common/schemas.js';
+import { AppError, type ValidationIssue } from '../errors.js';
+import { actionNameOf, applyStepInputs } from './apply-step-inputs.js';
+import type { StepDef } from './step-types.js';
+import { validateDefinition, type DefinitionIssue } from './validate-definition.js';
+import type { CreateWorkflowInput, UpdateWorkflowInput, WorkflowDto } from './workflows.schemas.js';
+
+export const workflowEndpoint = (key: string) => `/v1/workflows/${key}/run`;
+
+const toStepDto = (step: StepDef) => ({ ...step, action_name: actionNameOf(step.action_id) });
+
+function triggerTypeOf(steps: StepDef[] | null): string {
+  const trigger = steps?.find((s) => s.step_type === 'trigger');
+  const subtype = trigger?.config?.trigger_subtype;
+  return typeof subtype === 'string' ? subtype : 'manual';
+}
+
+export function toWorkflowDto(w: IWorkflow, tenantId: string): WorkflowDto {
+  const live = w.liveSteps as StepDef[] | null;
+  const draft = w.draftSteps as StepDef[] | null;
+  return {
+    id: w.id,
+    tenant_id: tenantId,
+    name: w.name,
+    workflow_key: w.workflowKey,
+    description: w.description ?? null,
+    is_active: w.isActive,
+    status: w.status,
+    trigger_type: w.triggerType,
+    trigger_config: { slug: null, has_secret: false },
+    max_concurrent_runs: w.maxConcurrentRuns ?? null,
+    version: w.liveVersion ?? null,
+    has_draft: draft !== null,
+    draft_steps: draft && live ? draft.map(toStepDto) : null,
+    created_at: isoRequired(w.createdAt),
+    updated_at: isoRequired(w.updatedAt),
+    steps: (live ?? draft ?? []).map(toStepDto),
+  };
+}
+
+const definitionError = (issues: DefinitionIssue[] | ValidationIssue[], what: string) =>
+  new AppError('INVALID_INPUT', what, {
+    issues: issues.map((i) => ('step_id' in i ? { path: i.path, message: i.step_id ? `step "${i.step_name ?? i.step_id}" (${i.step_id}): ${i.message}` : i.message, code: i.code, step_id: i.step_id } : i)),
+  });
+
+/** By id or workflow_key; another tenant's workflow is not found. `deployedOnly`: a never-deployed workflow is 404 too. */
+export async function findWorkflow(em: EntityManager, tenantId: string, idOrKey: string, deployedOnly = false): Promise<IWorkflow> {
+  const where = isUuid(idOrKey) ? { tenant: tenantId, id: idOrKey.toLowerCase() } : { tenant: tenantId, workflowKey: idOrKey };
+  const workflow = await em.findOne(Workflow, where);
+  if (!workflow || (deployedOnly && workflow.liveVersion === null)) throw new AppError('NOT_FOUND', `Workflow "${idOrKey}" not found`, { workflow: idOrKey });
+  return workflow;
+}
+
+function slugOf(name: string): string {
+  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
+  return slug || 'workflow';
+}
+
+/**
+ * Steps that wait (delay, approval, wait_for_callback) and triggers other than manual need the
+ * durable run machinery, which is not part of this release: a live definition may not use them.
+ */
+const NOT_YET = new Set(['delay', 'approval']);
+function assertRunnableInThisRelease(steps: StepDef[]): void {
+  const issues: ValidationIssue[] = [];
+  steps.forEach((step, i) => {
+    if (NOT_YET.has(step.step_type)) issues.push({ path: `steps.${i}.step_type`, message: `step "${step.name ?? step.id}": ${step.step_type} steps cannot run in this release`, code: 'not_available' });
+    if (step.step_type === 'action' && step.action_id === 'wait_for_callback') issues.push({ path: `steps.${i}.action_id`, message: `step "${step.name ?? step.id}": wait_for_callback cannot run in this release`, code: 'not_available' });
+    if (step.step_type === 'trigger' && step.config.trigger_subtype !== 'manual') {
+      issues.push({ path: `steps.${i}.config.trigger_subtype`, message: `step "${step.name ?? step.id}": only manual triggers run in this release (run, stream and test-run endpoints)`, code: 'not_available' });
+    }
+  });
+  if (issues.length) throw new AppError('INVALID_INPUT', 'The workflow uses steps this release cannot run', { issues });
+}
+
+export async function createWorkflow(em: EntityManager, tenantId: string, actor: Actor, input: CreateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
+  const { steps, issues } = applyStepInputs(null, input.steps ?? []);
+  if (issues.length) throw definitionError(issues, 'The steps are invalid');
+  const problems = validateDefinition(steps, 'draft');
+  if (problems.length) throw definitionError(problems, 'The steps are invalid');
+  const base = slugOf(input.name);
+  // A taken key gets a short random suffix; a handful of tries is plenty.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const key = attempt === 0 ? base : `${base}-${randomBytes(3).toString('hex')}`;
+    const fork = em.fork();
+    const workflow = fork.create(Workflow, {
+      tenant: tenantId, workflowKey: key, name: input.name, description: input.description ?? null, status: 'draft', isActive: false,
+      triggerType: triggerTypeOf(steps), maxConcurrentRuns: null, liveVersion: null, liveSteps: null, draftSteps: steps,
+    });
+    recordAudit(fork, tenantId, actor, { action: 'workflow.create', targetType: 'workflow', targetId: key });
+    try {
+      await fork.flush();
+      return { workflow: toWorkflowDto(workflow, tenantId) };
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+    }
+  }
+  throw new AppError('CONFLICT', 'Could not find a free workflow_key; set one with PATCH');
+}
+
+export async function listWorkflows(em: EntityManager, tenantId: string) {
+  const rows = await em.find(Workflow, { tenant: tenantId, isActive: true, liveVersion: { $ne: null } }, { orderBy: { workflowKey: 'asc' } });
+  return rows.map((w) => {
+    const { draft_steps: _d, ...dto } = toWorkflowDto(w, tenantId);
+    return { ...dto, endpoint: workflowEndpoint(w.workflowKey), method: 'POST' as const };
+  });
+}
+
+export async function getWorkflow(em: EntityManager, tenantId: string, idOrKey: string): Promise<{ workflow: WorkflowDto }> {
+  return { workflow: toWorkflowDto(await findWorkflow(em, tenantId, idOrKey, true), tenantId) };
+}
+
+export async function updateWorkflow(em: EntityManager, tenantId: string, actor: Actor, input: UpdateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
+  const workflow = await findWorkflow(em, tenantId, input.workflowIdOrKey);
+  const deployed = workflow.liveVersion !== null;
+  const changed: string[] = [];
+  if (input.steps !== undefined) {
+    const toDraft = !deployed || input.as_draft === true;
+    const base = (toDraft ? (workflow.draftSteps ?? workflow.liveSteps) : workflow.liveSteps) as StepDef[] | null;
+    const { steps, issues } = applyStepInputs(base, input.steps);
+    if (issues.length) throw definitionError(issues, 'The steps are invalid');
+    // A live definition must stay runnable; a draft only needs steps that make sense one by one.
+    const problems = validateDefinition(steps, toDraft ? 'draft' : 'live');
+    if (problems.length) throw definitionError(problems, toDraft ? 'The steps are invalid' : 'The live definition would not be valid');
+    if (!toDraft) assertRunnableInThisRelease(steps);
+    if (toDraft) {
+      workflow.draftSteps = steps;
+      changed.push('draft_steps');
+    } else {
+      // Runs record the version they use, so a change of the live steps is a version too.
+      workflow.liveSteps = steps;
+      workflow.liveVersion = (workflow.liveVersion ?? 0) + 1;
+      workflow.triggerType = triggerTypeOf(steps);
+      em.create(WorkflowVersion, { tenant: tenantId, workflow, version: workflow.liveVersion, name: input.name ?? workflow.name, description: input.description !== undefined ? input.description : (workflow.description ?? null), steps, createdBy: actor.name });
+      changed.push('steps');
+    }
+  }
+  if (input.name !== undefined) (workflow.name = input.name), changed.push('name');
+  if (input.description !== undefined) (workflow.description = input.description), changed.push('description');
+  if (input.max_concurrent_runs !== undefined) (workflow.maxConcurrentRuns = input.max_concurrent_runs), changed.push('max_concurrent_runs');
+  if (input.workflow_key !== undefined && input.workflow_key !== workflow.workflowKey) (workflow.workflowKey = input.workflow_key), changed.push('workflow_key');
+  if (!deployed) workflow.triggerType = triggerTypeOf(workflow.draftSteps as StepDef[] | null);
+  if (changed.length) {
+    workflow.updatedAt = new Date();
+    recordAudit(em, tenantId, actor, { action: 'workflow.update', targetType: 'workflow', targetId: workflow.workflowKey, details: { fields: changed } });
+  }
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) {
+      throw new AppError('WORKFLOW_KEY_TAKEN', `A workflow with the key "${input.workflow_key}" already exists`, { workflow_key: input.workflow_key });
+    }
+    throw err;
+  }
+  return { workflow: toWorkflowDto(workflow, tenantId) };
+}
+
+/** Discards unpublished step changes of a deployed workflow; 409 NO_DRAFT when there are none. */
+export async function discardDraft(em: EntityManager, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto }> {
+  const workflow = await findWorkflow(em, tenantId, idOrKey);
+  if (workflow.liveVersion === null || workflow.draftSteps === null) {
+    throw new AppError('NO_DRAFT', workflow.liveVersion === null ? 'The workflow was never deployed: its steps are its only definition' : 'The workflow has no unpublished changes', { workflow: idOrKey });
+  }
+  workflow.draftSteps = null;
+  workflow.updatedAt = new Date();
+  recordAudit(em, tenantId, actor, { action: 'workflow.discard_draft', targetType: 'workflow', targetId: workflow.workflowKey });
+  await em.flush();
+  return { workflow: toWorkflowDto(workflow, tenantId) };
+}
+
+/** Flips is_active of a deployed workflow (status label active <-> inactive); 409 DEPLOY_REQUIRED before the first deploy. */
+export async function toggleWorkflow(em: EntityManager, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto }> {
+  const workflow = await findWorkflow(em, tenantId, idOrKey);
+  if (workflow.liveVersion === null) throw new AppError('DEPLOY_REQUIRED', 'Deploy the workflow before switching it on or off', { workflow: idOrKey });
+  workflow.isActive = !workflow.isActive;
+  workflow.status = workflow.isActive ? 'active' : 'inactive';
+  workflow.updatedAt = new Date();
+  recordAudit(em, tenantId, actor, { action: 'workflow.toggle', targetType: 'workflow', targetId: workflow.workflowKey, details: { is_active: workflow.isActive } });
+  await em.flush();
+  return { workflow: toWorkflowDto(workflow, tenantId) };
+}
+
+/**
+ * Makes the draft (or, without one, the live steps again) the live definition as a new immutable
+ * version, after the full validation. Audited.
+ */
+export async function deployWorkflow(em: EntityManager, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto }> {
+  const found = await findWorkflow(em, tenantId, idOrKey);
+  return em.transactional(async (tx) => {
+    // Locked: two deploys at once would otherwise both take the same version number.
+    const workflow = await tx.findOneOrFail(Workflow, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
+    const problems = validateDefinition(steps, 'live');
+    if (problems.length) throw definitionError(problems, 'The workflow cannot be deployed');
+    assertRunnableInThisRelease(steps);
+    const version = (workflow.liveVersion ?? 0) + 1;
+    tx.create(WorkflowVersion, { tenant: tenantId, workflow, version, name: workflow.name, description: workflow.description ?? null, steps, createdBy: actor.name });
+    workflow.liveSteps = steps;
+    workflow.draftSteps = null;
+    workflow.liveVersion = version;
+    workflow.triggerType = triggerTypeOf(steps);
+    workflow.status = 'active';
+    workflow.isActive = true;
+    workflow.updatedAt = new Date();
+    recordAudit(tx, tenantId, actor, { action: 'workflow.deploy', targetType: 'workflow', targetId: workflow.workflowKey, details: { version } });
+    await tx.flush();
+    return { workflow: toWorkflowDto(workflow, tenantId) };
+  });
+}
+
+export async function listWorkflowVersions(em: EntityManager, tenantId: string, idOrKey: string) {
+  const workflow = await findWorkflow(em, tenantId, idOrKey);
+  const versions = await em.find(WorkflowVersion, { tenant: tenantId, workflow }, { orderBy: { version: 'desc' } });
+  return {
+    versions: versions.map((v) => ({
+      version: v.version,
+      name: v.name,
+      description: v.description ?? null,
+      steps_count: (v.steps as unknown[]).length,
+      created_by: v.createdBy ?? null,
+      created_at: isoRequired(v.createdAt),
+    })),
+  };
+}
+
+/** Removes the workflow, its versions and (later) its runs for good. Audited. */
+export async function deleteWorkflow(em: EntityManager, tenantId: string, actor: Actor, idOrKey: string): Promise<void> {
+  const workflow = await findWorkflow(em, tenantId, idOrKey);
+  recordAudit(em, tenantId, actor, { action: 'workflow.delete', targetType: 'workflow', targetId: workflow.workflowKey });
+  await em.flush();
+  await em.execute('delete from workflows where id = ? and tenant_id = ?', [workflow.id, tenantId]);
+}
