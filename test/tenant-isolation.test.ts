@@ -33,6 +33,7 @@ interface TenantIds {
   /** A deployed workflow of tenant A (tried by id and by key). */
   workflowId: string;
   workflowKey: string;
+  workflowRunId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -151,6 +152,30 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/workflows/{workflowIdOrKey}/versions': {
     params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
   },
+  '/v1/workflows/{workflowIdOrKey}/run': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+    bodies: { post: { input: {} } },
+  },
+  '/v1/workflows/{workflowIdOrKey}/run/stream': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+    bodies: { post: { input: {} } },
+  },
+  '/v1/workflows/{workflowIdOrKey}/test-run': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+    bodies: { post: { input: {} } },
+  },
+  '/v1/workflows/{workflowIdOrKey}/runs': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+  },
+  '/v1/workflows/{workflowIdOrKey}/runs/{runId}': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId, runId: ids.workflowRunId }, { workflowIdOrKey: ids.workflowKey, runId: ids.workflowRunId }],
+  },
+  '/v1/workflows/{workflowIdOrKey}/state': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+  },
+  '/v1/workflows/{workflowIdOrKey}/state/{key}': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId, key: 'counter' }, { workflowIdOrKey: ids.workflowKey, key: 'counter' }],
+  },
   '/v1/agents/{agentKey}': {
     params: (ids) => [{ agentKey: ids.agentKey }],
     bodies: { patch: { name: 'Taken over', status: 'inactive' } },
@@ -267,13 +292,20 @@ beforeAll(async () => {
   expect((await t.api.post('/v1/agents', { agent_key: B_AGENT_KEY, name: 'B agent', goal: 'Help B' }, { headers: bearer(b.apiKey) })).status).toBe(201);
   const workflow = await t.api.post('/v1/workflows', {
     name: 'A flow',
-    steps: [{ id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } }, { id: 'done', step_type: 'end', config: { output: {} } }],
+    steps: [
+      { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } },
+      { id: 'save', step_type: 'action', action_id: 'set_state', config: { key: 'counter', value: 1 } },
+      { id: 'done', step_type: 'end', config: { output: {} } },
+    ],
   }, aKey);
   expect(workflow.status, workflow.text).toBe(201);
   expect((await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/deploy`, undefined, aKey)).status).toBe(200);
+  const workflowRun = await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/run`, { input: {} }, aKey);
+  expect(workflowRun.body.data?.status, workflowRun.text).toBe('completed');
   aIds = {
     workflowId: workflow.body.data.workflow.id,
     workflowKey: workflow.body.data.workflow.workflow_key,
+    workflowRunId: workflowRun.body.data.run_id,
     agentKey: 'a-agent',
     agentRunId: agentRun.body.data.run_id,
     agentSessionId: agentRun.body.data.session_id,
@@ -319,6 +351,8 @@ describe('every {param} route', () => {
     const keysBefore = await t.sql('select id, revoked_at from api_keys where tenant_id = $1 order by id', [a.tenantId]);
     const agentsBefore = await t.sql('select * from agents where tenant_id = $1 order by id', [a.tenantId]);
     const workflowsBefore = await t.sql('select * from workflows where tenant_id = $1 order by id', [a.tenantId]);
+    const workflowRunsBefore = await t.sql('select id, status from workflow_runs order by id');
+    const workflowStateBefore = await t.sql('select key, value from workflow_state order by key');
     const agentRowsBefore = await agentActivity();
     const chatCallsBefore = fake.chatRequests().length;
     let calls = 0;
@@ -349,6 +383,8 @@ describe('every {param} route', () => {
     // A's agent is as it was (still active, same name), and no run, session or message was added anywhere.
     expect(await t.sql('select * from agents where tenant_id = $1 order by id', [a.tenantId])).toEqual(agentsBefore);
     expect(await t.sql('select * from workflows where tenant_id = $1 order by id', [a.tenantId])).toEqual(workflowsBefore);
+    expect(await t.sql('select id, status from workflow_runs order by id')).toEqual(workflowRunsBefore);
+    expect(await t.sql('select key, value from workflow_state order by key')).toEqual(workflowStateBefore);
     const agent = await t.api.get(`/v1/agents/${aIds.agentKey}`, { headers: bearer(a.apiKey) });
     expect(agent.body.data.agent).toMatchObject({ agent_key: aIds.agentKey, name: 'A agent', status: 'active' });
     expect(await agentActivity()).toEqual(agentRowsBefore);

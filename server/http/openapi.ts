@@ -206,25 +206,38 @@ quota, session) are JSON envelopes with their status, before the stream opens. T
 lines (\`: ping\`) keep an idle stream open. A client that disconnects stops the run before its next step; the
 run is recorded \`cancelled\`.`;
 
+const WORKFLOW_STREAM_DESCRIPTION = `The same run as POST /v1/workflows/{workflowIdOrKey}/run, as Server-Sent Events. Refusals (auth, body,
+workflow, attachments) are JSON envelopes with their status, before the stream opens. Then: \`run.started\`
+\`{run_id, conversation_id, workflow_key}\`, \`step.started\` \`{step_id, step_type, name}\` and \`step.completed\` (a trace
+entry) per step, and last \`run.completed\`, \`run.waiting\` (needs_input or waiting), \`run.awaiting_approval\` or
+\`run.failed\`, whose data is the run endpoint's \`data\`. Each \`data:\` line is JSON. A client that disconnects does
+not stop the run: read it later with GET …/runs/{runId}.`;
+
 /** Raw streaming routes, documented from the JSON route they mirror (same body, same refusals). */
 function streamRoutes(doc: OpenAPIObject): Record<string, unknown> {
-  const run = (doc.paths?.['/v1/agents/{agentKey}/run'] as Record<string, SchemaNode> | undefined)?.post;
-  if (!run) return {};
-  const { '200': _ok, ...errors } = run.responses as Record<string, unknown>;
-  return {
-    '/v1/agents/{agentKey}/run/stream': {
+  const routes: Record<string, unknown> = {};
+  const streams = [
+    { path: '/v1/agents/{agentKey}/run', operationId: 'agents-runStream', summary: 'Run an active agent, streamed as Server-Sent Events', description: AGENT_STREAM_DESCRIPTION },
+    { path: '/v1/workflows/{workflowIdOrKey}/run', operationId: 'workflows-runStream', summary: 'Run the live workflow, streamed as Server-Sent Events', description: WORKFLOW_STREAM_DESCRIPTION },
+  ];
+  for (const stream of streams) {
+    const run = (doc.paths?.[stream.path] as Record<string, SchemaNode> | undefined)?.post;
+    if (!run) continue;
+    const { '200': _ok, ...errors } = run.responses as Record<string, unknown>;
+    routes[`${stream.path}/stream`] = {
       post: {
         ...structuredClone(run),
-        operationId: 'agents-runStream',
-        summary: 'Run an active agent, streamed as Server-Sent Events',
-        description: AGENT_STREAM_DESCRIPTION,
+        operationId: stream.operationId,
+        summary: stream.summary,
+        description: stream.description,
         responses: {
           '200': { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
           ...structuredClone(errors),
         },
       },
-    },
-  };
+    };
+  }
+  return routes;
 }
 
 // `{$ref: '#/components/schemas/X'}` -> a copy of X (one level), so it can be specialised per route.
