@@ -9,10 +9,14 @@ import { ApiError, UnreachableError } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
 import { CliError, describeError, EXIT_FAILURE } from '../errors.js';
 import { isInteractive, printJson, show, withSpinner } from '../output.js';
+import { readSse } from '../sse.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, type StatusKind } from '../ui/status.js';
 import { Table } from '../ui/table.js';
+
+// The SSE parser lives in cli/sse.ts (shared with `liya workflows run --stream`); re-exported for existing importers.
+export { readSse, SseParser, type SseEvent } from '../sse.js';
 
 // ---------------------------------------------------------------- API types
 
@@ -149,94 +153,6 @@ async function withAgentErrors(key: string, task: () => Promise<number | void>):
     if (err instanceof ApiError) return reportAgentError(err, key);
     throw err;
   }
-}
-
-// ---------------------------------------------------------------- Server-Sent Events
-
-export interface SseEvent {
-  /** The `event:` field; `message` when the event has none. */
-  event: string;
-  /** The `data:` lines joined with line breaks. */
-  data: string;
-  /** The last `id:` seen so far. */
-  id?: string;
-}
-
-/**
- * An incremental parser of the text/event-stream format (WHATWG HTML, "server-sent events"): text
- * goes in as it arrives, in pieces of any size (an event, a line or a CRLF may be split across
- * pieces), complete events come out. Comment lines (`: ping`) and `retry:` are skipped; an event
- * without data lines is not dispatched; an unfinished event at the end of the stream is dropped.
- */
-export class SseParser {
-  private buffer = '';
-  private dataLines: string[] = [];
-  private eventType = '';
-  private lastId: string | undefined;
-
-  /** Feeds decoded text; returns the events it completed. */
-  push(text: string): SseEvent[] {
-    this.buffer += text;
-    const events: SseEvent[] = [];
-    const buffer = this.buffer;
-    let start = 0;
-    for (let i = 0; i < buffer.length; i++) {
-      const c = buffer[i];
-      if (c !== '\n' && c !== '\r') continue;
-      // A CR at the end may be the first half of a CRLF: wait for the next piece.
-      if (c === '\r' && i === buffer.length - 1) break;
-      const line = buffer.slice(start, i);
-      if (c === '\r' && buffer[i + 1] === '\n') i++;
-      start = i + 1;
-      this.processLine(line, events);
-    }
-    this.buffer = buffer.slice(start);
-    return events;
-  }
-
-  /** The stream ended: a pending line (a lone CR at the very end) is processed; an unfinished event is dropped. */
-  end(): SseEvent[] {
-    const events: SseEvent[] = [];
-    if (this.buffer.endsWith('\r')) this.processLine(this.buffer.slice(0, -1), events);
-    this.buffer = '';
-    this.dataLines = [];
-    this.eventType = '';
-    return events;
-  }
-
-  private processLine(line: string, events: SseEvent[]): void {
-    if (line === '') {
-      if (this.dataLines.length) events.push({ event: this.eventType || 'message', data: this.dataLines.join('\n'), ...(this.lastId !== undefined ? { id: this.lastId } : {}) });
-      this.dataLines = [];
-      this.eventType = '';
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.dataLines.push(value);
-    else if (field === 'event') this.eventType = value;
-    else if (field === 'id' && !value.includes('\0')) this.lastId = value;
-  }
-}
-
-/**
- * Decodes and parses a byte stream read through `reader` (a character may be split across chunks),
- * yielding events as they complete; `onChunk` is called for every chunk, comments included.
- */
-export async function* readSse(reader: ReadableStreamDefaultReader<Uint8Array>, onChunk?: () => void): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder('utf-8');
-  const parser = new SseParser();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    onChunk?.();
-    yield* parser.push(decoder.decode(value, { stream: true }));
-  }
-  yield* parser.push(decoder.decode());
-  yield* parser.end();
 }
 
 // ---------------------------------------------------------------- the run stream

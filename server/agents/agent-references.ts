@@ -41,12 +41,15 @@ export async function findUnknownIntentIds(em: EntityManager, tenantId: string, 
     .map((p) => p.ref);
 }
 
-/**
- * Workflows are not part of this release: every workflow id is unknown until the workflow engine
- * exists (its table is what this will look in).
- */
-export async function findUnknownWorkflowIds(_em: EntityManager, _tenantId: string, ids: string[]): Promise<string[]> {
-  return ids;
+/** Workflow ids or keys of the tenant (deployed or not: a draft may be deployed later). */
+export async function findUnknownWorkflowIds(em: EntityManager, tenantId: string, refs: string[]): Promise<string[]> {
+  const rows = await em.execute<{ id: string; workflow_key: string }[]>(
+    `select id::text as id, workflow_key from workflows
+      where tenant_id = ? and (id::text in (select jsonb_array_elements_text(?::jsonb)) or workflow_key in (select jsonb_array_elements_text(?::jsonb)))`,
+    [tenantId, JSON.stringify(refs.filter(isUuid).map((r) => r.toLowerCase())), JSON.stringify(refs)],
+  );
+  const found = new Set(rows.flatMap((r) => [r.id, r.workflow_key]));
+  return refs.filter((r) => !found.has(isUuid(r) ? r.toLowerCase() : r));
 }
 
 export async function findUnknownDomainKeys(em: EntityManager, tenantId: string, keys: string[]): Promise<string[]> {

@@ -7,7 +7,8 @@ import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
-import { runIntent, type RunScope } from '../intents/run-intent.service.js';
+import { runIntent } from '../intents/run-intent.service.js';
+import type { AgentRunScope } from './run-agent.js';
 import { searchKnowledge } from '../knowledge/knowledge.service.js';
 import type { RunBudget } from '../llm/run-budget.js';
 import { parseIntentRef } from './agent-references.js';
@@ -36,7 +37,7 @@ export interface AgentTool {
 export interface ToolContext {
   em: EntityManager;
   deps: AppDeps;
-  scope: RunScope;
+  scope: AgentRunScope;
   agent: AgentSettings;
   runId: string;
   userId: string | null;
@@ -160,6 +161,44 @@ function buildKnowledgeTool(ctx: ToolContext): AgentTool[] {
   ];
 }
 
+/**
+ * Each deployed, active workflow of `workflow_ids` as a tool: its arguments are the run's input,
+ * and the call is a synchronous run (recorded like any other run of the workflow).
+ */
+async function buildWorkflowTools(ctx: ToolContext, problems: ToolProblem[]): Promise<AgentTool[]> {
+  if (!ctx.agent.workflowIds.length) return [];
+  // Loaded here: the workflow engine itself runs agents (ai_agent steps).
+  const { startRun } = await import('../workflows/workflow-runs.service.js');
+  const { findWorkflow } = await import('../workflows/workflows.service.js');
+  const tools: AgentTool[] = [];
+  for (const ref of ctx.agent.workflowIds) {
+    let workflow;
+    try {
+      workflow = await findWorkflow(ctx.em, ctx.scope.tenantId, ref, true);
+      if (!workflow.isActive) throw new Error('the workflow is switched off');
+    } catch (err) {
+      problems.push({ name: `workflow:${ref}`, error: (err as Error).message });
+      continue;
+    }
+    const name = toolName('workflow', workflow.workflowKey);
+    const key = workflow.workflowKey;
+    tools.push({
+      name,
+      kind: 'workflow',
+      spec: functionTool(name, `Runs the workflow "${workflow.name}"${workflow.description ? `: ${workflow.description}` : ''}. The arguments are its input.`, {
+        type: 'object',
+        additionalProperties: true,
+      }),
+      run: async (args) => {
+        const result = await startRun(ctx.em.fork(), ctx.deps, ctx.scope, key, { input: args }, { mode: 'live', triggeredBy: 'agent' });
+        if (result.status === 'failed') throw new Error(`the workflow run ${result.run_id} failed`);
+        return { output: { run_id: result.run_id, status: result.status, output: result.output } };
+      },
+    });
+  }
+  return tools;
+}
+
 async function buildMcpTools(ctx: ToolContext, problems: ToolProblem[]): Promise<AgentTool[]> {
   const tools: AgentTool[] = [];
   for (const server of ctx.toolsConfig.mcp_servers ?? []) {
@@ -196,6 +235,7 @@ export async function buildAgentTools(ctx: ToolContext): Promise<{ tools: AgentT
   const problems: ToolProblem[] = [];
   const all = [
     ...(await buildIntentTools(ctx, problems)),
+    ...(await buildWorkflowTools(ctx, problems)),
     ...buildKnowledgeTool(ctx),
     ...(await buildPlatformTools(ctx)),
     ...(await buildMcpTools(ctx, problems)),

@@ -59,7 +59,8 @@ Decisions where the specification is silent:
 - Agents: the \`free\` plan has none (403 FEATURE_NOT_ENABLED on create, deploy and run). Running an agent
   that is not active: 409 AGENT_NOT_ACTIVE. Deploying an active agent changes nothing; deploying an inactive
   one re-activates it. DELETE answers the agent (now \`inactive\`). \`guardrail_policy_id\` is always null:
-  agents use the tenant's guardrails. \`workflow_ids\` must be empty until workflows exist; \`action_ids\` and
+  agents use the tenant's guardrails. \`workflow_ids\` takes workflow ids or keys; each deployed, active one is a
+  tool \`workflow__<key>\` (a synchronous run). \`action_ids\` and
   \`tools_config.custom_tool_refs\` are stored, not offered to the model. Config objects are strict: unknown
   keys are a 400. MCP server \`headers\` are write-only (stored encrypted, shown as \`***\`; \`***\` sent back
   keeps the stored value).

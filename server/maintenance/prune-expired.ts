@@ -22,6 +22,7 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date(), sess
         where a.id = s.agent_id and s.last_activity_at < ?::timestamptz - make_interval(days => coalesce((a.memory_config->>'retention_days')::int, ?))`,
       [now, AGENT_DEFAULTS.retentionDays],
     ),
+    workflowState: await run('delete from workflow_state where expires_at < ?', [now]),
     // A run still "running" an hour after it started lost its process (a synchronous run never
     // takes that long): it is closed as failed rather than left open for ever.
     abandonedAgentRuns: await run(

@@ -122,6 +122,27 @@ describe('MCP tools', () => {
   });
 });
 
+describe('workflow tools', () => {
+  it('runs a deployed workflow of workflow_ids as a tool, synchronously', async () => {
+    const created = await t.api.post('/v1/workflows', {
+      name: 'Quote',
+      steps: [
+        { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } },
+        { id: 'done', step_type: 'end', config: { output: { quote: 'Price for {{trigger.item}}: 42' } } },
+      ],
+    }, key(a));
+    const wf = created.body.data.workflow;
+    expect((await t.api.post(`/v1/workflows/${wf.id}/deploy`, undefined, key(a))).status).toBe(200);
+    await createAgent(a, { agent_key: 'quoter', workflow_ids: [wf.workflow_key] });
+    fake.script([{ tool_calls: [{ name: `workflow__${wf.workflow_key}`, arguments: { item: 'desk' } }] }, 'It costs 42.']);
+    const res = await run(a, 'quoter', { input: { message: 'price of a desk?' } });
+    expect(res.body.data).toMatchObject({ status: 'completed', output: 'It costs 42.' });
+    expect(JSON.parse(toolResults(fake.chatRequests()[1])[0])).toMatchObject({ status: 'completed', output: { quote: 'Price for desk: 42' } });
+    const runs = await t.api.get(`/v1/workflows/${wf.workflow_key}/runs`, key(a));
+    expect(runs.body.data.runs[0]).toMatchObject({ triggered_by: 'agent', status: 'completed' });
+  });
+});
+
 describe('platform tools', () => {
   it('http_get fetches through the SSRF-safe client; metadata addresses are refused', async () => {
     await createAgent(a, { agent_key: 'fetcher', tools_config: { enabled_platform_tools: ['http_get'] } });

@@ -303,7 +303,7 @@ describe('references', () => {
     }
   });
 
-  it('every workflow id is unknown (no workflows exist yet)', async () => {
+  it('workflow ids and keys the tenant does not have are unknown', async () => {
     const issues = issuesOf(await t.api.post('/v1/agents', { agent_key: 'refs-workflow', name: 'N', goal: 'G', workflow_ids: ['wf-onboarding', randomUUID()] }, key(a)));
     expect(issues).toEqual([expect.objectContaining({ path: 'workflow_ids' })]);
     expect(issues[0].message).toContain('wf-onboarding');

@@ -221,11 +221,11 @@ describe('the step engine', () => {
     const res = await fetch(`${t.url}/v1/workflows/${wf.workflow_key}/run/stream`, { method: 'POST', headers: { ...bearer(a.apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ input: {} }) });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const text = await res.text();
-    const events = [...text.matchAll(/event: (\S+)\ndata: (.*)\n/g)].map((m) => [m[1], JSON.parse(m[2])] as const);
+    const events = [...text.matchAll(/event: (\S+)\ndata: (.*)\n/g)].map((m) => [m[1], JSON.parse(m[2]) as any] as const);
     expect(events.map((e) => e[0])).toEqual(['run.started', 'step.started', 'step.completed', 'step.started', 'step.completed', 'run.completed']);
     expect(events.at(-1)![1]).toMatchObject({ status: 'completed', output: 'streamed' });
     const missing = await fetch(`${t.url}/v1/workflows/nope/run/stream`, { method: 'POST', headers: { ...bearer(a.apiKey), 'content-type': 'application/json' }, body: '{}' });
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe('NOT_FOUND');
+    expect(((await missing.json()) as any).error.code).toBe('NOT_FOUND');
   });
 });
