@@ -69,7 +69,15 @@ Decisions where the specification is silent:
   \`agent_key\`, \`user_id\`, \`model\`, \`input\` (the message as redacted), \`error\`, \`started_at\`,
   \`completed_at\` and \`trace\`. Runs and sessions lists are paginated (\`page\`, \`pageSize\`) with \`pagination\`.
   A session belongs to one end user (\`input.user_id\`): continuing it as another is a 404.
-- Outbound HTTP (agent http_get, MCP servers) refuses private, loopback, link-local and metadata addresses
+- Workflows: client-chosen step ids of the form ^[A-Za-z][A-Za-z0-9_]{0,63}$ are kept as step ids (templates and
+  expressions refer to steps by id); other ids are replaced by generated ones. Every change of the live steps
+  (deploy, or PATCH without as_draft) makes a version; runs record it. A workflow's \`has_draft\` and
+  \`draft_steps\` show unpublished changes; before the first deploy \`steps\` are the draft. DELETE …/draft on a
+  never-deployed workflow is 409 NO_DRAFT. Toggle sets the status label to active or inactive. A run answers 200
+  with its status (a failed step without on_failure ends it \`failed\`) and adds \`output\`; a run call with the
+  conversation_id of a needs_input run continues it (input.message required). Delay, approval and
+  wait_for_callback steps and non-manual triggers cannot go live in this release (400 not_available).
+- Outbound HTTP (agent http_get, MCP servers, workflow http_request) refuses private, loopback, link-local and metadata addresses
   (checked when connecting, and after each redirect) unless the operator lists them in OUTBOUND_ALLOWED_HOSTS.`;
 
 const errorEnvelope = {
