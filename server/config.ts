@@ -69,6 +69,8 @@ const configSchema = z.object({
   DEFAULT_MODEL: z.string().default('gpt-4o-mini'),
   /** Embeds ingested documents when neither the upload nor its collection names a model (unset: no embeddings). */
   EMBEDDING_MODEL: z.string().trim().min(1).max(200).optional(),
+  /** A model that reads images (e.g. gpt-4o-mini): transcribes image attachments and scanned pages on plans that allow it (unset: local OCR). */
+  VISION_MODEL: z.string().trim().min(1).max(200).optional(),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   /** JSON object overriding prices: {"model": {"input": usdPerMillion, "output": usdPerMillion}}. */

@@ -8,7 +8,10 @@
 // (1000, ingestion), BENCH_INGESTION_WORKER_CONCURRENCY (4,8: one ingestion run per value),
 // BENCH_AGENT_CONNECTIONS (8, agents' throughput rows; its latency rows use 1),
 // BENCH_AGENT_WARMUP_SECONDS (2), BENCH_AGENT_DURATION_SECONDS (10), BENCH_AGENT_SEQUENTIAL_RUNS
-// (300, agents' one-at-a-time, instrumented and profiled passes).
+// (300, agents' one-at-a-time, instrumented and profiled passes), BENCH_WORKFLOW_CONNECTIONS (16,
+// workflows' throughput rows), BENCH_WORKFLOW_WARMUP_SECONDS (2), BENCH_WORKFLOW_DURATION_SECONDS
+// (10), BENCH_WORKFLOW_SEQUENTIAL_RUNS (300, workflows' one-at-a-time, instrumented and profiled
+// passes).
 // Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,6 +22,7 @@ import { runCollectionsListBench } from './collections-list.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
+import { runWorkflowsBench } from './workflows.bench.js';
 import { freePort } from '../support/free-port.js';
 import { Cleanup } from './lib.js';
 
@@ -81,6 +85,14 @@ const BENCHES: Record<string, Bench> = {
       warmupSeconds: intSetting('BENCH_AGENT_WARMUP_SECONDS', 2),
       durationSeconds: intSetting('BENCH_AGENT_DURATION_SECONDS', 10),
       sequentialRuns: intSetting('BENCH_AGENT_SEQUENTIAL_RUNS', 300),
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  workflows: (adminUrl, benchCleanup) =>
+    runWorkflowsBench(adminUrl, benchCleanup, {
+      connections: intSetting('BENCH_WORKFLOW_CONNECTIONS', 16),
+      warmupSeconds: intSetting('BENCH_WORKFLOW_WARMUP_SECONDS', 2),
+      durationSeconds: intSetting('BENCH_WORKFLOW_DURATION_SECONDS', 10),
+      sequentialRuns: intSetting('BENCH_WORKFLOW_SEQUENTIAL_RUNS', 300),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),
 };
