@@ -11,6 +11,7 @@ import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runn
 import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
 import { closeScanPool } from './guardrails/scan-pool.js';
+import { stopOcrProcess } from './workflows/ocr.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
 import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
@@ -147,6 +148,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     }
 
     cleanups.push(() => closeScanPool());
+    cleanups.push(async () => stopOcrProcess());
     // Loaded here: `liya worker` opens the same runtime and never needs fastify or the routers.
     const { buildApp } = await import('./http/app.js');
     const app = await buildApp(deps);
