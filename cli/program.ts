@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command[]>> = {
   documents: async () => [(await import('./commands/documents.js')).documentsCommand()],
   knowledge: async () => [(await import('./commands/knowledge.js')).knowledgeCommand()],
   agents: async () => [(await import('./commands/agents.js')).agentsCommand()],
+  workflows: async () => [(await import('./commands/workflows.js')).workflowsCommand()],
   login: async () => [(await import('./commands/auth.js')).loginCommand()],
   logout: async () => [(await import('./commands/auth.js')).logoutCommand()],
 };
@@ -43,7 +44,7 @@ export async function buildProgram(argv: string[] = process.argv): Promise<Comma
     .description('Run and manage a Liya server')
     .addOption(new Option('--url <url>', 'server URL for remote commands').env('LIYA_URL').default(DEFAULT_URL))
     .addOption(new Option('--admin-secret <secret>', 'the server\'s ADMIN_SECRET, for the tenants, keys and doctor commands').env('LIYA_ADMIN_SECRET'))
-    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents, knowledge and agents').env('LIYA_API_KEY'))
+    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents, knowledge, agents and workflows').env('LIYA_API_KEY'))
     .addOption(new Option('--timeout <seconds>', 'time limit of each HTTP request').env('LIYA_TIMEOUT').argParser(parseSeconds).default(DEFAULT_TIMEOUT_MS, '15'))
     .addHelpText(
       'after',

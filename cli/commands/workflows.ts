@@ -523,7 +523,7 @@ export function workflowsCommand(): Command {
                     v.created_by ?? '—',
                     dateTime(v.created_at),
                   ]),
-                  align: ['right', 'left', 'right'],
+                  align: ['left', 'left', 'right'],
                   empty: 'No versions.',
                 }),
               ),
@@ -594,8 +594,8 @@ export function workflowsCommand(): Command {
       `
 Exit codes: 0 the run completed or waits for input (needs_input); 1 it ended otherwise (failed, waiting,
 awaiting_approval, ...), was refused or the server was unreachable; 2 usage error (unreadable or invalid
---input, missing key). The time limit of a run is ${WORKFLOW_RUN_TIMEOUT_MS / 1000} s; with --stream, --timeout (default ${WORKFLOW_STREAM_IDLE_MS / 1000} s there)
-limits how long the stream may stay silent. Ctrl-C stops watching; the run goes on on the server.`,
+--input, missing key). --timeout limits the whole run (default ${WORKFLOW_RUN_TIMEOUT_MS / 1000} s here) or, with --stream, how long
+the stream may stay silent (default ${WORKFLOW_STREAM_IDLE_MS / 1000} s). Ctrl-C stops watching; the run goes on on the server.`,
     )
     .action(action((ref: string, flags: RunFlags, command: Command) => runWorkflow(ref, flags, command)));
 
