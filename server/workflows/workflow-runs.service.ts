@@ -52,12 +52,19 @@ export async function startRun(
   request: RunRequest,
   options: { mode: 'live' | 'test'; triggeredBy: string; onEvent?: (e: WorkflowRunEvent) => void; beforeStart?: () => void },
 ): Promise<WorkflowRunResult> {
-  const workflow = await findWorkflow(em, scope.tenantId, idOrKey, options.mode === 'live');
-  if (options.mode === 'live' && !workflow.isActive) throw new AppError('NOT_FOUND', `Workflow "${idOrKey}" not found`, { workflow: idOrKey });
   let target: RunTarget;
   if (options.mode === 'live') {
-    target = { scope, workflow: { id: workflow.id, key: workflow.workflowKey }, steps: await loadVersionSteps(deps, scope.tenantId, workflow.id, workflow.liveVersion!), version: workflow.liveVersion!, stateScope: 'live' };
+    // The hot path: one prepared lookup of the few columns a live run needs (the steps come from the version cache).
+    const [live] = await deps.sql.query<{ id: string; workflow_key: string; live_version: number }>(
+      `select id::text, workflow_key, live_version from workflows
+        where tenant_id = $1 and (workflow_key = $2 or ($3::uuid is not null and id = $3::uuid)) and is_active and live_version is not null`,
+      [scope.tenantId, idOrKey, isUuid(idOrKey) ? idOrKey : null],
+      'liya_workflow_live_lookup',
+    );
+    if (!live) throw new AppError('NOT_FOUND', `Workflow "${idOrKey}" not found`, { workflow: idOrKey });
+    target = { scope, workflow: { id: live.id, key: live.workflow_key }, steps: await loadVersionSteps(deps, scope.tenantId, live.id, live.live_version), version: live.live_version, stateScope: 'live' };
   } else {
+    const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
     const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
     const problems = validateDefinition(steps, 'live');
     if (problems.length) {
@@ -67,6 +74,7 @@ export async function startRun(
     }
     target = { scope, workflow: { id: workflow.id, key: workflow.workflowKey }, steps, version: null, stateScope: 'test' };
   }
+  const workflow = target.workflow;
 
   // The answer to a run waiting for input continues that run.
   if (request.conversation_id) {
@@ -88,9 +96,9 @@ export async function startRun(
     }
   }
   const input = await prepareRunInput(deps, scope, request.input);
-  const { runId } = await createWorkflowRun(deps.sql, target, input, { conversationId: request.conversation_id, triggeredBy: options.triggeredBy });
+  const created = await createWorkflowRun(deps.sql, target, input, { conversationId: request.conversation_id, triggeredBy: options.triggeredBy });
   options.beforeStart?.();
-  return executeWorkflowRun(em, deps, target, runId, { onEvent: options.onEvent });
+  return executeWorkflowRun(em, deps, target, created, { onEvent: options.onEvent });
 }
 
 interface RunRow {

@@ -10,7 +10,7 @@
 // BENCH_AGENT_WARMUP_SECONDS (2), BENCH_AGENT_DURATION_SECONDS (10), BENCH_AGENT_SEQUENTIAL_RUNS
 // (300, agents' one-at-a-time, instrumented and profiled passes), BENCH_WORKFLOW_CONNECTIONS (16,
 // workflows' throughput rows), BENCH_WORKFLOW_WARMUP_SECONDS (2), BENCH_WORKFLOW_DURATION_SECONDS
-// (10), BENCH_WORKFLOW_SEQUENTIAL_RUNS (300, workflows' one-at-a-time, instrumented and profiled
+// (8), BENCH_WORKFLOW_SEQUENTIAL_RUNS (300, workflows' one-at-a-time, instrumented and profiled
 // passes).
 // Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -91,7 +91,7 @@ const BENCHES: Record<string, Bench> = {
     runWorkflowsBench(adminUrl, benchCleanup, {
       connections: intSetting('BENCH_WORKFLOW_CONNECTIONS', 16),
       warmupSeconds: intSetting('BENCH_WORKFLOW_WARMUP_SECONDS', 2),
-      durationSeconds: intSetting('BENCH_WORKFLOW_DURATION_SECONDS', 10),
+      durationSeconds: intSetting('BENCH_WORKFLOW_DURATION_SECONDS', 8),
       sequentialRuns: intSetting('BENCH_WORKFLOW_SEQUENTIAL_RUNS', 300),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),

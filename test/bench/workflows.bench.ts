@@ -212,7 +212,7 @@ async function runOnce(t: Target): Promise<{ data: RunData; text: string }> {
   if (parsed.success !== true || !data) throw new Error(`${t.name}: unexpected body ${answer.text.slice(0, 500)}`);
   if (
     data.status !== 'completed' ||
-    JSON.stringify(data.output) !== JSON.stringify(EXPECTED_OUTPUT) ||
+    canonical(data.output) !== canonical(EXPECTED_OUTPUT) ||
     data.trace?.map((s) => s.step_id).join() !== STEP_IDS.join() ||
     data.trace.some((s) => s.status !== 'completed')
   ) {
@@ -221,7 +221,13 @@ async function runOnce(t: Target): Promise<{ data: RunData; text: string }> {
   return { data, text: answer.text };
 }
 
-/** JSON with object keys sorted, ids and times replaced by placeholders, to compare two answers by content. */
+/** JSON with object keys sorted, so two values compare by content whatever their key order (jsonb reorders keys). */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+  );
+
+/** The answer with ids and times replaced by placeholders, canonical, to compare two answers by content. */
 function normalised(text: string, data: RunData): string {
   const replaced = text
     .split(data.run_id)
@@ -230,9 +236,7 @@ function normalised(text: string, data: RunData): string {
     .join('<conversation_id>')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
     .replace(/seq-\d+-\d+/g, '<ref>');
-  return JSON.stringify(JSON.parse(replaced), (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
-  );
+  return canonical(JSON.parse(replaced));
 }
 
 async function storedCounts(client: pg.Client, tenantId: string) {
@@ -263,14 +267,34 @@ type Stored = Awaited<ReturnType<typeof storedCounts>>;
 
 function storageChecks(stored: Stored, answered: number, inFlight: number) {
   const runs = stored.runs;
-  const expectedOutput = JSON.stringify(EXPECTED_OUTPUT);
+  const expectedOutput = canonical(EXPECTED_OUTPUT);
   return {
     runsStored: runs >= answered && runs <= answered + inFlight,
     everyRunCompletedWith5Steps: stored.runsByStatusAndSteps.length === 1 && stored.runsByStatusAndSteps[0].status === 'completed' && stored.runsByStatusAndSteps[0].stepsDone === STEPS,
-    everyRunOutput: Object.keys(stored.runOutputs).length === 1 && JSON.stringify(JSON.parse(Object.keys(stored.runOutputs)[0])) === expectedOutput,
+    everyRunOutput: Object.keys(stored.runOutputs).length === 1 && canonical(JSON.parse(Object.keys(stored.runOutputs)[0])) === expectedOutput,
     runStepRows5PerRun: stored.runStepRows === STEPS * runs && stored.runStepShapes[STEP_IDS.join(',')] === runs,
     everyStepCompleted: stored.stepsNotCompleted === 0,
   };
+}
+
+/** How busy the machine is while the bench does nothing (other processes), from /proc/stat (Linux). */
+async function backgroundCpu(ms: number): Promise<{ busyPct: number; stealPct: number } | null> {
+  const read = async () => {
+    try {
+      // user nice system idle iowait irq softirq steal
+      const [user, nice, system, idle, iowait, irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+      const busy = user + nice + system + irq + softirq;
+      return { busy, steal: steal || 0, total: busy + idle + iowait + (steal || 0) };
+    } catch {
+      return null;
+    }
+  };
+  const before = await read();
+  await sleep(ms);
+  const after = await read();
+  if (!before || !after || after.total === before.total) return null;
+  const total = after.total - before.total;
+  return { busyPct: (100 * (after.busy - before.busy)) / total, stealPct: (100 * (after.steal - before.steal)) / total };
 }
 
 // ---------------------------------------------------------------- the benchmark
@@ -352,6 +376,12 @@ export async function runWorkflowsBench(adminUrl: string, cleanup: Cleanup, sett
   countRuns('rows', SEED_RUNS);
 
   const loadAtStart = os.loadavg();
+  const background = await backgroundCpu(2000);
+  console.log(
+    background === null
+      ? 'machine CPU outside the bench: not readable'
+      : `machine CPU with the bench idle (2 s): ${fmt(background.busyPct)}% of ${os.cpus().length} cores busy, ${fmt(background.stealPct)}% stolen (other processes on this machine)`,
+  );
   const c = settings.connections;
   const phases: Phase[] = [];
   for (const t of targets) {
@@ -406,6 +436,14 @@ export async function runWorkflowsBench(adminUrl: string, cleanup: Cleanup, sett
     probe.restore();
   }
   const cpu: Partial<Record<ServerName, Awaited<ReturnType<Awaited<ReturnType<typeof startCpuProfile>>['stop']>>>> = {};
+  // A discarded profiled pass first: the first pass under a fresh profiler pays for starting it
+  // (code recompiled for sampling), which would be counted against whichever server came first.
+  {
+    const profiler = await startCpuProfile();
+    await sequential(targets, 30, 0);
+    await profiler.stop();
+    for (const t of targets) countRuns(t.name, 30);
+  }
   for (const t of targets) {
     const profiler = await startCpuProfile();
     await sequential([t], settings.sequentialRuns, 0);
@@ -482,8 +520,9 @@ export async function runWorkflowsBench(adminUrl: string, cleanup: Cleanup, sett
   const stepPass = addedRows.perStep.p50Ms < TARGETS.maxAddedMsPerStep;
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
   const note =
-    `the load generator (1 autocannon worker thread), PostgreSQL and the three servers under test (one main thread) all share this machine's ${os.cpus().length} cores; ` +
-    'figures compare the servers under the same conditions, they are not capacity';
+    `the load generator (1 autocannon worker thread), PostgreSQL and the three servers under test (one main thread) all share this machine's ${os.cpus().length} cores` +
+    (background ? ` with whatever else runs on it (${fmt(background.busyPct)}% busy with the bench idle)` : '') +
+    '; figures compare the servers under the same conditions, they are not capacity; "other CPU" counts everything outside this process, PostgreSQL and other processes alike';
 
   console.log('');
   console.log(`server source (server/ + db/) sha256 ${serverSource}`);
@@ -563,7 +602,7 @@ export async function runWorkflowsBench(adminUrl: string, cleanup: Cleanup, sett
     benchmark: 'workflows',
     route: `POST /v1/workflows/{key}/run (${STEPS} steps: trigger, condition, transform, log, end; no model call)`,
     date: new Date().toISOString(),
-    environment: { serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
+    environment: { backgroundCpu: background, serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
     settings: { ...settings, seedRuns: SEED_RUNS, analyzeBeforeEachPhase: true, logLevel: 'silent', loadGeneratorWorkers: 1, order: phases.map((p) => `${p.server}@${p.connections}`) },
     definition: DEFINITION,
     baselines: {

@@ -56,6 +56,8 @@ interface Definition {
   byId: Map<string, StepDef>;
   nextOf: Map<string, string | null>;
   trigger: StepDef | null;
+  /** Whether any template or expression reads `state` (otherwise saved values need not be loaded). */
+  readsState: boolean;
 }
 
 const definitions = new WeakMap<StepDef[], Definition>();
@@ -67,10 +69,20 @@ function compileDefinition(steps: StepDef[]): Definition {
       byId: new Map(steps.map((s) => [s.id, s])),
       nextOf: findNextByOrder(steps),
       trigger: steps.find((s) => s.step_type === 'trigger') ?? null,
+      readsState: /\bstate\s*(\.|\[)/.test(JSON.stringify(steps.map((s) => s.config))),
     };
     definitions.set(steps, compiled);
   }
   return compiled;
+}
+
+async function loadStoredRun(sql: SqlPool, tenantId: string, runId: string): Promise<StoredRun> {
+  const [row] = await sql.query<{ conversation_id: string; input: Record<string, unknown>; next_step_id: string | null; steps_done: number; output: unknown }>(
+    'select conversation_id::text, input, next_step_id, steps_done, output from workflow_runs where id = $1 and tenant_id = $2',
+    [runId, tenantId],
+    'liya_workflow_run_load',
+  );
+  return { id: runId, conversationId: row.conversation_id, input: row.input, nextStepId: row.next_step_id, stepsDone: row.steps_done, output: row.output };
 }
 
 /** Creates the run row, positioned at the trigger step. */
@@ -79,21 +91,33 @@ export async function createWorkflowRun(
   target: RunTarget,
   input: Record<string, unknown>,
   options: { conversationId?: string; triggeredBy: string },
-): Promise<{ runId: string; conversationId: string }> {
+): Promise<StoredRun> {
   const runId = randomUUID();
   const conversationId = options.conversationId ?? randomUUID();
   const trigger = compileDefinition(target.steps).trigger;
+  // Asynchronous commit, like the step rows written after it (their order is kept).
   await sql.query(
-    `insert into workflow_runs (id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
+    `with async_commit as (select set_config('synchronous_commit', 'off', true))
+     insert into workflow_runs (id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
                                 next_step_id, steps_done, error, started_at, updated_at, completed_at)
-     values ($1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, now(), now(), null)`,
+     select $1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, now(), now(), null from async_commit`,
     [
       runId, target.scope.tenantId, target.workflow.id, target.version, target.version === null ? JSON.stringify(target.steps) : null,
       target.stateScope, conversationId, options.triggeredBy, JSON.stringify(input), trigger?.id ?? null,
     ],
     'liya_workflow_run_create',
   );
-  return { runId, conversationId };
+  return { id: runId, conversationId, input, nextStepId: trigger?.id ?? null, stepsDone: 0, output: null };
+}
+
+/** Where a run stands, as stored. */
+export interface StoredRun {
+  id: string;
+  conversationId: string;
+  input: Record<string, unknown>;
+  nextStepId: string | null;
+  stepsDone: number;
+  output: unknown;
 }
 
 // One statement per step: its result row and the run's new position (or its end). Asynchronous
@@ -171,17 +195,15 @@ export async function executeWorkflowRun(
   em: EntityManager,
   deps: AppDeps,
   target: RunTarget,
-  runId: string,
+  stored: string | StoredRun,
   options: { onEvent?: (event: WorkflowRunEvent) => void; resume?: { message: string } } = {},
 ): Promise<WorkflowRunResult> {
   const emit = options.onEvent ?? (() => undefined);
-  const [run] = await deps.sql.query<{ conversation_id: string; input: Record<string, unknown>; next_step_id: string | null; steps_done: number; status: WorkflowRunStatus; output: unknown }>(
-    'select conversation_id::text, input, next_step_id, steps_done, status, output from workflow_runs where id = $1 and tenant_id = $2',
-    [runId, target.scope.tenantId],
-    'liya_workflow_run_load',
-  );
+  // A run just created is passed as it was written; any other is read back from its row.
+  const run = typeof stored === 'string' ? await loadStoredRun(deps.sql, target.scope.tenantId, stored) : stored;
+  const runId = run.id;
   const definition = compileDefinition(target.steps);
-  const done = run.steps_done > 0 ? await readRunSteps(deps.sql, target.scope.tenantId, 'workflow', runId) : [];
+  const done = run.stepsDone > 0 ? await readRunSteps(deps.sql, target.scope.tenantId, 'workflow', runId) : [];
   const stepsVar: Record<string, { output: unknown; status: string }> = {};
   const trace: TraceEntry[] = done.map((s) => ({
     step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
@@ -191,26 +213,27 @@ export async function executeWorkflowRun(
   const vars: Record<string, unknown> = {
     trigger: run.input,
     steps: stepsVar,
-    state: await loadState(deps.sql, stateKey),
-    run: { id: runId, conversation_id: run.conversation_id, scope: target.stateScope, callback_url: null },
+    // Saved values are read for templates and expressions only when the definition refers to them.
+    state: definition.readsState ? await loadState(deps.sql, stateKey) : {},
+    run: { id: runId, conversation_id: run.conversationId, scope: target.stateScope, callback_url: null },
   };
-  emit({ event: 'run.started', data: { run_id: runId, conversation_id: run.conversation_id, workflow_key: target.workflow.key } });
+  emit({ event: 'run.started', data: { run_id: runId, conversation_id: run.conversationId, workflow_key: target.workflow.key } });
 
   // A paused agent step is continued with the answer, in the session it asked in.
   let resume: StepContext['resume'] = null;
-  if (options.resume && run.next_step_id) {
-    const paused = [...done].reverse().find((s) => s.step_id === run.next_step_id && s.status === 'needs_input');
+  if (options.resume && run.nextStepId) {
+    const paused = [...done].reverse().find((s) => s.step_id === run.nextStepId && s.status === 'needs_input');
     const sessionId = (paused?.output as { session_id?: string } | null)?.session_id ?? null;
-    resume = { stepId: run.next_step_id, message: options.resume.message, sessionId };
+    resume = { stepId: run.nextStepId, message: options.resume.message, sessionId };
     await deps.sql.query(`update workflow_runs set status = 'running', updated_at = now() where id = $1 and tenant_id = $2`, [runId, target.scope.tenantId]);
   }
   const ctx: StepContext = {
-    em, deps, scope: target.scope, workflow: target.workflow, run: { id: runId, conversationId: run.conversation_id, scope: target.stateScope },
+    em, deps, scope: target.scope, workflow: target.workflow, run: { id: runId, conversationId: run.conversationId, scope: target.stateScope },
     state: stateKey, vars, byId: definition.byId, nextOf: definition.nextOf, resume,
   };
 
-  let stepId = run.next_step_id;
-  let index = run.steps_done;
+  let stepId = run.nextStepId;
+  let index = run.stepsDone;
   let status: WorkflowRunStatus = 'completed';
   let output: unknown = run.output;
   while (stepId) {
@@ -272,7 +295,7 @@ export async function executeWorkflowRun(
     }
     stepId = next;
   }
-  if (!stepId && status === 'completed' && index === run.steps_done) {
+  if (!stepId && status === 'completed' && index === run.stepsDone) {
     // Nothing to run (no trigger): end the run as it stands.
     await deps.sql.query(`update workflow_runs set status = 'completed', completed_at = now(), updated_at = now() where id = $1 and tenant_id = $2 and status = 'running'`, [runId, target.scope.tenantId]);
   }
@@ -282,5 +305,5 @@ export async function executeWorkflowRun(
       [runId, target.scope.tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist or took too many steps' })],
     );
   }
-  return { run_id: runId, conversation_id: run.conversation_id, status, output: output ?? null, trace };
+  return { run_id: runId, conversation_id: run.conversationId, status, output: output ?? null, trace };
 }
