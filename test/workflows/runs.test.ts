@@ -7,6 +7,7 @@ import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
 
 let t: TestServer;
 let fake: FakeLlm;
@@ -32,6 +33,13 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      if (req.url === '/slow') {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"slow":true}');
+        }, 400);
+        return;
+      }
       if (req.url === '/fail') {
         res.writeHead(500, { 'content-type': 'text/plain' });
         return res.end('boom');
@@ -224,6 +232,19 @@ describe('the step engine', () => {
     const events = [...text.matchAll(/event: (\S+)\ndata: (.*)\n/g)].map((m) => [m[1], JSON.parse(m[2]) as any] as const);
     expect(events.map((e) => e[0])).toEqual(['run.started', 'step.started', 'step.completed', 'step.started', 'step.completed', 'run.completed']);
     expect(events.at(-1)![1]).toMatchObject({ status: 'completed', output: 'streamed' });
+    // A client that leaves does not stop the run.
+    const slow = await deployed('Slow stream', [trigger, { id: 'wait', step_type: 'action', action_id: 'http_request', config: { method: 'GET', url: `${webUrl}/slow` } }, { id: 'done', step_type: 'end', config: { output: 'finished' } }]);
+    const controller = new AbortController();
+    const left = await fetch(`${t.url}/v1/workflows/${slow.workflow_key}/run/stream`, { method: 'POST', headers: { ...bearer(a.apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ input: {} }), signal: controller.signal });
+    const reader = left.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const runId = /"run_id":"([^"]+)"/.exec(first)![1];
+    controller.abort();
+    const finished = await waitFor(async () => {
+      const r = await t.api.get(`/v1/workflows/${slow.workflow_key}/runs/${runId}`, key(a));
+      return r.body.data.run.status === 'completed' ? r.body.data.run : null;
+    }, 'the abandoned run to finish');
+    expect(finished.output).toBe('finished');
     const missing = await fetch(`${t.url}/v1/workflows/nope/run/stream`, { method: 'POST', headers: { ...bearer(a.apiKey), 'content-type': 'application/json' }, body: '{}' });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).error.code).toBe('NOT_FOUND');
