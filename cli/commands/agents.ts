@@ -5,11 +5,11 @@ import { styleText } from 'node:util';
 import { Command } from 'commander';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
-import { ApiError, UnreachableError } from '../api-client.js';
+import { ApiError } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
 import { CliError, describeError, EXIT_FAILURE } from '../errors.js';
 import { isInteractive, printJson, show, withSpinner } from '../output.js';
-import { readSse } from '../sse.js';
+import { postEventStream, StreamCancelled, StreamIdle, type StreamTarget } from '../sse.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, type StatusKind } from '../ui/status.js';
@@ -164,134 +164,33 @@ export type AgentRunEvent =
   | { event: 'tool.completed'; data: { name: string; output: unknown; error: string | null } }
   | { event: 'run.completed' | 'run.failed'; data: AgentRunResult };
 
-/** Ctrl-C: the request is aborted, and the server records the run cancelled. */
-class RunCancelled extends Error {
-  constructor() {
-    super('cancelled');
-    this.name = 'RunCancelled';
-  }
-}
-
-/** The stream stayed silent too long. */
-class StreamIdle extends Error {
-  constructor(readonly ms: number) {
-    super(`no data within ${ms / 1000} s`);
-    this.name = 'StreamIdle';
-  }
-}
-
-interface StreamTarget {
-  baseUrl: string;
-  apiKey: string;
-  idleMs: number;
-}
-
 interface StreamOutcome {
   /** From run.started (undefined when the stream broke before it). */
   started?: { run_id: string; session_id: string };
   result?: AgentRunResult;
-  /** Why the stream ended without a result. */
-  interruption?: RunCancelled | StreamIdle | Error;
+  /** Why the stream ended without a result (StreamCancelled: Ctrl-C, and the server records the run cancelled). */
+  interruption?: StreamCancelled | StreamIdle | Error;
 }
 
 /**
  * POST /v1/agents/{key}/run/stream, calling `onEvent` for each event as it arrives. A refusal
- * before the stream (a JSON envelope with a 4xx/5xx) throws ApiError, no answer at all
- * UnreachableError; once the stream is open, its end is described by the outcome.
+ * before the stream throws ApiError, no answer at all UnreachableError; once the stream is open,
+ * its end is described by the outcome.
  */
-async function streamRun(
-  target: StreamTarget,
-  key: string,
-  body: Record<string, unknown>,
-  onEvent: (event: AgentRunEvent) => void,
-): Promise<StreamOutcome> {
-  const path = `${agentPath(key)}/run/stream`;
-  const controller = new AbortController();
-  const onSigint = () => controller.abort(new RunCancelled());
-  // once: a second Ctrl-C finds no listener and ends the process as usual.
-  process.once('SIGINT', onSigint);
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(new StreamIdle(target.idleMs)), target.idleMs);
-  };
-  const reason = () => controller.signal.reason as Error;
-  try {
-    arm();
-    let res: Response;
-    try {
-      res = await fetch(target.baseUrl + path, {
-        method: 'POST',
-        headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-    } catch (err) {
-      if (controller.signal.aborted && reason() instanceof RunCancelled) return { interruption: reason() };
-      if (controller.signal.aborted) throw new UnreachableError(target.baseUrl, reason().message);
-      throw new UnreachableError(target.baseUrl, describeFetchError(err));
-    }
-    const contentType = res.headers.get('content-type') ?? '';
-    if (!res.ok || !contentType.startsWith('text/event-stream') || !res.body) {
-      let text: string;
-      try {
-        text = await res.text();
-      } catch (err) {
-        if (controller.signal.aborted && reason() instanceof RunCancelled) return { interruption: reason() };
-        throw new UnreachableError(target.baseUrl, controller.signal.aborted ? reason().message : describeFetchError(err));
-      }
-      throw envelopeError(res.status, text, path, target.baseUrl);
-    }
-
-    const outcome: StreamOutcome = {};
-    const reader = res.body.getReader();
-    try {
-      for await (const sse of readSse(reader, arm)) {
-        let data: unknown;
-        try {
-          data = JSON.parse(sse.data);
-        } catch {
-          continue; // not JSON: not an event of this protocol
-        }
-        const event = { event: sse.event, data } as AgentRunEvent;
-        if (event.event === 'run.started') outcome.started = { run_id: event.data.run_id, session_id: event.data.session_id };
-        onEvent(event);
-        if (event.event === 'run.completed' || event.event === 'run.failed') {
-          outcome.result = event.data;
-          break;
-        }
-      }
-    } catch (err) {
-      outcome.interruption = controller.signal.aborted ? reason() : new Error(`the connection broke: ${describeFetchError(err)}`);
-    } finally {
-      reader.cancel().catch(() => undefined);
-    }
-    if (!outcome.result && !outcome.interruption) outcome.interruption = new Error('the stream ended before the run finished');
-    return outcome;
-  } finally {
-    clearTimeout(timer);
-    process.off('SIGINT', onSigint);
-  }
-}
-
-function describeFetchError(err: unknown): string {
-  const cause = err instanceof Error ? (err.cause as { code?: string; message?: string } | undefined) : undefined;
-  if (cause?.message === 'bad port') return 'fetch refuses to connect to this port (a "bad port" in the Fetch standard)';
-  if (cause?.message) return cause.message;
-  if (cause?.code) return cause.code;
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** The error envelope of a refused run as an ApiError (as the API client reports it). */
-function envelopeError(status: number, text: string, path: string, baseUrl: string): ApiError {
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    return new ApiError(status, 'UNEXPECTED_RESPONSE', `POST ${path} answered HTTP ${status} with a body that is not JSON or an event stream; is ${baseUrl} a Liya server?`);
-  }
-  const error = ((parsed ?? {}) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } }).error ?? {};
-  return new ApiError(status, error.code ?? `HTTP_${status}`, error.message ?? `POST ${path} failed with HTTP ${status}`, error.details);
+async function streamRun(target: StreamTarget, key: string, body: Record<string, unknown>, onEvent: (event: AgentRunEvent) => void): Promise<StreamOutcome> {
+  let started: StreamOutcome['started'];
+  const stream = await postEventStream(
+    target,
+    `${agentPath(key)}/run/stream`,
+    body,
+    (e) => {
+      const event = e as AgentRunEvent;
+      if (event.event === 'run.started') started = { run_id: event.data.run_id, session_id: event.data.session_id };
+      onEvent(event);
+    },
+    (e) => e.event === 'run.completed' || e.event === 'run.failed',
+  );
+  return { started, result: stream.final?.data as AgentRunResult | undefined, interruption: stream.interruption };
 }
 
 // ---------------------------------------------------------------- live rendering
@@ -404,7 +303,7 @@ async function runAgent(key: string, message: string, flags: RunFlags, command: 
   if (!result) {
     transcript?.endLine();
     const runHints = started ? [`run ${started.run_id} · session ${started.session_id}`, `See how far it got: GET /v1/agents/${key}/runs/${started.run_id}`] : [];
-    if (interruption instanceof RunCancelled) {
+    if (interruption instanceof StreamCancelled) {
       await show(
         h(StatusLine, {
           kind: 'warning',

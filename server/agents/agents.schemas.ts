@@ -122,23 +122,14 @@ const agentFields = {
   behavior_config: noCoerce(behaviorConfigSchema).nullable(),
 };
 
+/** Every field of `shape`, optional. */
+const optional = <T extends Record<string, z.ZodType>>(shape: T) =>
+  Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as { [K in keyof T]: z.ZodOptional<T[K]> };
+
+const { name, goal, ...otherFields } = agentFields;
+
 export const createAgentInput = z
-  .object({
-    agent_key: keyPattern,
-    name: agentFields.name,
-    goal: agentFields.goal,
-    description: agentFields.description.optional(),
-    system_instructions: agentFields.system_instructions.optional(),
-    model: agentFields.model.optional(),
-    temperature: agentFields.temperature.optional(),
-    intent_ids: agentFields.intent_ids.optional(),
-    workflow_ids: agentFields.workflow_ids.optional(),
-    action_ids: agentFields.action_ids.optional(),
-    knowledge_domain_keys: agentFields.knowledge_domain_keys.optional(),
-    tools_config: agentFields.tools_config.optional(),
-    memory_config: agentFields.memory_config.optional(),
-    behavior_config: agentFields.behavior_config.optional(),
-  })
+  .object({ agent_key: keyPattern, name, goal, ...optional(otherFields) })
   .meta({ id: 'CreateAgentRequest' });
 export type CreateAgentInput = z.infer<typeof createAgentInput>;
 
@@ -146,20 +137,8 @@ export const agentKeyParam = z.object({ agentKey: z.string().max(100) });
 
 export const updateAgentInput = agentKeyParam
   .extend({
-    name: agentFields.name.optional(),
-    description: agentFields.description.optional(),
-    goal: agentFields.goal.optional(),
-    system_instructions: agentFields.system_instructions.optional(),
-    model: agentFields.model.optional(),
-    temperature: agentFields.temperature.optional(),
+    ...optional(agentFields),
     status: z.enum(AGENT_STATUSES).optional().describe('`draft` or `inactive`; `active` only through deploy (409 DEPLOY_REQUIRED)'),
-    intent_ids: agentFields.intent_ids.optional(),
-    workflow_ids: agentFields.workflow_ids.optional(),
-    action_ids: agentFields.action_ids.optional(),
-    knowledge_domain_keys: agentFields.knowledge_domain_keys.optional(),
-    tools_config: agentFields.tools_config.optional(),
-    memory_config: agentFields.memory_config.optional(),
-    behavior_config: agentFields.behavior_config.optional(),
   })
   .meta({ id: 'UpdateAgentRequest' });
 export type UpdateAgentInput = z.infer<typeof updateAgentInput>;

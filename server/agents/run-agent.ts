@@ -13,7 +13,7 @@ import { scanText } from '../guardrails/scan-pool.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import type { RunScope } from '../intents/run-intent.service.js';
 import type { LlmGatewayService } from '../llm/llm-gateway.js';
-import type { ChatCallResult, StoredProviderKey } from '../llm/llm.types.js';
+import type { ChatCallResult, ModelTarget, StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
 import { RunBudget } from '../llm/run-budget.js';
 import { recordRunStep } from '../runs/run-steps.js';
@@ -48,7 +48,8 @@ export interface PreparedAgentRun {
   /** The user's message after input guardrails. */
   message: string;
   history: { turns: HistoryTurn[]; dropped: number };
-  storedKey: StoredProviderKey;
+  /** The model and credentials every call of the run uses. */
+  target: ModelTarget;
   /** Set when the input guardrails blocked the message: the run ends without a model call. */
   blocked: { issues: GuardrailIssue[]; fallback: string } | null;
   startedAt: number;
@@ -77,8 +78,9 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: A
   assertQuotaLeft(scope.tenant, context.usedThisMonth);
   const provider = parseModelRef(config.model).provider;
   const storedKey: StoredProviderKey = { provider, encryptedKey: context.providerKeys[provider] ?? null };
-  // A run that could never call a model is refused now (503), not recorded as failed.
-  await (deps.llm as LlmGatewayService).resolveTarget(em, scope.tenantId, config.model, storedKey);
+  // A run that could never call a model is refused now (503), not recorded as failed; every model
+  // call of the run then goes to this target without resolving it again.
+  const target = await (deps.llm as LlmGatewayService).resolveTarget(em, scope.tenantId, config.model, storedKey);
 
   const input = request.input;
   let userId = input.user_id ?? null;
@@ -117,7 +119,7 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: A
   });
   started.catch(() => undefined); // awaited (and its error raised) when the run finishes
   return {
-    runId, sessionId, agent, scope, config, userId, message, history, storedKey, startedAt, started,
+    runId, sessionId, agent, scope, config, userId, message, history, target, startedAt, started,
     blocked: pre.passed ? null : { issues: pre.issues, fallback: pre.fallback ?? config.fallback },
   };
 }
@@ -229,7 +231,7 @@ export async function executeAgentRun(
         let answer: ChatCallResult;
         try {
           answer = await deps.llm.completeChat(em, {
-            usage, model: config.model, storedKey: run.storedKey, messages, tools: specs,
+            usage, target: run.target, messages, tools: specs,
             parallelToolCalls: specs ? config.parallelToolCalls : undefined,
             temperature: config.temperature ?? undefined, maxTokens: config.maxOutputTokens, budget,
             countsAsRequest: steps === 0, usageSink: (e) => events.push(e),

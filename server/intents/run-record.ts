@@ -1,7 +1,7 @@
 import type { SqlPool } from '../../db/sql-pool.js';
 import { monthKey } from '../common/schemas.js';
 import type { RunSession, Turn } from '../sessions/sessions.service.js';
-import type { UsageEventInput } from '../usage/usage.service.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
 
 export interface RunRecord {
   tenantId: string;
@@ -19,19 +19,11 @@ export interface RunRecord {
 // the end of the statement, so the messages may reference the session inserted beside them.
 const RUN_RECORD_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
-events as (
-  insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
-                            total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
-  select gen_random_uuid(), e.tenant_id, e.environment_id, e.kind, e.domain, e.intent, e.model, e.prompt_tokens, e.completion_tokens,
-         e.prompt_tokens + e.completion_tokens, e.cost_usd, e.latency_ms, e.status, e.counts_as_request, now()
-    from jsonb_to_recordset($1::jsonb) as e(tenant_id uuid, environment_id uuid, kind text, domain text, intent text, model text,
-         prompt_tokens int, completion_tokens int, cost_usd numeric, latency_ms int, status text, counts_as_request boolean)
-  returning 1
+events as (${insertUsageEventsSql('$1')}
 ),
 counter as (
   insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values ($2, $3, $4, $5, $6)
-  on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
-    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd
+  ${ADD_TO_USAGE_COUNTER_SQL}
   returning 1
 ),
 session as (
@@ -58,25 +50,9 @@ select (select count(*) from async_commit) as ok`;
 /** Writes a completed run; `replyId` becomes the assistant message id. */
 export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: string): Promise<void> {
   const { usage, session, turn } = record;
-  const requests = usage.filter((u) => u.countsAsRequest !== false).length;
-  const tokens = usage.reduce((sum, u) => sum + (u.promptTokens ?? 0) + (u.completionTokens ?? 0), 0);
-  const cost = usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
-  const events = usage.map((u) => ({
-    tenant_id: u.tenantId,
-    environment_id: u.environmentId ?? null,
-    kind: u.kind,
-    domain: u.domain ?? null,
-    intent: u.intent ?? null,
-    model: u.model ?? null,
-    prompt_tokens: u.promptTokens ?? 0,
-    completion_tokens: u.completionTokens ?? 0,
-    cost_usd: (u.costUsd ?? 0).toFixed(6),
-    latency_ms: Math.round(u.latencyMs ?? 0),
-    status: u.status ?? 'ok',
-    counts_as_request: u.countsAsRequest !== false,
-  }));
+  const { requests, tokens, cost, json } = usageRowsOf(usage);
   await sql.query(RUN_RECORD_SQL, [
-    JSON.stringify(events),
+    json,
     record.tenantId,
     monthKey(),
     requests,

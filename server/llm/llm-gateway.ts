@@ -12,8 +12,10 @@ import { createClientCache, NO_KEY, type ClientCache, type CreateClient } from '
 import { createSchemaValidatorCache, type SchemaValidatorCache } from '../common/json-schema.js';
 import { buildRepairMessage, checkJsonAnswer, type OutputIssue } from './json-output.js';
 import type {
-  ChatCallRequest, ChatCallResult, ChatToolCall, LlmCallResult, LlmGateway, StoredProviderKey, StructuredCallRequest, UsageContext,
+  ChatCallRequest, ChatCallResult, ChatToolCall, LlmCallResult, LlmGateway, ModelTarget, StoredProviderKey, StructuredCallRequest, UsageContext,
 } from './llm.types.js';
+
+export type { ModelTarget } from './llm.types.js';
 import { buildPriceTable, computeCostUsd, findModelPrice, type ModelPrice, type PriceTable } from './prices.js';
 import { createPromptCounter, estimateTokens, loadTokenCounter } from './count-tokens.js';
 import type { BudgetReservation, RunBudget } from './run-budget.js';
@@ -32,18 +34,6 @@ export interface LlmGatewayOptions {
   prices?: PriceTable;
   /** Monotonic milliseconds, for latency (default: performance.now). */
   now?: () => number;
-}
-
-/** Where one call goes: the provider, the model name it is sent, and the credentials used. */
-export interface ModelTarget {
-  provider: string;
-  /** As requested, with its provider prefix if it had one (usage rows and prices use it). */
-  modelRef: string;
-  model: string;
-  baseURL: string;
-  apiKey: string;
-  /** Whether the tenant's own key is used. */
-  tenantKey: boolean;
 }
 
 /** The gateway plus the routing it uses, for features that call the SDK themselves (embeddings, tools). */
@@ -111,6 +101,21 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     else await record(em, full);
   }
 
+  /**
+   * What a failed provider call throws: the provider's error as 502 LLM_PROVIDER_ERROR (logged, and
+   * metered with its latency but no tokens; it never counts as a request); anything else unchanged.
+   */
+  async function failedCall(em: EntityManager, err: unknown, target: ModelTarget, started: number, request: Pick<ChatCallRequest, 'usage' | 'usageSink'>): Promise<unknown> {
+    const latencyMs = Math.round(now() - started);
+    const failure = toProviderError(err, target.provider);
+    if (!failure) return err;
+    log?.warn({ provider: target.provider, model: target.modelRef, status: failure.details?.status, latencyMs, tenantKey: target.tenantKey }, failure.message);
+    await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }, request.usageSink).catch((e) =>
+      log?.error({ err: e }, 'recording a failed model call failed'),
+    );
+    return failure;
+  }
+
   async function completeStructured(em: EntityManager, request: StructuredCallRequest): Promise<LlmCallResult> {
     // A broken schema is the caller's fault: refuse it before spending a provider call.
     const issues = schemas.checkSchema(request.schema);
@@ -141,15 +146,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
         completion = await client.chat.completions.create(body, { timeout });
       } catch (err) {
         reservation?.settle(0);
-        const latencyMs = Math.round(now() - started);
-        const failure = toProviderError(err, target.provider);
-        if (!failure) throw err;
-        log?.warn({ provider: target.provider, model: target.modelRef, status: failure.details?.status, latencyMs, tenantKey: target.tenantKey }, failure.message);
-        // A failed call is still metered (latency, no tokens), but never counts as a request.
-        await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }, request.usageSink).catch((e) =>
-          log?.error({ err: e }, 'recording a failed model call failed'),
-        );
-        throw failure;
+        throw await failedCall(em, err, target, started, request);
       }
       const latencyMs = Math.round(now() - started);
       const promptTokens = completion.usage?.prompt_tokens ?? 0;
@@ -203,7 +200,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
   }
 
   async function completeChat(em: EntityManager, request: ChatCallRequest): Promise<ChatCallResult> {
-    const target = await resolveTarget(em, request.usage.tenantId, request.model, request.storedKey);
+    const target = request.target ?? (await resolveTarget(em, request.usage.tenantId, request.model, request.storedKey));
     const client = clients.get(target.baseURL, target.apiKey);
     const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
     const wanted = request.maxTokens ?? null;
@@ -262,14 +259,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
       }
     } catch (err) {
       reservation?.settle(0);
-      const latencyMs = Math.round(now() - started);
-      const failure = toProviderError(err, target.provider);
-      if (!failure) throw err;
-      log?.warn({ provider: target.provider, model: target.modelRef, status: failure.details?.status, latencyMs, tenantKey: target.tenantKey }, failure.message);
-      await meter(em, request.usage, { model: target.modelRef, latencyMs, status: 'error', countsAsRequest: false }, request.usageSink).catch((e) =>
-        log?.error({ err: e }, 'recording a failed model call failed'),
-      );
-      throw failure;
+      throw await failedCall(em, err, target, started, request);
     }
     const latencyMs = Math.round(now() - started);
     // Servers that send no usage are billed on an estimate, so spend is never under-counted to 0.

@@ -52,11 +52,25 @@ export interface StructuredCallRequest {
   budget?: RunBudget;
 }
 
+/** Where one call goes: the provider, the model name it is sent, and the credentials used. */
+export interface ModelTarget {
+  provider: string;
+  /** As requested, with its provider prefix if it had one (usage rows and prices use it). */
+  modelRef: string;
+  model: string;
+  baseURL: string;
+  apiKey: string;
+  /** Whether the tenant's own key is used. */
+  tenantKey: boolean;
+}
+
 /** A chat call with tools (agents): the answer is text, tool calls, or both. */
 export interface ChatCallRequest {
   usage: UsageContext;
   model?: string | null;
   storedKey?: StoredProviderKey;
+  /** The target already resolved for this run (then `model` and `storedKey` are not looked at). */
+  target?: ModelTarget;
   messages: ChatCompletionMessageParam[];
   tools?: ChatCompletionTool[];
   /** Whether the model may call several tools in one answer (default: the provider's). */

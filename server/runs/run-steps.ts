@@ -4,7 +4,7 @@
 // before the next step starts. A crash loses at most the step in flight.
 import type { SqlPool } from '../../db/sql-pool.js';
 import { isoRequired, monthKey } from '../common/schemas.js';
-import type { UsageEventInput } from '../usage/usage.service.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
 
 export type RunKind = 'agent' | 'workflow' | 'eval';
 
@@ -50,21 +50,12 @@ step as (
   on conflict (run_id, index) do nothing
   returning 1
 ),
-events as (
-  insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
-                            total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
-  select gen_random_uuid(), e.tenant_id, e.environment_id, e.kind, e.domain, e.intent, e.model, e.prompt_tokens, e.completion_tokens,
-         e.prompt_tokens + e.completion_tokens, e.cost_usd, e.latency_ms, e.status, e.counts_as_request, now()
-    from jsonb_to_recordset($17::jsonb) as e(tenant_id uuid, environment_id uuid, kind text, domain text, intent text, model text,
-         prompt_tokens int, completion_tokens int, cost_usd numeric, latency_ms int, status text, counts_as_request boolean)
-   where exists (select 1 from step)
-  returning 1
+events as (${insertUsageEventsSql('$17', 'where exists (select 1 from step)')}
 ),
 counter as (
   insert into usage_counters (tenant_id, month, requests, tokens, cost_usd)
   select $1, $18, $19, $20, $21 where $22 and exists (select 1 from step)
-  on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
-    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd
+  ${ADD_TO_USAGE_COUNTER_SQL}
   returning 1
 )
 select (select count(*) from step) + (select count(*) from async_commit) as written`;
@@ -75,30 +66,14 @@ select (select count(*) from step) + (select count(*) from async_commit) as writ
  */
 export async function recordRunStep(sql: SqlPool, step: RunStepRecord): Promise<void> {
   const usage = step.usage ?? [];
-  const requests = usage.filter((u) => u.countsAsRequest !== false).length;
-  const tokens = usage.reduce((n, u) => n + (u.promptTokens ?? 0) + (u.completionTokens ?? 0), 0);
-  const cost = usage.reduce((n, u) => n + (u.costUsd ?? 0), 0);
-  const events = usage.map((u) => ({
-    tenant_id: u.tenantId,
-    environment_id: u.environmentId ?? null,
-    kind: u.kind,
-    domain: u.domain ?? null,
-    intent: u.intent ?? null,
-    model: u.model ?? null,
-    prompt_tokens: u.promptTokens ?? 0,
-    completion_tokens: u.completionTokens ?? 0,
-    cost_usd: (u.costUsd ?? 0).toFixed(6),
-    latency_ms: Math.round(u.latencyMs ?? 0),
-    status: u.status ?? 'ok',
-    counts_as_request: u.countsAsRequest !== false,
-  }));
+  const { requests, tokens, cost, json } = usageRowsOf(usage);
   await sql.query(
     STEP_SQL,
     [
       step.tenantId, step.runKind, step.runId, step.index, step.type, step.name.slice(0, 200), step.status,
       boundedJson(step.input), boundedJson(step.output), step.promptTokens, step.completionTokens, step.costUsd.toFixed(6),
       Math.round(step.latencyMs), step.error?.slice(0, 4000) ?? null, step.startedAt, step.completedAt,
-      JSON.stringify(events), monthKey(), requests, tokens, cost.toFixed(6), usage.length > 0, step.stepId ?? null,
+      json, monthKey(), requests, tokens, cost.toFixed(6), usage.length > 0, step.stepId ?? null,
     ],
     'liya_run_step',
   );

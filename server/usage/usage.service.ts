@@ -22,6 +22,52 @@ export interface UsageEventInput {
 }
 
 /**
+ * SQL inserting the usage events given as JSON rows (usageRowsOf) in parameter `jsonParam`, for
+ * one-statement run writers; `where` may make the insert depend on another part of the statement.
+ */
+export const insertUsageEventsSql = (jsonParam: string, where = '') => `
+  insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
+                            total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
+  select gen_random_uuid(), e.tenant_id, e.environment_id, e.kind, e.domain, e.intent, e.model, e.prompt_tokens, e.completion_tokens,
+         e.prompt_tokens + e.completion_tokens, e.cost_usd, e.latency_ms, e.status, e.counts_as_request, now()
+    from jsonb_to_recordset(${jsonParam}::jsonb) as e(tenant_id uuid, environment_id uuid, kind text, domain text, intent text, model text,
+         prompt_tokens int, completion_tokens int, cost_usd numeric, latency_ms int, status text, counts_as_request boolean)
+  ${where}
+  returning 1`;
+
+/** The monthly counter upsert's conflict clause: totals are added to the month's row. */
+export const ADD_TO_USAGE_COUNTER_SQL = `on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
+    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`;
+
+/**
+ * Usage events as the JSON rows the one-statement run writers insert (`jsonb_to_recordset`), with
+ * the totals their counter upsert adds.
+ */
+export function usageRowsOf(usage: UsageEventInput[]) {
+  return {
+    requests: usage.filter((u) => u.countsAsRequest !== false).length,
+    tokens: usage.reduce((sum, u) => sum + (u.promptTokens ?? 0) + (u.completionTokens ?? 0), 0),
+    cost: usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0),
+    json: JSON.stringify(
+      usage.map((u) => ({
+        tenant_id: u.tenantId,
+        environment_id: u.environmentId ?? null,
+        kind: u.kind,
+        domain: u.domain ?? null,
+        intent: u.intent ?? null,
+        model: u.model ?? null,
+        prompt_tokens: u.promptTokens ?? 0,
+        completion_tokens: u.completionTokens ?? 0,
+        cost_usd: (u.costUsd ?? 0).toFixed(6),
+        latency_ms: Math.round(u.latencyMs ?? 0),
+        status: u.status ?? 'ok',
+        counts_as_request: u.countsAsRequest !== false,
+      })),
+    ),
+  };
+}
+
+/**
  * Writes usage events and moves the tenants' monthly counters, in the caller's transaction (so
  * counters and events never disagree). One statement for the events, one upsert per tenant.
  */
@@ -53,9 +99,7 @@ export async function writeUsageEvents(em: EntityManager, inputs: UsageEventInpu
   );
   for (const [tenantId, c] of counters) {
     await em.execute(
-      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?)
-       on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
-         tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`,
+      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?) ${ADD_TO_USAGE_COUNTER_SQL}`,
       [tenantId, monthKey(now), c.requests, c.tokens, c.cost.toFixed(6)],
     );
   }

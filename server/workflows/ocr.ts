@@ -6,11 +6,11 @@
 // that thread is terminated ~50 MB of it stays with the process (measured); a process that exits
 // gives it all back. This one module is both sides: imported, it is the client; started as a
 // process (`fork` of this file), it serves the requests.
-import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { crc32, deflateSync } from 'node:zlib';
+import { createChildProcessClient } from '../common/child-process-client.js';
 
 export interface OcrImage {
   bytes: Uint8Array;
@@ -64,80 +64,19 @@ export function isLocalOcrInstalled(): boolean {
 
 // ------------------------------------------------------------------ client side
 
-interface OcrProcess {
-  child: ChildProcess;
-  pending: Map<number, { resolve: (reply: OcrReply) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>;
-  idleTimer: NodeJS.Timeout | null;
-}
-
-let current: OcrProcess | null = null;
-let nextId = 0;
-
 /** From the TypeScript sources (tests, run-ts) the child needs tsx's loader; compiled, it runs ocr.js as is. */
 function childExecArgv(): string[] {
   if (!thisFile.endsWith('.ts')) return [];
   return ['--import', pathToFileURL(resolvePackage('tsx')).href];
 }
 
-function startOcrProcess(): OcrProcess {
-  // Not the server's Node flags: --inspect and the like would clash with the server's own.
-  const child = fork(thisFile, [], { execArgv: childExecArgv(), serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const proc: OcrProcess = { child, pending: new Map(), idleTimer: null };
-  child.on('message', ({ id, ...reply }: OcrReply & { id: number }) => {
-    const task = proc.pending.get(id);
-    if (!task) return;
-    clearTimeout(task.timer);
-    proc.pending.delete(id);
-    task.resolve(reply as OcrReply);
-    if (proc.pending.size === 0) markIdle(proc);
-  });
-  const fail = (err: Error) => {
-    if (current === proc) current = null;
-    if (proc.idleTimer) clearTimeout(proc.idleTimer);
-    for (const task of proc.pending.values()) {
-      clearTimeout(task.timer);
-      task.reject(err);
-    }
-    proc.pending.clear();
-  };
-  child.on('error', (err) => {
-    fail(new Error(`the OCR process failed: ${err.message}`));
-    child.kill();
-  });
-  child.on('exit', (code, signal) => fail(new Error(`the OCR process exited (${signal ?? `code ${code}`})`)));
-  return proc;
-}
-
-/** With nothing in progress the process holds no reference to the event loop, and stops after IDLE_EXIT_MS. */
-function markIdle(proc: OcrProcess) {
-  proc.child.unref();
-  proc.child.channel?.unref();
-  proc.idleTimer = setTimeout(() => {
-    if (current === proc) current = null;
-    proc.child.kill();
-  }, IDLE_EXIT_MS).unref();
-}
-
-function send(request: OcrRequest): Promise<OcrReply> {
-  const proc = (current ??= startOcrProcess());
-  if (proc.idleTimer) clearTimeout(proc.idleTimer);
-  proc.idleTimer = null;
-  proc.child.ref();
-  proc.child.channel?.ref();
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    // A stuck recognition would hold the run forever: stop the whole process (the exit rejects every pending request).
-    const timer = setTimeout(() => {
-      proc.pending.get(id)?.reject(new Error(`the OCR process took longer than ${REQUEST_TIMEOUT_MS / 1000} s`));
-      proc.pending.delete(id);
-      proc.child.kill();
-    }, REQUEST_TIMEOUT_MS);
-    proc.pending.set(id, { resolve, reject, timer });
-    proc.child.send({ id, ...request }, (err) => {
-      if (err) proc.child.emit('error', err);
-    });
-  });
-}
+const ocr = createChildProcessClient<OcrRequest, OcrReply>({
+  name: 'OCR',
+  entry: () => ({ path: thisFile, execArgv: childExecArgv() }),
+  idleExitMs: IDLE_EXIT_MS,
+  requestTimeoutMs: REQUEST_TIMEOUT_MS,
+});
+const send = (request: OcrRequest) => ocr.send(request);
 
 /** The text tesseract reads in an image (PNG, JPEG, GIF, WebP; English). Rejects when the image cannot be read. */
 export async function recognizeImageText(image: OcrImage): Promise<string> {
@@ -159,8 +98,7 @@ export async function extractPdfPageImages(bytes: Uint8Array, pages: number[] | 
 
 /** Stops the OCR process now, if one runs (tests; shutdown). */
 export function stopOcrProcess(): void {
-  current?.child.kill();
-  current = null;
+  ocr.stop();
 }
 
 // ------------------------------------------------------------------ process side

@@ -18,6 +18,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentTool } from '../../server/agents/agent-tools.js';
 import type { FakeAnswer, FakeRequest } from '../support/fake-llm.js';
+import { sendJson as send, readJsonBody as readJson } from './lib.js';
 
 // ---------------------------------------------------------------- the scripted provider thread
 
@@ -144,18 +145,6 @@ export interface AgentBaselineOptions {
 export interface AgentBaselineServer {
   url: string;
   close(): Promise<void>;
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
-}
-
-async function readJson(req: http.IncomingMessage): Promise<any> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 const RUN_PATH = /^\/v1\/agents\/[^/]+\/run$/;

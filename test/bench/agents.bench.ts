@@ -11,8 +11,7 @@
 // CPU-profiled pass, and a diagnostic sequential pass with synchronous_commit=off. Finally the
 // stored rows are checked: every run completed with steps = 2, three run_steps rows each (llm, tool,
 // llm), two usage events, one session, two messages, one counted request.
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,10 +25,9 @@ import { loadConfig } from '../../server/config.js';
 import { FINAL_ANSWER_PREFIX, startAgentBaselineServer, startAgentFakeLlmThread } from './agent-baseline-server.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase } from './lib.js';
+import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'agents.json');
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATABASE = 'liya_bench_agents';
 const PROVIDER_KEY = 'sk-bench-platform';
 const AGENT_KEY = 'bench-clock';
@@ -56,18 +54,6 @@ export interface AgentsSettings {
 }
 
 /** A short hash of the server's source (server/ and db/), to tell which code a result measured. */
-async function sourceHash(): Promise<string> {
-  const hash = createHash('sha256');
-  for (const dir of ['server', 'db']) {
-    const files = (await readdir(path.join(PROJECT_ROOT, dir), { recursive: true, withFileTypes: true }))
-      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
-      .map((e) => path.join(e.parentPath, e.name))
-      .sort();
-    for (const file of files) hash.update(path.relative(PROJECT_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
-  }
-  return hash.digest('hex').slice(0, 12);
-}
-
 const runBody = (message: string) => JSON.stringify({ input: { message } });
 let sequence = 0;
 const uniqueMessage = () => `${MESSAGE} (seq ${process.pid}-${++sequence})`;
@@ -212,13 +198,6 @@ const shapeOf = (body: ChatCompletionCreateParamsNonStreaming) =>
     ...body,
     messages: body.messages.map((m) => [m.role, 'tool_calls' in m && m.tool_calls ? m.tool_calls.map((c) => (c.type === 'function' ? c.function.name : c.type)).join() : '']),
   });
-
-async function tenantIdOf(client: pg.Client, apiKey: string): Promise<string> {
-  const hash = createHash('sha256').update(apiKey).digest('hex');
-  const { rows } = await client.query<{ tenant_id: string }>('select tenant_id from api_keys where key_hash = $1', [hash]);
-  if (!rows[0]) throw new Error('the signed-up key is not in api_keys');
-  return rows[0].tenant_id;
-}
 
 async function storedCounts(client: pg.Client, tenantId: string) {
   const rows = async <T extends pg.QueryResultRow>(sql: string) => (await client.query<T>(sql, [tenantId])).rows;

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { COLLECTION_SELECT, toCollectionDto } from '../../server/collections/collections.service.js';
+import { sendJson as send } from './lib.js';
 
 const KEY_PATTERN = /^svc_[A-Za-z0-9_-]{43}$/;
 
@@ -30,12 +31,6 @@ interface KeyRow {
 export interface BaselineServer {
   url: string;
   close(): Promise<void>;
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
 }
 
 const fail = (res: http.ServerResponse, status: number, code: string, message: string) =>

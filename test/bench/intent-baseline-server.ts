@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { sendJson as send, readJsonBody as readJson } from './lib.js';
 
 export interface IntentBaselineOptions {
   /** The fake provider's base URL (ending in /v1). */
@@ -24,18 +25,6 @@ export interface IntentBaselineOptions {
 export interface IntentBaselineServer {
   url: string;
   close(): Promise<void>;
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
-}
-
-async function readJson(req: http.IncomingMessage): Promise<any> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 export async function startIntentBaselineServer(options: IntentBaselineOptions): Promise<IntentBaselineServer> {

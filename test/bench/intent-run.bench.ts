@@ -5,8 +5,7 @@
 // cached runs). Figures are printed and written to results/intent-run.json; targets are reported
 // as PASS/MISS, never asserted. After the load: the stored sessions and usage events are counted,
 // then a sequential, instrumented pass counts SQL statements per run and splits a run's time.
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +22,7 @@ import { checkRun } from './collections-list.bench.js';
 import { startFakeLlmThread } from './fake-llm-thread.js';
 import { startIntentBaselineServer } from './intent-baseline-server.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase } from './lib.js';
+import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'intent-run.json');
 const ROUTE = '/v1/run';
@@ -47,21 +46,8 @@ export interface IntentRunSettings {
   sequentialRuns: number;
 }
 
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** A short hash of the server's source (server/ and db/), to tell which code a result measured. */
-async function sourceHash(): Promise<string> {
-  const hash = createHash('sha256');
-  for (const dir of ['server', 'db']) {
-    const files = (await readdir(path.join(PROJECT_ROOT, dir), { recursive: true, withFileTypes: true }))
-      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
-      .map((e) => path.join(e.parentPath, e.name))
-      .sort();
-    for (const file of files) hash.update(path.relative(PROJECT_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
-  }
-  return hash.digest('hex').slice(0, 12);
-}
-
 const runBody = (role: string) => JSON.stringify({ domain: 'hiring', intent: 'career-path', input: { user_id: 'bench-user', current_role: role } });
 
 // ---------------------------------------------------------------- a sequential HTTP client
@@ -169,13 +155,6 @@ async function verifyBaseline(t: Target): Promise<void> {
   const parsed = JSON.parse(answer.text) as { data?: { output?: unknown } };
   const issues = validateWithSchema(INTENT.outputSchema, parsed.data?.output);
   if (issues.length) throw new Error(`baseline: the output does not fit the schema: ${JSON.stringify(issues.slice(0, 5))}`);
-}
-
-async function tenantIdOf(client: pg.Client, apiKey: string): Promise<string> {
-  const hash = createHash('sha256').update(apiKey).digest('hex');
-  const { rows } = await client.query<{ tenant_id: string }>('select tenant_id from api_keys where key_hash = $1', [hash]);
-  if (!rows[0]) throw new Error('the signed-up key is not in api_keys');
-  return rows[0].tenant_id;
 }
 
 async function storedCounts(client: pg.Client, tenantId: string) {

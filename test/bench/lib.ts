@@ -1,5 +1,11 @@
 // Helpers shared by the benchmark scripts (run by `npm run bench`, not by vitest).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import type http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
 import autocannon, { type Result } from 'autocannon';
 
 export function withDatabase(url: string, database: string): string {
@@ -171,3 +177,40 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 }
 
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A digest of the server's sources (server/ and db/), so results say which code they measured. */
+export async function sourceHash(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const dir of ['server', 'db']) {
+    const files = (await readdir(path.join(PROJECT_ROOT, dir), { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+      .map((e) => path.join(e.parentPath, e.name))
+      .sort();
+    for (const file of files) hash.update(path.relative(PROJECT_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
+  }
+  return hash.digest('hex').slice(0, 12);
+}
+
+/** The tenant of a signed-up API key (benchmarks check the rows a run stored). */
+export async function tenantIdOf(client: pg.Client, apiKey: string): Promise<string> {
+  const hash = createHash('sha256').update(apiKey).digest('hex');
+  const { rows } = await client.query<{ tenant_id: string }>('select tenant_id from api_keys where key_hash = $1', [hash]);
+  if (!rows[0]) throw new Error('the signed-up key is not in api_keys');
+  return rows[0].tenant_id;
+}
+
+/** Baseline servers: a JSON answer with its length. */
+export function sendJson(res: http.ServerResponse, status: number, body: unknown) {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+/** Baseline servers: the request body as JSON. */
+export async function readJsonBody(req: http.IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}

@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { sendJson as send, readJsonBody as readJson } from './lib.js';
 
 export interface WorkflowBaselineOptions {
   /** Write each run's rows (one statement per run); absent: in memory only. */
@@ -51,18 +52,6 @@ interface Trace {
   error: string | null;
   started_at: string;
   completed_at: string;
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
-}
-
-async function readJson(req: http.IncomingMessage): Promise<any> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 const RUN_PATH = /^\/v1\/workflows\/[^/]+\/run$/;

@@ -15,8 +15,7 @@
 // the stored rows are checked: every Liya run completed with steps_done 5 and five run_steps rows
 // (start, check, shape, note, done) all completed, as many runs as answered (plus those in flight
 // when a load run stopped); the same for the baseline's rows.
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,11 +27,10 @@ import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase } from './lib.js';
+import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash } from './lib.js';
 import { startWorkflowBaselineServer } from './workflow-baseline-server.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'workflows.json');
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATABASE = 'liya_bench_workflows';
 const WORKFLOW_NAME = 'Bench Five Steps';
 /** Steps per run. */
@@ -72,18 +70,6 @@ export interface WorkflowsSettings {
 }
 
 /** A short hash of the server's source (server/ and db/), to tell which code a result measured. */
-async function sourceHash(): Promise<string> {
-  const hash = createHash('sha256');
-  for (const dir of ['server', 'db']) {
-    const files = (await readdir(path.join(PROJECT_ROOT, dir), { recursive: true, withFileTypes: true }))
-      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
-      .map((e) => path.join(e.parentPath, e.name))
-      .sort();
-    for (const file of files) hash.update(path.relative(PROJECT_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
-  }
-  return hash.digest('hex').slice(0, 12);
-}
-
 let sequence = 0;
 const uniqueBody = () => JSON.stringify({ input: { amount: AMOUNT, ref: `seq-${process.pid}-${++sequence}` } });
 
