@@ -9,6 +9,8 @@ export interface SqlPool {
    * statements each connection keeps stays small.
    */
   query<T extends pg.QueryResultRow>(text: string, params?: unknown[], prepare?: string): Promise<T[]>;
+  /** Runs `work` in one transaction on one connection (rolled back when it throws). */
+  transaction<T>(work: (query: SqlPool['query']) => Promise<T>): Promise<T>;
   end(): Promise<void>;
 }
 
@@ -22,6 +24,20 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
   return {
     async query(text, params = [], prepare) {
       return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const result = await work(async (text, params = [], prepare) => (await client.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows);
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        await client.query('rollback').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
     },
     end: () => pool.end(),
   };

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
 import { applyMigrations, ensureDatabase, openOrm, type Orm } from '../db/orm.js';
 import { createSqlPool } from '../db/sql-pool.js';
+import { startProcessHeartbeat } from './runs/process-identity.js';
 import { backfillVectors, enableVectorSupport } from './knowledge/pgvector.js';
 import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runner.js';
 import type { AppConfig } from './config.js';
@@ -108,6 +109,8 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     engineReady: () => engineCheck(),
   };
   await migrateJobSchema(jobPool, deps);
+  // Every process that executes runs (API or `liya worker`) beats, so its runs are not taken from it.
+  cleanups.push(await startProcessHeartbeat(sql, config.HEARTBEAT_MS, log));
   engineCheck = () => true;
   return { deps, jobPool, setEngineCheck: (check) => (engineCheck = check) };
 }

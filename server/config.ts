@@ -47,6 +47,10 @@ const configSchema = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   WORKER: boolFlag.default(true),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  /** How often each process says it is alive; a process silent for 4 beats is dead (its runs and job locks are recovered). */
+  HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** The address clients reach this server at (webhook and callback URLs); default http://localhost:PORT. */
+  PUBLIC_URL: z.string().url().optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
   ADMIN_SECRET: z.string().min(16, 'ADMIN_SECRET must be at least 16 characters').optional(),

@@ -1,6 +1,7 @@
 import { adminRouter } from './admin/admin.router.js';
 import { agentsRouter } from './agents/agents.router.js';
 import { workflowsRouter } from './workflows/workflows.router.js';
+import { eventsRouter } from './workflows/events.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
@@ -35,6 +36,7 @@ export const appRouter = router({
   knowledge: knowledgeRouter,
   agents: agentsRouter,
   workflows: workflowsRouter,
+  events: eventsRouter,
 });
 
 export type AppRouter = typeof appRouter;

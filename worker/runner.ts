@@ -6,10 +6,12 @@ import type { AppDeps } from '../server/deps.js';
 import { ingestDocumentTask } from './tasks/ingest-document.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
+import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
+import { staleAfterMs } from '../server/runs/process-identity.js';
+import { recoverOrphanedRuns } from '../server/workflows/run-jobs.js';
 
-const HEARTBEAT_MS = 15_000;
-// A worker not heard from for this long is dead: its job locks are released at the next start.
-export const WORKER_STALE_MS = 60_000;
+// A worker not heard from for four heartbeats (60 s by default) is dead: its job locks are released.
+export const WORKER_STALE_MS = staleAfterMs(15_000);
 
 export interface WorkerHandle {
   readonly workerIds: string[];
@@ -24,6 +26,9 @@ export function createTaskList(deps: AppDeps): TaskList {
     prune_expired: pruneExpiredTask(deps),
     send_mail: sendMailTask(deps),
     ingest_document: ingestDocumentTask(deps),
+    workflow_continue: workflowContinueTask(deps),
+    workflow_callback: workflowCallbackTask(deps),
+    workflow_schedule: workflowScheduleTask(deps),
   };
 }
 
@@ -44,12 +49,12 @@ export async function migrateJobSchema(pgPool: Pool, deps: AppDeps): Promise<voi
 }
 
 // Jobs locked by workers that are gone (crash, kill -9) would otherwise wait for the 4 h lock timeout.
-async function releaseDeadWorkerLocks(pgPool: Pool, deps: AppDeps) {
+async function releaseDeadWorkerLocks(pgPool: Pool, deps: AppDeps, staleMs: number) {
   const { rows } = await pgPool.query<{ locked_by: string }>(
     `select distinct j.locked_by from graphile_worker._private_jobs j
       where j.locked_by is not null
         and not exists (select 1 from worker_heartbeats h where h.worker_id = j.locked_by and h.last_seen_at > now() - make_interval(secs => $1))`,
-    [WORKER_STALE_MS / 1000],
+    [staleMs / 1000],
   );
   if (rows.length === 0) return;
   const utils = await makeWorkerUtils({ pgPool });
@@ -89,8 +94,18 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
     );
   };
   await beat();
-  await releaseDeadWorkerLocks(pgPool, deps).catch((err) => deps.log.warn({ err }, 'could not release stale job locks'));
-  const timer = setInterval(() => beat().catch((err) => deps.log.warn({ err }, 'worker heartbeat failed')), HEARTBEAT_MS);
+  const staleMs = staleAfterMs(deps.config.HEARTBEAT_MS);
+  // Work left by processes that died: job locks they held, and runs they were executing.
+  const recover = async () => {
+    await releaseDeadWorkerLocks(pgPool, deps, staleMs).catch((err) => deps.log.warn({ err }, 'could not release stale job locks'));
+    await recoverOrphanedRuns(deps).catch((err) => deps.log.warn({ err }, 'could not recover workflow runs'));
+  };
+  await recover();
+  let beats = 0;
+  const timer = setInterval(() => {
+    beat().catch((err) => deps.log.warn({ err }, 'worker heartbeat failed'));
+    if (++beats % 2 === 0) void recover();
+  }, deps.config.HEARTBEAT_MS);
   timer.unref();
   const ended = runner.promise.then(
     () => undefined,

@@ -1,7 +1,7 @@
 // The list MikroORM is configured with (the one place that enumerates entities).
 import { Agent, AgentMessage, AgentRun, AgentSession, AgentUserMemory, RunStep } from './agent.js';
 import { AuditEntry } from './audit.js';
-import { Workflow, WorkflowRun, WorkflowState, WorkflowVersion } from './workflow.js';
+import { IdempotencyKey, Workflow, WorkflowApproval, WorkflowRun, WorkflowScheduleTick, WorkflowState, WorkflowVersion } from './workflow.js';
 import { Collection, CollectionDomain } from './collection.js';
 import { ApiKey, Environment, PlatformSetting, Tenant } from './tenant.js';
 import { UsageCounter, UsageEvent } from './usage.js';
@@ -17,4 +17,5 @@ export const entities = [
   CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion, Session, SessionMessage, IntentCacheEntry, TenantProviderKey,
   Document, DocumentCollection, DocumentChunk, IngestionJob,
   Agent, AgentSession, AgentMessage, AgentRun, RunStep, AgentUserMemory, Workflow, WorkflowVersion, WorkflowRun, WorkflowState,
+  WorkflowApproval, IdempotencyKey, WorkflowScheduleTick,
 ];

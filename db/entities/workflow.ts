@@ -24,6 +24,15 @@ export const Workflow = defineEntity({
     liveVersion: p.integer().nullable(),
     liveSteps: p.json<unknown[]>().nullable(),
     draftSteps: p.json<unknown[]>().nullable(),
+    /** The live trigger's event_name (event-triggered workflows), so POST /v1/events finds them by index. */
+    triggerEvent: p.string().length(200).nullable(),
+    /** `/webhooks/workflows/<slug>`: minted on the first deploy of a webhook workflow, never regenerated. */
+    webhookSlug: p.string().length(64).nullable().unique(),
+    /** The signing secret (`whsec_...`), encrypted at rest; also signs async-run callbacks. */
+    webhookSecret: p.text().nullable(),
+    /** After a rotation: the old secret, accepted until `previousSecretValidUntil`. */
+    previousWebhookSecret: p.text().nullable(),
+    previousSecretValidUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
@@ -59,7 +68,13 @@ export type WorkflowRunStatus = (typeof WORKFLOW_RUN_STATUSES)[number];
 export const WorkflowRun = defineEntity({
   name: 'WorkflowRun',
   tableName: 'workflow_runs',
-  indexes: [{ properties: ['tenant', 'workflow', 'startedAt'] }, { properties: ['conversationId'] }],
+  indexes: [
+    { properties: ['tenant', 'workflow', 'startedAt'] },
+    { properties: ['conversationId'] },
+    // Counting a workflow's active runs (max_concurrent_runs) and finding runs to recover.
+    { properties: ['workflow', 'status'] },
+    { properties: ['status', 'updatedAt'] },
+  ],
   properties: {
     id: p.uuid().primary(),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
@@ -69,6 +84,8 @@ export const WorkflowRun = defineEntity({
     definition: p.json<unknown[]>().nullable(),
     scope: p.enum(['live', 'test'] as const),
     conversationId: p.uuid(),
+    /** The environment of the key that started it (usage of steps run later, by a job, is booked there). */
+    environmentId: p.uuid().nullable(),
     status: p.enum(WORKFLOW_RUN_STATUSES).default('running'),
     triggeredBy: p.string().length(32),
     input: p.json<Record<string, unknown>>(),
@@ -76,6 +93,24 @@ export const WorkflowRun = defineEntity({
     nextStepId: p.string().length(100).nullable(),
     stepsDone: p.integer().default(0),
     error: p.json<Record<string, unknown>>().nullable(),
+    /** The process executing the run (its heartbeat id); a running run whose owner is gone is recovered. */
+    ownerId: p.string().length(64).nullable(),
+    /** What a paused run waits for: input, approval, delay or callback. */
+    waitKind: p.string().length(16).nullable(),
+    approvalId: p.uuid().nullable(),
+    resumeAt: p.datetime().nullable(),
+    /**
+     * How the paused step goes on (an answer, a decision, a callback body), stored with the switch
+     * back to running, so a process that dies before the step's row is written loses nothing.
+     */
+    resume: p.json<Record<string, unknown>>().nullable(),
+    /** Callback URLs are per wait: the n-th wait_for_callback of the run answers to token n. */
+    callbackSeq: p.integer().default(0),
+    callbackKey: p.string().length(64).nullable(),
+    /** A callback that arrived before the run reached its wait_for_callback step. */
+    earlyCallback: p.json<Record<string, unknown>>().nullable(),
+    /** Async runs: where the final run is POSTed (signed). */
+    callbackUrl: p.text().nullable(),
     startedAt: p.datetime(),
     updatedAt: p.datetime(),
     completedAt: p.datetime().nullable(),
@@ -97,5 +132,65 @@ export const WorkflowState = defineEntity({
     value: p.json<unknown>(),
     expiresAt: p.datetime().nullable(),
     updatedAt: p.datetime(),
+  },
+});
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'timed_out', 'cancelled'] as const;
+
+/** A run waiting at an approval step; decided once. */
+export const WorkflowApproval = defineEntity({
+  name: 'WorkflowApproval',
+  tableName: 'workflow_approvals',
+  indexes: [{ properties: ['run'] }],
+  properties: {
+    id: p.uuid().primary(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade').index(),
+    workflow: () => p.manyToOne(Workflow).deleteRule('cascade'),
+    run: () => p.manyToOne(WorkflowRun).deleteRule('cascade'),
+    stepId: p.string().length(100),
+    /** The loop iteration the approval belongs to (an approval inside a loop body). */
+    loopIndex: p.integer().nullable(),
+    message: p.text(),
+    status: p.enum(APPROVAL_STATUSES).default('pending'),
+    comment: p.text().nullable(),
+    decidedBy: p.string().length(320).nullable(),
+    decidedAt: p.datetime().nullable(),
+    expiresAt: p.datetime().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+
+/**
+ * Idempotency keys: per tenant and scope (a workflow's run endpoints, its webhook deliveries by
+ * webhook-id, or the tenant's events). Kept 24 hours.
+ */
+export const IdempotencyKey = defineEntity({
+  name: 'IdempotencyKey',
+  tableName: 'idempotency_keys',
+  uniques: [{ properties: ['tenant', 'scope', 'key'] }],
+  indexes: [{ properties: ['createdAt'] }],
+  properties: {
+    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    scope: p.string().length(100),
+    key: p.string().length(255),
+    requestHash: p.string().length(64),
+    runId: p.uuid().nullable(),
+    result: p.json<unknown>().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+
+/** One row per schedule tick that started a run: any number of processes start a tick once. */
+export const WorkflowScheduleTick = defineEntity({
+  name: 'WorkflowScheduleTick',
+  tableName: 'workflow_schedule_ticks',
+  uniques: [{ properties: ['workflow', 'tickAt'] }],
+  properties: {
+    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
+    workflow: () => p.manyToOne(Workflow).deleteRule('cascade'),
+    tickAt: p.datetime(),
+    runId: p.uuid().nullable(),
+    createdAt: p.datetime(),
   },
 });

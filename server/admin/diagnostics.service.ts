@@ -108,7 +108,7 @@ async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: numbe
     const [runner] = await withTimeout(
       em.execute<JobRunnerRow[]>(
         `select to_regclass('graphile_worker._private_jobs') is not null as schema,
-                (select count(*)::int from worker_heartbeats where last_seen_at > now() - make_interval(secs => ?)) as live_workers`,
+                (select count(*)::int from worker_heartbeats where last_seen_at > now() - make_interval(secs => ?) and worker_id not like 'process:%') as live_workers`,
         [LIVE_WORKER_SECONDS],
       ),
       timeoutMs,

@@ -190,7 +190,9 @@ async function buildWorkflowTools(ctx: ToolContext, problems: ToolProblem[]): Pr
         additionalProperties: true,
       }),
       run: async (args) => {
-        const result = await startRun(ctx.em.fork(), ctx.deps, ctx.scope, key, { input: args }, { mode: 'live', triggeredBy: 'agent' });
+        const outcome = await startRun(ctx.em.fork(), ctx.deps, ctx.scope, key, { input: args }, { mode: 'live', triggeredBy: 'agent' });
+        if (outcome.kind !== 'result') throw new Error('the workflow run did not start synchronously');
+        const result = outcome.result;
         if (result.status === 'failed') throw new Error(`the workflow run ${result.run_id} failed`);
         return { output: { run_id: result.run_id, status: result.status, output: result.output } };
       },

@@ -12,6 +12,7 @@ import { rejectNulInJson } from './reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
 import { registerAgentStream } from '../agents/agent-stream.route.js';
 import { registerWorkflowStream } from '../workflows/workflow-stream.route.js';
+import { registerWorkflowWebhooks } from '../workflows/webhooks.route.js';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDocs(app);
   registerAgentStream(app, deps);
   registerWorkflowStream(app, deps);
+  registerWorkflowWebhooks(app, deps);
 
   registerRestRoutes(app, {
     procedures: appRouter._def.procedures as never,

@@ -17,7 +17,7 @@ export interface SseRouteOptions<S extends z.ZodType, P> {
   schema: S;
   bodyLimit?: number;
   /** Everything that may refuse the request, before the stream opens. */
-  prepare(em: EntityManager, scope: ApiKeyScope, input: z.output<S>): Promise<P>;
+  prepare(em: EntityManager, scope: ApiKeyScope, input: z.output<S>, req: FastifyRequest): Promise<P>;
   /** Writes the events; the stream is closed afterwards. */
   stream(em: EntityManager, prepared: P, sse: SseStream, req: FastifyRequest): Promise<void>;
 }
@@ -49,7 +49,7 @@ export function registerSseRoute<S extends z.ZodType, P>(app: FastifyInstance, d
           issues: parsed.error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : '(body)', message: i.message, code: i.code })),
         });
       }
-      prepared = await options.prepare(em, scope, parsed.data);
+      prepared = await options.prepare(em, scope, parsed.data, req);
     } catch (err) {
       return sendError(req, reply, err);
     }

@@ -1,5 +1,6 @@
 // Starting and reading workflow runs: the run, stream and test-run endpoints share startRun; the
 // engine (engine/run-workflow.ts) does the rest.
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { WorkflowRunStatus } from '../../db/entities/workflow.js';
 import type { Actor } from '../actor.js';
@@ -9,7 +10,13 @@ import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import { readRunSteps } from '../runs/run-steps.js';
-import { createWorkflowRun, executeWorkflowRun, type RunTarget, type WorkflowRunEvent, type WorkflowRunResult } from './engine/run-workflow.js';
+import {
+  createWorkflowRun, executeWorkflowRun, STORED_RUN_COLUMNS, toStoredRun, type RunTarget, type StoredRun, type StoredRunRow, type WorkflowRunEvent, type WorkflowRunResult,
+} from './engine/run-workflow.js';
+import { claimOrFind, hashRequest, keyInProgress, releaseIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
+import { concurrencyLimit, createQueuedRun, withinRunLimit } from './run-admission.js';
+import { mintWebhookSecret } from './webhook-secrets.js';
+import { PROCESS_ID } from '../runs/process-identity.js';
 import { deleteStateEntry, listStateEntries, type StateScope } from './engine/workflow-state.js';
 import { prepareRunInput } from './run-input.js';
 import type { StepDef } from './step-types.js';
@@ -19,13 +26,17 @@ import { findWorkflow } from './workflows.service.js';
 export interface RunRequest {
   input: Record<string, unknown>;
   conversation_id?: string;
+  /** `async`: answer 202 at once, a job runs it (default `sync`). */
+  mode?: 'sync' | 'async';
+  /** Async runs: the final run is POSTed here, signed with the workflow's secret. */
+  callback_url?: string;
 }
 
 /** The steps of a deployed version, kept per (workflow, version): versions never change. */
 const versionSteps = new Map<string, StepDef[]>();
 const VERSION_CACHE_MAX = 500;
 
-async function loadVersionSteps(deps: AppDeps, tenantId: string, workflowId: string, version: number): Promise<StepDef[]> {
+export async function loadVersionSteps(deps: AppDeps, tenantId: string, workflowId: string, version: number): Promise<StepDef[]> {
   const cacheKey = `${workflowId}:${version}`;
   const cached = versionSteps.get(cacheKey);
   if (cached) return cached;
@@ -40,66 +51,177 @@ async function loadVersionSteps(deps: AppDeps, tenantId: string, workflowId: str
   return row.steps;
 }
 
-/**
- * Starts (or, with the conversation_id of a run waiting for input, continues) a run of the live
- * workflow. `test` runs the draft (or the live steps) with the test state scope.
- */
-export async function startRun(
-  em: EntityManager,
-  deps: AppDeps,
-  scope: AgentRunScope,
-  idOrKey: string,
-  request: RunRequest,
-  options: { mode: 'live' | 'test'; triggeredBy: string; onEvent?: (e: WorkflowRunEvent) => void; beforeStart?: () => void },
-): Promise<WorkflowRunResult> {
-  let target: RunTarget;
-  if (options.mode === 'live') {
+/** The steps a stored run executes: its version's, or (test runs) its own copy. */
+export const stepsOfRun = (deps: AppDeps, tenantId: string, workflowId: string, run: { version: number | null; definition: StepDef[] | null }) =>
+  run.version !== null ? loadVersionSteps(deps, tenantId, workflowId, run.version) : Promise.resolve(run.definition ?? []);
+
+interface ResolvedTarget {
+  target: RunTarget;
+  limit: number | null;
+  hasSecret: boolean;
+}
+
+async function resolveTarget(em: EntityManager, deps: AppDeps, scope: AgentRunScope, idOrKey: string, mode: 'live' | 'test'): Promise<ResolvedTarget> {
+  if (mode === 'live') {
     // The hot path: one prepared lookup of the few columns a live run needs (the steps come from the version cache).
-    const [live] = await deps.sql.query<{ id: string; workflow_key: string; live_version: number }>(
-      `select id::text, workflow_key, live_version from workflows
+    const [live] = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null; has_secret: boolean }>(
+      `select id::text, workflow_key, live_version, max_concurrent_runs, webhook_secret is not null as has_secret from workflows
         where tenant_id = $1 and (workflow_key = $2 or ($3::uuid is not null and id = $3::uuid)) and is_active and live_version is not null`,
       [scope.tenantId, idOrKey, isUuid(idOrKey) ? idOrKey : null],
       'liya_workflow_live_lookup',
     );
     if (!live) throw new AppError('NOT_FOUND', `Workflow "${idOrKey}" not found`, { workflow: idOrKey });
-    target = { scope, workflow: { id: live.id, key: live.workflow_key }, steps: await loadVersionSteps(deps, scope.tenantId, live.id, live.live_version), version: live.live_version, stateScope: 'live' };
-  } else {
-    const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
-    const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
-    const problems = validateDefinition(steps, 'live');
-    if (problems.length) {
-      throw new AppError('INVALID_INPUT', 'The draft cannot run', {
-        issues: problems.map((p) => ({ path: p.path, message: p.step_id ? `step "${p.step_name ?? p.step_id}": ${p.message}` : p.message, code: p.code, step_id: p.step_id })),
-      });
-    }
-    target = { scope, workflow: { id: workflow.id, key: workflow.workflowKey }, steps, version: null, stateScope: 'test' };
+    return {
+      target: { scope, workflow: { id: live.id, key: live.workflow_key }, steps: await loadVersionSteps(deps, scope.tenantId, live.id, live.live_version), version: live.live_version, stateScope: 'live' },
+      limit: live.max_concurrent_runs,
+      hasSecret: live.has_secret,
+    };
   }
-  const workflow = target.workflow;
+  const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
+  const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
+  const problems = validateDefinition(steps, 'live');
+  if (problems.length) {
+    throw new AppError('INVALID_INPUT', 'The draft cannot run', {
+      issues: problems.map((p) => ({ path: p.path, message: p.step_id ? `step "${p.step_name ?? p.step_id}": ${p.message}` : p.message, code: p.code, step_id: p.step_id })),
+    });
+  }
+  return { target: { scope, workflow: { id: workflow.id, key: workflow.workflowKey }, steps, version: null, stateScope: 'test' }, limit: null, hasSecret: workflow.webhookSecret !== null };
+}
 
+export type StartOutcome =
+  | { kind: 'result'; result: WorkflowRunResult }
+  | { kind: 'queued'; accepted: { run_id: string; status: WorkflowRunStatus; idempotent_replay?: boolean; webhook_secret?: string } };
+
+export interface StartOptions {
+  mode: 'live' | 'test';
+  triggeredBy: string;
+  idempotencyKey?: string | null;
+  onEvent?: (e: WorkflowRunEvent) => void;
+  beforeStart?: () => void;
+}
+
+/** How long a repeated sync request waits for the first one's run to end before 409 IDEMPOTENCY_IN_PROGRESS. */
+const REPLAY_WAIT_MS = 30_000;
+
+/**
+ * Starts (or, with the conversation_id of a run waiting for input, continues) a run of the live
+ * workflow. `test` runs the draft (or the live steps) with the test state scope. With an
+ * Idempotency-Key a repeat answers the first run; `mode: async` queues the run and answers at once.
+ */
+export async function startRun(em: EntityManager, deps: AppDeps, scope: AgentRunScope, idOrKey: string, request: RunRequest, options: StartOptions): Promise<StartOutcome> {
+  const { target, limit, hasSecret } = await resolveTarget(em, deps, scope, idOrKey, options.mode);
+  const workflow = target.workflow;
+  const async = request.mode === 'async';
+  if (request.callback_url !== undefined && !async) {
+    throw invalidInput('The request is invalid', [{ path: 'callback_url', message: 'only with "mode": "async"', code: 'invalid_value' }]);
+  }
+  let claim: IdempotencyClaim | null = null;
+  const runId = randomUUID();
+  if (options.idempotencyKey) {
+    claim = {
+      tenantId: scope.tenantId, scope: `${options.mode === 'test' ? 'test' : 'run'}:${workflow.id}`, key: options.idempotencyKey,
+      requestHash: hashRequest({ input: request.input, conversation_id: request.conversation_id ?? null, mode: request.mode ?? 'sync', callback_url: request.callback_url ?? null }),
+      runId,
+    };
+    const found = await claimOrFind(deps.sql, claim, async ? 5_000 : REPLAY_WAIT_MS);
+    if (!found.claimed) return replayRun(deps, scope.tenantId, found.existing.runId!, claim.key, async);
+  }
+  try {
+    return await startClaimedRun(em, deps, { target, limit, hasSecret }, request, options, runId);
+  } catch (err) {
+    // Nothing was started: the key is free again.
+    if (claim && !(await runExists(deps, claim.runId!))) await releaseIdempotencyKey(deps.sql, claim).catch(() => undefined);
+    throw err;
+  }
+}
+
+const runExists = async (deps: AppDeps, runId: string) => (await deps.sql.query('select 1 from workflow_runs where id = $1', [runId])).length > 0;
+
+async function replayRun(deps: AppDeps, tenantId: string, runId: string, key: string, async: boolean): Promise<StartOutcome> {
+  if (async) {
+    const [row] = await deps.sql.query<{ status: WorkflowRunStatus }>('select status from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]);
+    return { kind: 'queued', accepted: { run_id: runId, status: row.status, idempotent_replay: true } };
+  }
+  // The first request is still running its run: wait for it to end or pause, then answer it.
+  const deadline = Date.now() + REPLAY_WAIT_MS;
+  for (;;) {
+    const result = await loadRunResult(deps, tenantId, runId);
+    if (result.status !== 'running') return { kind: 'result', result: { ...result, idempotent_replay: true } };
+    if (Date.now() > deadline) throw keyInProgress(key);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: ResolvedTarget, request: RunRequest, options: StartOptions, runId: string): Promise<StartOutcome> {
+  const { target, limit } = resolved;
+  const scope = target.scope;
+  const workflow = target.workflow;
   // The answer to a run waiting for input continues that run.
   if (request.conversation_id) {
     if (!isUuid(request.conversation_id)) throw invalidInput('The request is invalid', [{ path: 'conversation_id', message: 'not a conversation id', code: 'invalid_format' }]);
-    const [paused] = await deps.sql.query<{ id: string; version: number | null; definition: StepDef[] | null }>(
-      `select id::text, version, definition from workflow_runs where tenant_id = $1 and workflow_id = $2 and conversation_id = $3 and status = 'needs_input'
-        order by started_at desc limit 1`,
+    const [waiting] = await deps.sql.query<{ id: string }>(
+      `select id::text from workflow_runs where tenant_id = $1 and workflow_id = $2 and conversation_id = $3 and status = 'needs_input' order by started_at desc limit 1`,
       [scope.tenantId, workflow.id, request.conversation_id],
     );
-    if (paused) {
+    if (waiting) {
       const message = request.input.message;
       if (typeof message !== 'string' || !message.trim()) {
         throw invalidInput('The request is invalid', [{ path: 'input.message', message: 'the run waits for an answer: send it as input.message', code: 'required' }]);
       }
-      // The paused run goes on with the definition it started with.
-      const steps = paused.version !== null ? await loadVersionSteps(deps, scope.tenantId, workflow.id, paused.version) : (paused.definition ?? []);
+      // The answer is stored with the switch back to running, so the step goes on even if this process dies.
+      const [claimed] = await deps.sql.query<StoredRunRow & { version: number | null; definition: StepDef[] | null }>(
+        `update workflow_runs r set status = 'running', wait_kind = null, owner_id = $3, updated_at = now(),
+                resume = jsonb_build_object('step_id', next_step_id, 'kind', 'input', 'data', jsonb_build_object('message', $4::text))
+          where id = $1 and tenant_id = $2 and status = 'needs_input'
+          returning ${STORED_RUN_COLUMNS}, r.version, r.definition`,
+        [waiting.id, scope.tenantId, PROCESS_ID, message],
+      );
+      if (!claimed) throw new AppError('RUN_BUSY', 'The run already continues with another answer', { run_id: waiting.id });
+      const steps = await stepsOfRun(deps, scope.tenantId, workflow.id, claimed);
       options.beforeStart?.();
-      return executeWorkflowRun(em, deps, { ...target, steps, version: paused.version }, paused.id, { onEvent: options.onEvent, resume: { message } });
+      return { kind: 'result', result: await executeWorkflowRun(em, deps, { ...target, steps, version: claimed.version }, toStoredRun(claimed), { onEvent: options.onEvent }) };
     }
   }
   const input = await prepareRunInput(deps, scope, request.input);
-  const created = await createWorkflowRun(deps.sql, target, input, { conversationId: request.conversation_id, triggeredBy: options.triggeredBy });
+  const createOptions = { runId, conversationId: request.conversation_id, triggeredBy: options.triggeredBy, environmentId: scope.environmentId, callbackUrl: request.callback_url ?? null };
+  if (request.mode === 'async') {
+    // The callback is signed with the workflow's secret: minted on first use, shown this once.
+    const minted = request.callback_url && !resolved.hasSecret ? await mintWebhookSecret(em, deps, scope.tenantId, workflow.id) : null;
+    const outcome = await createQueuedRun(deps.sql, target, input, { ...createOptions, limit });
+    if (outcome.status === 'limited') throw concurrencyLimit(limit!);
+    return { kind: 'queued', accepted: { run_id: runId, status: 'running', ...(minted ? { webhook_secret: minted } : {}) } };
+  }
+  let created: StoredRun | null = null;
+  const admitted = await withinRunLimit(deps.sql, workflow.id, limit, async (query) => {
+    created = await createWorkflowRun({ ...deps.sql, query }, target, input, createOptions);
+  });
+  if (!admitted) throw concurrencyLimit(limit!);
   options.beforeStart?.();
-  return executeWorkflowRun(em, deps, target, created, { onEvent: options.onEvent });
+  return { kind: 'result', result: await executeWorkflowRun(em, deps, target, created!, { onEvent: options.onEvent }) };
 }
+
+/** A stored run as the run endpoints answer it (status, output, trace, and what it waits for). */
+export async function loadRunResult(deps: AppDeps, tenantId: string, runId: string): Promise<WorkflowRunResult> {
+  const [row] = await deps.sql.query<{ conversation_id: string; status: WorkflowRunStatus; output: unknown; approval_id: string | null; resume_at: Date | null }>(
+    'select conversation_id::text, status, output, approval_id::text, resume_at from workflow_runs where id = $1 and tenant_id = $2',
+    [runId, tenantId],
+  );
+  if (!row) throw notFound('Run');
+  const steps = await readRunSteps(deps.sql, tenantId, 'workflow', runId);
+  return {
+    run_id: runId,
+    conversation_id: row.conversation_id,
+    status: row.status,
+    output: row.output ?? null,
+    trace: steps.map(toTraceEntry),
+    ...(row.approval_id ? { approval_id: row.approval_id } : {}),
+    ...(row.resume_at ? { resume_at: isoRequired(row.resume_at) } : {}),
+  };
+}
+
+const toTraceEntry = (s: Awaited<ReturnType<typeof readRunSteps>>[number]) => ({
+  step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
+});
 
 interface RunRow {
   id: string;
@@ -112,11 +234,15 @@ interface RunRow {
   output: unknown;
   error: Record<string, unknown> | null;
   steps_done: number;
+  approval_id: string | null;
+  resume_at: Date | null;
   started_at: Date;
   completed_at: Date | null;
 }
 
-const RUN_COLUMNS = 'id::text, conversation_id::text, version, scope, status, triggered_by, input, output, error, steps_done, started_at, completed_at';
+const RUN_COLUMNS = 'id::text, conversation_id::text, version, scope, status, triggered_by, input, output, error, steps_done, approval_id::text, resume_at, started_at, completed_at';
+
+const CANCELLABLE: readonly WorkflowRunStatus[] = ['waiting', 'awaiting_approval', 'needs_input'];
 
 const toSummary = (r: RunRow) => ({
   run_id: r.id,
@@ -128,8 +254,10 @@ const toSummary = (r: RunRow) => ({
   output: r.output ?? null,
   error: r.error,
   steps: r.steps_done,
-  can_retry: r.status === 'failed' && r.steps_done > 0,
-  can_cancel: r.status === 'waiting',
+  can_retry: r.status === 'failed' && r.steps_done > 0 && typeof r.error?.step_id === 'string',
+  can_cancel: CANCELLABLE.includes(r.status),
+  approval_id: r.approval_id,
+  resume_at: iso(r.resume_at),
   started_at: isoRequired(r.started_at),
   completed_at: iso(r.completed_at),
 });
@@ -155,9 +283,77 @@ export async function getWorkflowRun(em: EntityManager, deps: AppDeps, tenantId:
       workflow_id: workflow.id,
       workflow_key: workflow.workflowKey,
       input: row.input,
-      trace: steps.map((s) => ({ step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at })),
+      trace: steps.map(toTraceEntry),
     },
   };
+}
+
+/** A run by its id alone (any workflow of the tenant). */
+export async function getWorkflowRunById(em: EntityManager, deps: AppDeps, tenantId: string, runId: string) {
+  const [row] = isUuid(runId) ? await deps.sql.query<{ workflow_id: string }>('select workflow_id::text from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]) : [];
+  if (!row) throw notFound('Run');
+  return getWorkflowRun(em, deps, tenantId, row.workflow_id, runId);
+}
+
+/**
+ * Continues a failed run from its failed step (earlier steps' outputs are reused from their rows),
+ * synchronously like a run. Counts against max_concurrent_runs like a new run.
+ */
+export async function retryRun(em: EntityManager, deps: AppDeps, scope: AgentRunScope, idOrKey: string, runId: string): Promise<WorkflowRunResult> {
+  const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
+  const [row] = isUuid(runId)
+    ? await deps.sql.query<{ status: WorkflowRunStatus; steps_done: number; error: { step_id?: string } | null }>(
+        'select status, steps_done, error from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3',
+        [runId, scope.tenantId, workflow.id],
+      )
+    : [];
+  if (!row) throw notFound('Run');
+  if (row.status !== 'failed' || row.steps_done === 0 || typeof row.error?.step_id !== 'string') {
+    throw new AppError('RUN_NOT_RETRYABLE', 'Only a failed run that saved a step can be retried', { run_id: runId, status: row.status });
+  }
+  let claimed: (StoredRunRow & { version: number | null; definition: StepDef[] | null; scope: StateScope }) | undefined;
+  const admitted = await withinRunLimit(deps.sql, workflow.id, workflow.maxConcurrentRuns ?? null, async (query) => {
+    [claimed] = await query<StoredRunRow & { version: number | null; definition: StepDef[] | null; scope: StateScope }>(
+      `update workflow_runs r set status = 'running', next_step_id = error->>'step_id', error = null, completed_at = null, owner_id = $3, resume = null, updated_at = now()
+        where id = $1 and tenant_id = $2 and status = 'failed'
+        returning ${STORED_RUN_COLUMNS}, r.version, r.definition, r.scope`,
+      [runId, scope.tenantId, PROCESS_ID],
+    );
+  });
+  if (!admitted) throw concurrencyLimit(workflow.maxConcurrentRuns!);
+  if (!claimed) throw new AppError('RUN_NOT_RETRYABLE', 'The run is being retried already', { run_id: runId });
+  const steps = await stepsOfRun(deps, scope.tenantId, workflow.id, claimed);
+  const target: RunTarget = { scope, workflow: { id: workflow.id, key: workflow.workflowKey }, steps, version: claimed.version, stateScope: claimed.scope };
+  return executeWorkflowRun(em, deps, target, toStoredRun(claimed));
+}
+
+/** Stops a run that waits (delay, callback, approval, input): pending wake-up jobs go, a pending approval is cancelled. */
+export async function cancelRun(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string, runId: string) {
+  const workflow = await findWorkflow(em, tenantId, idOrKey);
+  const [row] = isUuid(runId)
+    ? await deps.sql.query<{ cancelled: number; status: WorkflowRunStatus | null }>(
+        `with r as (
+           update workflow_runs set status = 'cancelled', wait_kind = null, approval_id = null, resume_at = null, resume = null, owner_id = null,
+                  completed_at = now(), updated_at = now()
+            where id = $1 and tenant_id = $2 and workflow_id = $3 and status in ('waiting', 'awaiting_approval', 'needs_input')
+           returning id, callback_url),
+         a as (update workflow_approvals set status = 'cancelled', decided_at = now() where run_id in (select id from r) and status = 'pending' returning 1),
+         j as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
+         n as (select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
+                 from r where callback_url is not null)
+         select (select count(*) from r)::int + 0 * ((select count(*) from a) + (select count(*) from j) + (select count(*) from n)) as cancelled,
+                (select status from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3) as status`,
+        [runId, tenantId, workflow.id],
+      )
+    : [];
+  if (!row || row.status === null) throw notFound('Run');
+  if (row.cancelled === 0) {
+    throw new AppError('RUN_NOT_CANCELLABLE', `A ${row.status} run cannot be cancelled; only waiting, awaiting_approval and needs_input runs can`, { run_id: runId, status: row.status });
+  }
+  recordAudit(em, tenantId, actor, { action: 'workflow.run.cancel', targetType: 'workflow', targetId: workflow.workflowKey, details: { run_id: runId } });
+  await em.flush();
+  const [summary] = await deps.sql.query<RunRow>(`select ${RUN_COLUMNS} from workflow_runs where id = $1 and tenant_id = $2`, [runId, tenantId]);
+  return { run: toSummary(summary) };
 }
 
 export async function listWorkflowState(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, scope: StateScope) {

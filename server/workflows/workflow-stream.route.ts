@@ -5,6 +5,8 @@ import type { AppDeps } from '../deps.js';
 import { registerSseRoute } from '../http/sse-route.js';
 import type { WorkflowRunResult } from './engine/run-workflow.js';
 import { startRun } from './workflow-runs.service.js';
+import { readIdempotencyKey } from './idempotency.js';
+import { AppError } from '../errors.js';
 import { runWorkflowInput } from './workflows.schemas.js';
 
 export const WORKFLOW_STREAM_PATH = '/v1/workflows/{workflowIdOrKey}/run/stream';
@@ -27,20 +29,33 @@ export function registerWorkflowStream(app: FastifyInstance, deps: AppDeps): voi
     bodyLimit: 25 * 1024 * 1024,
     // The run starts inside prepare, so refusals (404, attachments, input) are JSON; its events are
     // queued until the stream is open.
-    async prepare(em, scope, input) {
+    async prepare(em, scope, input, req) {
       const { workflowIdOrKey, ...request } = input;
+      if (request.mode === 'async') {
+        throw new AppError('INVALID_INPUT', 'The request is invalid', { issues: [{ path: 'mode', message: 'a stream runs synchronously; use POST …/run for async runs', code: 'invalid_value' }] });
+      }
+      const idempotencyKey = readIdempotencyKey(req.headers);
       const queued: { event: string; data: unknown }[] = [];
       let sink: ((event: string, data: unknown) => void) | null = null;
       let started!: () => void;
       const startedPromise = new Promise<void>((resolve) => (started = resolve));
-      const result = startRun(em, deps, { tenantId: scope.tenantId, environmentId: scope.environmentId, tenant: scope.tenant, plan: scope.plan }, workflowIdOrKey, request, {
+      const outcome = startRun(em, deps, { tenantId: scope.tenantId, environmentId: scope.environmentId, tenant: scope.tenant, plan: scope.plan }, workflowIdOrKey, request, {
         mode: 'live',
         triggeredBy: 'stream',
+        idempotencyKey,
         beforeStart: () => started(),
         onEvent: (e) => (sink ? sink(e.event, e.data) : queued.push({ event: e.event, data: e.data })),
       });
       // Refusals come before the run starts; after that the stream carries everything.
-      await Promise.race([startedPromise, result]);
+      await Promise.race([startedPromise, outcome]);
+      // A replayed run (repeated Idempotency-Key) never starts: its stored trace is streamed.
+      const result = outcome.then((o) => {
+        if (o.kind !== 'result') throw new Error('a stream run cannot be queued');
+        if (o.result.idempotent_replay) {
+          for (const step of o.result.trace) (sink ?? ((e, d) => queued.push({ event: e, data: d })))('step.completed', step);
+        }
+        return o.result;
+      });
       return {
         result,
         attach: (send: (event: string, data: unknown) => void) => {

@@ -2,16 +2,32 @@ import { z } from 'zod';
 import { WORKFLOW_RUN_STATUSES } from '../../db/entities/workflow.js';
 import { agentRunScope } from '../agents/agents.router.js';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
-import { deleteWorkflowState, getWorkflowRun, listWorkflowRuns, listWorkflowState, startRun } from './workflow-runs.service.js';
+import {
+  cancelRun, deleteWorkflowState, getWorkflowRun, getWorkflowRunById, listWorkflowRuns, listWorkflowState, retryRun, startRun, type StartOutcome,
+} from './workflow-runs.service.js';
+import { decideApproval } from './approvals.service.js';
+import { readIdempotencyKey } from './idempotency.js';
+import type { Context } from '../trpc.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import { ACTION_CATALOG } from './step-types.js';
 import {
-  actionSchema, createWorkflowInput, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
+  actionSchema, approvalSchema, createWorkflowInput, decideApprovalInput, eventInput, rotateSecretInput, runAcceptedSchema, runRef, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
   workflowRunSummarySchema, workflowListItemSchema, workflowRef, workflowSchema, workflowVersionSchema,
 } from './workflows.schemas.js';
 import {
-  createWorkflow, deleteWorkflow, deployWorkflow, discardDraft, getWorkflow, listWorkflows, listWorkflowVersions, toggleWorkflow, updateWorkflow,
+  createWorkflow, deleteWorkflow, deployWorkflow, discardDraft, getWorkflow, listWorkflows, listWorkflowVersions, rotateWebhookSecret, toggleWorkflow, updateWorkflow,
 } from './workflows.service.js';
+
+/** A queued (async) run answers 202 with its id; a sync one its result. */
+function answerRun(ctx: Pick<Context, 'res'>, outcome: StartOutcome) {
+  if (outcome.kind === 'queued') {
+    ctx.res.status = 202;
+    return envelope(outcome.accepted);
+  }
+  return envelope(outcome.result);
+}
+
+const RUN_ERRORS = ['NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE', 'CONCURRENCY_LIMIT', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'RUN_BUSY'] as const;
 
 const TAGS = ['Workflows'];
 const BASE = '/v1/workflows';
@@ -24,6 +40,25 @@ export const workflowsRouter = router({
     .input(z.object({}).optional())
     .output(ok(z.object({ actions: z.array(actionSchema) })))
     .query(() => envelope({ actions: ACTION_CATALOG.map((a) => ({ id: a.id, name: a.name, description: a.description, config_schema: a.config_schema })) })),
+
+  decideApproval: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/approvals/{approvalId}/decision`, tags: TAGS, summary: 'Approve or reject: the run awaiting this approval continues',
+        description: 'approve follows the step\'s on_success; reject follows on_failure when set, else the run ends rejected. The run continues on the job runner ' +
+          '(the answer has its status at that moment: read it with GET …/runs/{runId}). A second decision is 409 APPROVAL_DECIDED.',
+      },
+      errors: ['NOT_FOUND', 'APPROVAL_DECIDED'],
+    })
+    .input(decideApprovalInput)
+    .output(ok(z.object({ approval: approvalSchema, run: z.object({ run_id: z.string(), status: z.enum(WORKFLOW_RUN_STATUSES) }) })))
+    .mutation(async ({ ctx, input }) => envelope(await decideApproval(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.approvalId, input.decision, input.comment ?? null))),
+
+  runById: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{runId}`, tags: TAGS, summary: 'One run by its id alone, with its workflow and step-by-step trace' }, errors: ['NOT_FOUND'] })
+    .input(z.object({ runId: z.string().max(64) }))
+    .output(ok(z.object({ run: workflowRunDetailSchema })))
+    .query(async ({ ctx, input }) => envelope(await getWorkflowRunById(ctx.em, ctx.deps, ctx.tenantId, input.runId))),
 
   list: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'Deployed, active workflows with their run endpoint' } })
@@ -69,10 +104,27 @@ export const workflowsRouter = router({
     .mutation(async ({ ctx, input }) => envelope(await toggleWorkflow(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
 
   deploy: apiKeyProcedure
-    .meta({ openapi: { method: 'POST', path: `${BASE}/{workflowIdOrKey}/deploy`, tags: TAGS, summary: 'Validate and publish the draft as a new version (audited)' }, errors: ['NOT_FOUND'] })
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/{workflowIdOrKey}/deploy`, tags: TAGS, summary: 'Validate and publish the draft as a new version (audited)',
+        description: 'The first deploy of a webhook-triggered workflow also answers webhook_url and webhook_secret (shown once); redeploys never regenerate them.',
+      },
+      errors: ['NOT_FOUND'],
+    })
     .input(workflowRef)
-    .output(workflowOut)
-    .mutation(async ({ ctx, input }) => envelope(await deployWorkflow(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
+    .output(ok(z.object({ workflow: workflowSchema, webhook_url: z.string().optional(), webhook_secret: z.string().optional() })))
+    .mutation(async ({ ctx, input }) => envelope(await deployWorkflow(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
+
+  rotateSecret: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/{workflowIdOrKey}/webhook-secret/rotate`, tags: TAGS, summary: 'A new webhook signing secret (shown once); the old one stays valid for the grace period',
+      },
+      errors: ['NOT_FOUND', 'NOT_A_WEBHOOK_WORKFLOW'],
+    })
+    .input(rotateSecretInput)
+    .output(ok(z.object({ webhook_url: z.string(), webhook_secret: z.string(), previous_secret_valid_until: z.string() })))
+    .mutation(async ({ ctx, input }) => envelope(await rotateWebhookSecret(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey, input.grace_period_seconds))),
 
   versions: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/versions`, tags: TAGS, summary: 'Deployed versions, newest first' }, errors: ['NOT_FOUND'] })
@@ -86,30 +138,60 @@ export const workflowsRouter = router({
         method: 'POST', path: `${BASE}/{workflowIdOrKey}/run`, tags: TAGS, summary: 'Run the live workflow synchronously',
         description: 'Answers 200 once the run has ended or paused, with its status and step trace; a run that fails ends `failed` (the failing step is in the trace). ' +
           'An inactive or never deployed workflow is 404. With the conversation_id of a run waiting for input (needs_input), that run continues with input.message. ' +
+          'A run that reaches an approval answers awaiting_approval with approval_id; a delay or wait_for_callback answers waiting (a delay with resume_at); they continue on their own. ' +
+          'mode async answers 202 {run_id, status} at once. Header Idempotency-Key (1-255 printable ASCII, kept 24 h per workflow): the same key and body answer the first run ' +
+          'with idempotent_replay true (waiting up to 30 s for it to end), another body 422 IDEMPOTENCY_KEY_REUSED, a first run still going after that 409 IDEMPOTENCY_IN_PROGRESS. ' +
+          'At max_concurrent_runs (runs running or waiting) 429 CONCURRENCY_LIMIT with Retry-After. ' +
           'The same run as Server-Sent Events: POST /v1/workflows/{workflowIdOrKey}/run/stream.',
       },
-      errors: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE'],
+      errors: [...RUN_ERRORS],
       bodyLimit: 25 * 1024 * 1024,
     })
     .input(runWorkflowInput)
-    .output(ok(workflowRunResultSchema))
+    .output(ok(z.union([workflowRunResultSchema, runAcceptedSchema])))
     .mutation(async ({ ctx, input }) => {
       const { workflowIdOrKey, ...request } = input;
-      return envelope(await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'live', triggeredBy: 'api' }));
+      const idempotencyKey = readIdempotencyKey(ctx.req.headers);
+      return answerRun(ctx, await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'live', triggeredBy: 'api', idempotencyKey }));
     }),
 
   testRun: apiKeyProcedure
     .meta({
       openapi: { method: 'POST', path: `${BASE}/{workflowIdOrKey}/test-run`, tags: TAGS, summary: 'Run the draft (or the live steps) as a test: state scope test, deployed or not' },
-      errors: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE'],
+      errors: [...RUN_ERRORS],
       bodyLimit: 25 * 1024 * 1024,
     })
     .input(runWorkflowInput)
-    .output(ok(workflowRunResultSchema))
+    .output(ok(z.union([workflowRunResultSchema, runAcceptedSchema])))
     .mutation(async ({ ctx, input }) => {
       const { workflowIdOrKey, ...request } = input;
-      return envelope(await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'test', triggeredBy: 'test' }));
+      const idempotencyKey = readIdempotencyKey(ctx.req.headers);
+      return answerRun(ctx, await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'test', triggeredBy: 'test', idempotencyKey }));
     }),
+
+  retry: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/{workflowId}/runs/{runId}/retry`, tags: TAGS, summary: 'Continue a failed run from its failed step (earlier outputs reused), synchronously',
+        description: 'Only a failed run that saved a step (can_retry) — else 409 RUN_NOT_RETRYABLE. Counts against max_concurrent_runs like a new run.',
+      },
+      errors: ['NOT_FOUND', 'RUN_NOT_RETRYABLE', 'CONCURRENCY_LIMIT'],
+    })
+    .input(runRef)
+    .output(ok(workflowRunResultSchema))
+    .mutation(async ({ ctx, input }) => envelope(await retryRun(ctx.em, ctx.deps, agentRunScope(ctx), input.workflowId, input.runId))),
+
+  cancel: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/{workflowId}/runs/{runId}/cancel`, tags: TAGS, summary: 'Cancel a run that waits (waiting, awaiting_approval, needs_input); its timers are removed',
+        description: 'A running or finished run is 409 RUN_NOT_CANCELLABLE. A pending approval of the run becomes cancelled. Audited.',
+      },
+      errors: ['NOT_FOUND', 'RUN_NOT_CANCELLABLE'],
+    })
+    .input(runRef)
+    .output(ok(z.object({ run: workflowRunSummarySchema })))
+    .mutation(async ({ ctx, input }) => envelope(await cancelRun(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowId, input.runId))),
 
   runs: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs`, tags: TAGS, summary: 'The workflow\'s runs, newest first' }, errors: ['NOT_FOUND'] })

@@ -79,7 +79,9 @@ export const workflowSchema = z
     is_active: z.boolean(),
     status: z.enum(WORKFLOW_STATUSES),
     trigger_type: z.string(),
-    trigger_config: z.object({ slug: z.string().nullable(), has_secret: z.boolean() }).nullable(),
+    trigger_config: z
+      .object({ slug: z.string().nullable().describe('Webhook workflows: the slug of /webhooks/workflows/<slug> (minted on the first deploy)'), has_secret: z.boolean() })
+      .nullable(),
     max_concurrent_runs: z.number().int().nullable(),
     version: z.number().int().nullable().describe('The live (last deployed) version; null before the first deploy'),
     has_draft: z.boolean().describe('Whether unpublished step changes exist (always true before the first deploy)'),
@@ -115,6 +117,13 @@ export const runWorkflowInput = workflowRef
   .extend({
     input: noCoerce(z.record(z.string(), z.unknown())).default({}).describe('The trigger payload (`{{trigger.x}}`); `attachments` entries `{file_name, file_base64}` are read into text first'),
     conversation_id: z.string().max(64).optional().describe('The conversation of a run waiting for input: that run continues with input.message'),
+    mode: z.enum(['sync', 'async']).optional().describe('sync (default): answer when the run ends or waits. async: answer 202 {run_id, status} at once; a job runs it'),
+    callback_url: z
+      .string()
+      .max(2048)
+      .refine((v) => /^https?:\/\/[^\s]+$/i.test(v) && URL.canParse(v), 'must be an http(s) URL')
+      .optional()
+      .describe('With mode async: the final run is POSTed here (Standard Webhooks, signed with the workflow secret), retried 5 times with backoff'),
   })
   .meta({ id: 'WorkflowRunRequest' });
 export type RunWorkflowInput = z.infer<typeof runWorkflowInput>;
@@ -140,8 +149,20 @@ export const workflowRunResultSchema = z
     status: z.enum(WORKFLOW_RUN_STATUSES),
     output: z.unknown().describe('The end step\'s output (or the last step\'s)'),
     trace: z.array(traceEntrySchema),
+    approval_id: z.string().optional().describe('While the run is awaiting_approval: the approval to decide'),
+    resume_at: z.string().optional().describe('While the run waits in a delay: when it continues'),
+    idempotent_replay: z.boolean().optional().describe('true when a repeated Idempotency-Key answered the first run'),
   })
   .meta({ id: 'WorkflowRunResult' });
+
+export const runAcceptedSchema = z
+  .object({
+    run_id: z.string(),
+    status: z.enum(WORKFLOW_RUN_STATUSES),
+    idempotent_replay: z.boolean().optional(),
+    webhook_secret: z.string().optional().describe('Minted by the first async run with a callback_url of a workflow without a secret: shown this once; verifies the callbacks'),
+  })
+  .meta({ id: 'WorkflowRunAccepted' });
 
 export const workflowRunSummarySchema = z
   .object({
@@ -156,6 +177,8 @@ export const workflowRunSummarySchema = z
     steps: z.number().int(),
     can_retry: z.boolean(),
     can_cancel: z.boolean(),
+    approval_id: z.string().nullable().describe('While awaiting_approval: the approval to decide'),
+    resume_at: z.string().nullable().describe('While waiting in a delay: when the run continues'),
     started_at: z.string(),
     completed_at: z.string().nullable(),
   })
@@ -170,3 +193,40 @@ export const stateScopeQuery = z.enum(['live', 'test']).default('live');
 export const stateEntrySchema = z
   .object({ key: z.string(), value: z.unknown(), expires_at: z.string().nullable(), updated_at: z.string() })
   .meta({ id: 'WorkflowStateEntry' });
+
+export const runRef = z.object({ workflowId: z.string().max(100), runId: z.string().max(64) });
+
+export const approvalSchema = z
+  .object({
+    id: z.string(),
+    run_id: z.string(),
+    workflow_id: z.string(),
+    workflow_key: z.string(),
+    step_id: z.string(),
+    loop_index: z.number().int().nullable().describe('The loop iteration, for an approval inside a loop body'),
+    status: z.enum(['pending', 'approved', 'rejected', 'timed_out', 'cancelled']),
+    message: z.string(),
+    comment: z.string().nullable(),
+    decided_by: z.string().nullable(),
+    decided_at: z.string().nullable(),
+    expires_at: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'WorkflowApproval' });
+
+export const decideApprovalInput = z
+  .object({
+    approvalId: z.string().max(64),
+    decision: z.enum(['approve', 'reject']),
+    comment: z.string().max(5000).nullable().optional(),
+  })
+  .meta({ id: 'ApprovalDecisionRequest' });
+
+export const rotateSecretInput = workflowRef.extend({ grace_period_seconds: bodyInt(0, 3600).default(300) }).meta({ id: 'RotateWebhookSecretRequest' });
+
+export const eventInput = z
+  .object({
+    name: z.string().trim().min(1).max(200).describe('Every active workflow whose trigger is event with this event_name runs'),
+    payload: noCoerce(z.record(z.string(), z.unknown())).default({}).describe('The trigger input of the runs'),
+  })
+  .meta({ id: 'EventRequest' });

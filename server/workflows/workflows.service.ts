@@ -11,6 +11,9 @@ import { AppError, type ValidationIssue } from '../errors.js';
 import { actionNameOf, applyStepInputs } from './apply-step-inputs.js';
 import type { StepDef } from './step-types.js';
 import { validateDefinition, type DefinitionIssue } from './validate-definition.js';
+import type { AppDeps } from '../deps.js';
+import { syncWorkflowSchedule } from './schedules.js';
+import { encryptWebhookSecret, newWebhookSecret, newWebhookSlug, webhookUrl } from './webhook-secrets.js';
 import type { CreateWorkflowInput, UpdateWorkflowInput, WorkflowDto } from './workflows.schemas.js';
 
 export const workflowEndpoint = (key: string) => `/v1/workflows/${key}/run`;
@@ -35,7 +38,7 @@ export function toWorkflowDto(w: IWorkflow, tenantId: string): WorkflowDto {
     is_active: w.isActive,
     status: w.status,
     trigger_type: w.triggerType,
-    trigger_config: { slug: null, has_secret: false },
+    trigger_config: { slug: w.webhookSlug ?? null, has_secret: w.webhookSecret !== null && w.webhookSecret !== undefined },
     max_concurrent_runs: w.maxConcurrentRuns ?? null,
     version: w.liveVersion ?? null,
     has_draft: draft !== null,
@@ -64,21 +67,10 @@ function slugOf(name: string): string {
   return slug || 'workflow';
 }
 
-/**
- * Steps that wait (delay, approval, wait_for_callback) and triggers other than manual need the
- * durable run machinery, which is not part of this release: a live definition may not use them.
- */
-const NOT_YET = new Set(['delay', 'approval']);
-function assertRunnableInThisRelease(steps: StepDef[]): void {
-  const issues: ValidationIssue[] = [];
-  steps.forEach((step, i) => {
-    if (NOT_YET.has(step.step_type)) issues.push({ path: `steps.${i}.step_type`, message: `step "${step.name ?? step.id}": ${step.step_type} steps cannot run in this release`, code: 'not_available' });
-    if (step.step_type === 'action' && step.action_id === 'wait_for_callback') issues.push({ path: `steps.${i}.action_id`, message: `step "${step.name ?? step.id}": wait_for_callback cannot run in this release`, code: 'not_available' });
-    if (step.step_type === 'trigger' && step.config.trigger_subtype !== 'manual') {
-      issues.push({ path: `steps.${i}.config.trigger_subtype`, message: `step "${step.name ?? step.id}": only manual triggers run in this release (run, stream and test-run endpoints)`, code: 'not_available' });
-    }
-  });
-  if (issues.length) throw new AppError('INVALID_INPUT', 'The workflow uses steps this release cannot run', { issues });
+/** The event name of an event trigger (kept in a column, so POST /v1/events finds the workflows). */
+function triggerEventOf(steps: StepDef[] | null): string | null {
+  const trigger = steps?.find((s) => s.step_type === 'trigger');
+  return trigger?.config?.trigger_subtype === 'event' && typeof trigger.config.event_name === 'string' ? trigger.config.event_name : null;
 }
 
 export async function createWorkflow(em: EntityManager, tenantId: string, actor: Actor, input: CreateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
@@ -93,7 +85,7 @@ export async function createWorkflow(em: EntityManager, tenantId: string, actor:
     const fork = em.fork();
     const workflow = fork.create(Workflow, {
       tenant: tenantId, workflowKey: key, name: input.name, description: input.description ?? null, status: 'draft', isActive: false,
-      triggerType: triggerTypeOf(steps), maxConcurrentRuns: null, liveVersion: null, liveSteps: null, draftSteps: steps,
+      triggerType: triggerTypeOf(steps), triggerEvent: null, webhookSlug: null, webhookSecret: null, previousWebhookSecret: null, previousSecretValidUntil: null, maxConcurrentRuns: null, liveVersion: null, liveSteps: null, draftSteps: steps,
     });
     recordAudit(fork, tenantId, actor, { action: 'workflow.create', targetType: 'workflow', targetId: key });
     try {
@@ -130,7 +122,6 @@ export async function updateWorkflow(em: EntityManager, tenantId: string, actor:
     // A live definition must stay runnable; a draft only needs steps that make sense one by one.
     const problems = validateDefinition(steps, toDraft ? 'draft' : 'live');
     if (problems.length) throw definitionError(problems, toDraft ? 'The steps are invalid' : 'The live definition would not be valid');
-    if (!toDraft) assertRunnableInThisRelease(steps);
     if (toDraft) {
       workflow.draftSteps = steps;
       changed.push('draft_steps');
@@ -139,6 +130,7 @@ export async function updateWorkflow(em: EntityManager, tenantId: string, actor:
       workflow.liveSteps = steps;
       workflow.liveVersion = (workflow.liveVersion ?? 0) + 1;
       workflow.triggerType = triggerTypeOf(steps);
+      workflow.triggerEvent = triggerEventOf(steps);
       em.create(WorkflowVersion, { tenant: tenantId, workflow, version: workflow.liveVersion, name: input.name ?? workflow.name, description: input.description !== undefined ? input.description : (workflow.description ?? null), steps, createdBy: actor.name });
       changed.push('steps');
     }
@@ -154,6 +146,7 @@ export async function updateWorkflow(em: EntityManager, tenantId: string, actor:
   }
   try {
     await em.flush();
+    if (changed.includes('steps')) await syncWorkflowSchedule(em, workflow);
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
       throw new AppError('WORKFLOW_KEY_TAKEN', `A workflow with the key "${input.workflow_key}" already exists`, { workflow_key: input.workflow_key });
@@ -185,6 +178,7 @@ export async function toggleWorkflow(em: EntityManager, tenantId: string, actor:
   workflow.updatedAt = new Date();
   recordAudit(em, tenantId, actor, { action: 'workflow.toggle', targetType: 'workflow', targetId: workflow.workflowKey, details: { is_active: workflow.isActive } });
   await em.flush();
+  await syncWorkflowSchedule(em, workflow);
   return { workflow: toWorkflowDto(workflow, tenantId) };
 }
 
@@ -192,7 +186,7 @@ export async function toggleWorkflow(em: EntityManager, tenantId: string, actor:
  * Makes the draft (or, without one, the live steps again) the live definition as a new immutable
  * version, after the full validation. Audited.
  */
-export async function deployWorkflow(em: EntityManager, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto }> {
+export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto; webhook_url?: string; webhook_secret?: string }> {
   const found = await findWorkflow(em, tenantId, idOrKey);
   return em.transactional(async (tx) => {
     // Locked: two deploys at once would otherwise both take the same version number.
@@ -200,19 +194,53 @@ export async function deployWorkflow(em: EntityManager, tenantId: string, actor:
     const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
     const problems = validateDefinition(steps, 'live');
     if (problems.length) throw definitionError(problems, 'The workflow cannot be deployed');
-    assertRunnableInThisRelease(steps);
     const version = (workflow.liveVersion ?? 0) + 1;
     tx.create(WorkflowVersion, { tenant: tenantId, workflow, version, name: workflow.name, description: workflow.description ?? null, steps, createdBy: actor.name });
     workflow.liveSteps = steps;
     workflow.draftSteps = null;
     workflow.liveVersion = version;
     workflow.triggerType = triggerTypeOf(steps);
+    workflow.triggerEvent = triggerEventOf(steps);
     workflow.status = 'active';
     workflow.isActive = true;
     workflow.updatedAt = new Date();
+    // The first deploy of a webhook workflow mints its URL and secret; later deploys keep them.
+    const minted: { webhook_url?: string; webhook_secret?: string } = {};
+    if (workflow.triggerType === 'webhook' && !workflow.webhookSlug) {
+      workflow.webhookSlug = newWebhookSlug();
+      minted.webhook_url = webhookUrl(deps, workflow.webhookSlug);
+      if (!workflow.webhookSecret) {
+        minted.webhook_secret = newWebhookSecret();
+        workflow.webhookSecret = await encryptWebhookSecret(tx, deps, tenantId, workflow.id, minted.webhook_secret);
+      }
+    }
     recordAudit(tx, tenantId, actor, { action: 'workflow.deploy', targetType: 'workflow', targetId: workflow.workflowKey, details: { version } });
     await tx.flush();
-    return { workflow: toWorkflowDto(workflow, tenantId) };
+    await syncWorkflowSchedule(tx, workflow);
+    return { workflow: toWorkflowDto(workflow, tenantId), ...minted };
+  });
+}
+
+/**
+ * A new signing secret for a deployed webhook workflow; the previous one stays valid for
+ * `graceSeconds` (0: at once). The new secret is shown this once. Audited.
+ */
+export async function rotateWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string, graceSeconds: number) {
+  const found = await findWorkflow(em, tenantId, idOrKey);
+  return em.transactional(async (tx) => {
+    const workflow = await tx.findOneOrFail(Workflow, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (workflow.liveVersion === null || workflow.triggerType !== 'webhook' || !workflow.webhookSlug) {
+      throw new AppError('NOT_A_WEBHOOK_WORKFLOW', 'Only a deployed webhook-triggered workflow has a webhook secret to rotate', { workflow: idOrKey, trigger_type: workflow.triggerType });
+    }
+    const secret = newWebhookSecret();
+    const validUntil = new Date(Date.now() + graceSeconds * 1000);
+    workflow.previousWebhookSecret = graceSeconds > 0 ? workflow.webhookSecret : null;
+    workflow.previousSecretValidUntil = validUntil;
+    workflow.webhookSecret = await encryptWebhookSecret(tx, deps, tenantId, workflow.id, secret);
+    workflow.updatedAt = new Date();
+    recordAudit(tx, tenantId, actor, { action: 'workflow.webhook_secret.rotate', targetType: 'workflow', targetId: workflow.workflowKey, details: { grace_period_seconds: graceSeconds } });
+    await tx.flush();
+    return { webhook_url: webhookUrl(deps, workflow.webhookSlug), webhook_secret: secret, previous_secret_valid_until: validUntil.toISOString() };
   });
 }
 
@@ -236,5 +264,6 @@ export async function deleteWorkflow(em: EntityManager, tenantId: string, actor:
   const workflow = await findWorkflow(em, tenantId, idOrKey);
   recordAudit(em, tenantId, actor, { action: 'workflow.delete', targetType: 'workflow', targetId: workflow.workflowKey });
   await em.flush();
+  await syncWorkflowSchedule(em, workflow, true);
   await em.execute('delete from workflows where id = ? and tenant_id = ?', [workflow.id, tenantId]);
 }

@@ -1,5 +1,6 @@
 // What each step type does. A step gets the run's scope (trigger, earlier steps, state, run) and
 // answers its output and where the run goes next; it never writes the run's progress itself.
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../../db/orm.js';
 import { executeAgentRun, prepareAgentRun, type AgentRunScope } from '../../agents/run-agent.js';
 import { parseIntentRef } from '../../agents/agent-references.js';
@@ -23,19 +24,51 @@ export interface StepContext {
   byId: Map<string, StepDef>;
   /** Each step's successor by step_order (null for the last). */
   nextOf: Map<string, string | null>;
-  /** Set when a paused ai_agent step is continued with the user's answer. */
-  resume: { stepId: string; message: string; sessionId: string | null } | null;
+  /** How the step the run waited at goes on (the answer, decision, delay's end or callback). */
+  resume: Resume | null;
+  /** The index of the step's row in the run (part of the Idempotency-Key of HTTP requests). */
+  stepIndex: number;
+  /** Which callback wait of the run comes next (its token names it). */
+  callbackSeq: number;
+  /** Inside a loop body: the iteration. */
+  loopIndex?: number;
+}
+
+export type WaitKind = 'input' | 'approval' | 'delay' | 'callback';
+
+/** How a waiting step goes on; stored on the run (`resume`) by whatever ended the wait. */
+export interface Resume {
+  stepId: string;
+  kind: WaitKind;
+  data: Record<string, unknown>;
+}
+
+/** A step that waits: the run stops here until something stores a `Resume` for it. */
+export interface StepWait {
+  kind: WaitKind;
+  /** When a job wakes the run: a delay's end, or an approval's or callback's timeout. */
+  wakeAt?: Date;
+  approvalId?: string;
+  /** The approval's step (a loop's body step when the approval is inside a loop). */
+  approvalStepId?: string;
+  loopIndex?: number;
+  message?: string;
 }
 
 export interface StepResult {
   output: unknown;
   /** The step chose its successor (condition, switch); undefined: the usual on_success / order rule. */
   next?: string | null;
-  /** The run pauses here (an agent asked the user); the step is run again with the answer. */
-  pause?: { status: 'needs_input'; question: string; sessionId: string };
+  /** The run waits here; the step runs again when the wait ends. */
+  wait?: StepWait;
   /** An end step: the run's output. */
   end?: boolean;
+  /** The run ends with this status (a rejected approval without on_failure). */
+  endStatus?: 'rejected';
 }
+
+/** The stored resume when it is for this step and this kind of wait. */
+const resumeFor = (step: StepDef, ctx: StepContext, kind: WaitKind) => (ctx.resume?.stepId === step.id && ctx.resume.kind === kind ? ctx.resume : null);
 
 const config = <T = unknown>(step: StepDef, key: string) => step.config[key] as T;
 
@@ -71,6 +104,10 @@ async function httpRequest(step: StepDef, ctx: StepContext): Promise<StepResult>
   const c = renderTemplate(step.config, ctx.vars) as { method?: string; url: string; headers?: Record<string, unknown>; body?: unknown; timeout_ms?: number };
   const method = (c.method ?? 'GET').toUpperCase();
   const headers: Record<string, string> = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  // The same for a repeat of this very step (a run continued after a crash), so a receiver can drop it.
+  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')) {
+    headers['Idempotency-Key'] = `${ctx.run.id}:${step.id}:${ctx.stepIndex}${ctx.loopIndex !== undefined ? `:${ctx.loopIndex}` : ''}`;
+  }
   let body: string | undefined;
   if (c.body !== undefined && c.body !== null && method !== 'GET' && method !== 'HEAD') {
     body = typeof c.body === 'string' ? c.body : JSON.stringify(c.body);
@@ -116,6 +153,8 @@ async function runAction(step: StepDef, ctx: StepContext): Promise<StepResult> {
       await em.transactional((tx) => queueMail(tx, ctx.deps, { to: String(c.to), subject: String(c.subject), body: String(c.body), kind: 'workflow_email' }));
       return { output: { queued: true, to: c.to } };
     }
+    case 'wait_for_callback':
+      return waitForCallback(step, ctx);
     case 'log': {
       const message = renderTemplate(config(step, 'message'), ctx.vars);
       ctx.deps.log.info({ workflow: ctx.workflow.key, run: ctx.run.id, step: step.id, message }, 'workflow log step');
@@ -151,17 +190,19 @@ async function runIntentStep(step: StepDef, ctx: StepContext): Promise<StepResul
 }
 
 async function runAgentStep(step: StepDef, ctx: StepContext): Promise<StepResult> {
-  const resuming = ctx.resume?.stepId === step.id ? ctx.resume : null;
-  const message = resuming ? resuming.message : String(renderTemplate(config(step, 'message'), ctx.vars) ?? '');
+  const resuming = resumeFor(step, ctx, 'input');
+  const message = resuming ? String(resuming.data.message ?? '') : String(renderTemplate(config(step, 'message'), ctx.vars) ?? '');
+  // The answer continues the agent session the question was asked in (the step's waiting row has it).
+  const sessionId = resuming ? ((ctx.vars.steps as Record<string, { output?: { session_id?: string } }>)[step.id]?.output?.session_id ?? null) : null;
   const em = ctx.em.fork();
   const prepared = await prepareAgentRun(em, ctx.deps, ctx.scope, {
     agentKey: String(config(step, 'agent_key')),
     input: { message, user_id: `workflow:${ctx.workflow.key}` },
-    ...(resuming?.sessionId ? { session_id: resuming.sessionId } : {}),
+    ...(sessionId ? { session_id: sessionId } : {}),
   });
   const result = await executeAgentRun(em, ctx.deps, prepared);
   const output = { output: result.output, status: result.status, run_id: result.run_id, session_id: result.session_id, total_cost: result.total_cost };
-  if (result.status === 'needs_input') return { output, pause: { status: 'needs_input', question: result.output, sessionId: result.session_id } };
+  if (result.status === 'needs_input') return { output: { question: result.output, ...output }, wait: { kind: 'input' } };
   if (result.status !== 'completed') throw Object.assign(new Error(`the agent run ended ${result.status}`), { output });
   return { output };
 }
@@ -173,15 +214,89 @@ async function runLoop(step: StepDef, ctx: StepContext): Promise<StepResult> {
   if (items.length > max) throw new Error(`the list has ${items.length} items; max_iterations is ${max}`);
   const body = ctx.byId.get(String(config(step, 'step_ref')));
   if (!body) throw new Error('the loop body step does not exist');
-  const results: unknown[] = [];
-  for (const [index, item] of items.entries()) {
+  // A loop that waited (an approval in its body) goes on at the iteration that waited, with the
+  // results before it as its waiting row saved them.
+  const resumed = ctx.resume?.stepId === step.id ? ctx.resume : null;
+  const saved = resumed ? ((ctx.vars.steps as Record<string, { output?: { iteration?: number; results?: unknown[] } }>)[step.id]?.output ?? null) : null;
+  const start = resumed && typeof saved?.iteration === 'number' ? saved.iteration : 0;
+  const results: unknown[] = resumed && Array.isArray(saved?.results) ? saved.results.slice(0, start) : [];
+  for (let index = start; index < items.length; index++) {
     // The body sees the item as `loop.item` (and `loop.index`); only the body step itself runs.
-    const vars = { ...ctx.vars, loop: { item, index } };
-    const result = await executeStep(body, { ...ctx, vars });
-    if (result.pause) throw new Error('a step inside a loop cannot wait for input');
+    const vars = { ...ctx.vars, loop: { item: items[index], index } };
+    const bodyResume = resumed && index === start ? { ...resumed, stepId: body.id } : null;
+    const result = await executeStep(body, { ...ctx, vars, resume: bodyResume, loopIndex: index });
+    if (result.wait) {
+      if (result.wait.kind === 'input') throw new Error('a step inside a loop cannot wait for input');
+      return {
+        output: { iteration: index, results, waiting: result.output },
+        wait: { ...result.wait, approvalStepId: result.wait.approvalStepId ?? body.id, loopIndex: index },
+      };
+    }
     results.push(result.output);
   }
   return { output: results };
+}
+
+async function runApproval(step: StepDef, ctx: StepContext): Promise<StepResult> {
+  const resumed = resumeFor(step, ctx, 'approval');
+  if (resumed) {
+    const data = resumed.data;
+    if (data.timed_out) throw Object.assign(new Error('the approval timed out'), { output: { approval_id: data.approval_id ?? null, status: 'timed_out' } });
+    const output = { approval_id: data.approval_id ?? null, decision: data.decision, comment: data.comment ?? null, decided_by: data.decided_by ?? null, decided_at: data.decided_at ?? null };
+    if (data.decision === 'approve') return { output };
+    // Reject: on_failure when the step has one, else the run ends rejected.
+    return step.on_failure_step_id ? { output, next: step.on_failure_step_id } : { output, endStatus: 'rejected' };
+  }
+  const approvalId = randomUUID();
+  const message = String(renderTemplate(config(step, 'message'), ctx.vars) ?? '');
+  const timeout = config<number | undefined>(step, 'timeout_seconds');
+  const wakeAt = timeout ? new Date(Date.now() + timeout * 1000) : undefined;
+  return {
+    output: { approval_id: approvalId, message, expires_at: wakeAt?.toISOString() ?? null },
+    wait: { kind: 'approval', approvalId, message, wakeAt },
+  };
+}
+
+async function runDelay(step: StepDef, ctx: StepContext): Promise<StepResult> {
+  const resumed = resumeFor(step, ctx, 'delay');
+  if (resumed) return { output: { waited_until: resumed.data.resume_at ?? null, resumed_at: new Date().toISOString() } };
+  const seconds = config<number | undefined>(step, 'seconds');
+  let resumeAt: Date;
+  if (seconds !== undefined) resumeAt = new Date(Date.now() + seconds * 1000);
+  else {
+    const until = renderTemplate(config(step, 'until'), ctx.vars);
+    resumeAt = new Date(String(until));
+    if (Number.isNaN(resumeAt.getTime())) throw new Error(`until gave ${JSON.stringify(until)}, not a date-time`);
+  }
+  // A moment already past does not wait.
+  if (resumeAt.getTime() <= Date.now()) return { output: { waited_until: resumeAt.toISOString(), resumed_at: new Date().toISOString() } };
+  return { output: { resume_at: resumeAt.toISOString() }, wait: { kind: 'delay', wakeAt: resumeAt } };
+}
+
+async function waitForCallback(step: StepDef, ctx: StepContext): Promise<StepResult> {
+  let resumed = resumeFor(step, ctx, 'callback');
+  if (!resumed) {
+    // A callback that came before the run got here is taken now: moved into resume, so a crash
+    // between here and the step's row loses nothing.
+    const [early] = await ctx.deps.sql.query<{ resume: Resume & { step_id: string } }>(
+      `update workflow_runs set resume = jsonb_build_object('step_id', $3::text, 'kind', 'callback', 'data', jsonb_build_object('body', early_callback->'body', 'received_at', early_callback->'received_at')),
+              early_callback = null, callback_seq = callback_seq + 1, updated_at = now()
+        where id = $1 and tenant_id = $2 and early_callback is not null and (early_callback->>'seq')::int = callback_seq
+        returning resume`,
+      [ctx.run.id, ctx.scope.tenantId, step.id],
+    );
+    if (early) {
+      ctx.callbackSeq++;
+      resumed = { stepId: step.id, kind: 'callback', data: early.resume.data };
+    }
+  }
+  if (resumed) {
+    if (resumed.data.timed_out) throw new Error('no callback arrived before the timeout');
+    return { output: resumed.data.body ?? null };
+  }
+  const timeout = config<number | undefined>(step, 'timeout_seconds');
+  const wakeAt = timeout ? new Date(Date.now() + timeout * 1000) : undefined;
+  return { output: { waiting_for_callback: true, expires_at: wakeAt?.toISOString() ?? null }, wait: { kind: 'callback', wakeAt } };
 }
 
 export async function executeStep(step: StepDef, ctx: StepContext): Promise<StepResult> {
@@ -203,6 +318,10 @@ export async function executeStep(step: StepDef, ctx: StepContext): Promise<Step
     }
     case 'loop':
       return runLoop(step, ctx);
+    case 'approval':
+      return runApproval(step, ctx);
+    case 'delay':
+      return runDelay(step, ctx);
     case 'ai_intent':
       return runIntentStep(step, ctx);
     case 'ai_agent':

@@ -1,17 +1,23 @@
 // The step engine. A run is a row; the loop reads where it stands (the steps already done and the
 // next step's id), runs one step, and writes that step's result together with the new position in
-// one statement before the next step starts. So a run stopped anywhere (a pause for input, a crash)
-// continues from what is stored, in any process. Sync runs, streams and test runs share it.
-import { randomUUID } from 'node:crypto';
+// one statement before the next step starts. So a run stopped anywhere (a wait, a crash) continues
+// from what is stored, in any process. Sync runs, streams, test runs and jobs share it.
+//
+// Waits (input, approval, delay, callback) end an execution: the waiting step's row, the run's wait
+// and the job that wakes it are written in one statement. Whatever ends the wait (an answer, a
+// decision, a timer, a callback) stores how the step goes on in `resume` together with the switch
+// back to running; the step then runs again and reads it.
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { WorkflowRunStatus } from '../../../db/entities/workflow.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { AgentRunScope } from '../../agents/run-agent.js';
 import type { AppDeps } from '../../deps.js';
 import { boundedJson, readRunSteps } from '../../runs/run-steps.js';
+import { PROCESS_ID, staleAfterMs } from '../../runs/process-identity.js';
 import type { StepDef } from '../step-types.js';
 import { findNextByOrder } from '../validate-definition.js';
-import { executeStep, nextInOrder, type StepContext, type StepResult } from './execute-step.js';
+import { executeStep, nextInOrder, type Resume, type StepContext, type StepResult, type StepWait } from './execute-step.js';
 import { loadState, type StateScope } from './workflow-state.js';
 import { renderTemplate } from './templates.js';
 
@@ -41,7 +47,15 @@ export interface WorkflowRunResult {
   status: WorkflowRunStatus;
   output: unknown;
   trace: TraceEntry[];
+  /** Set while the run awaits that approval. */
+  approval_id?: string;
+  /** Set while the run sits in a delay: when it continues. */
+  resume_at?: string;
+  /** The first run, answered again for a repeated Idempotency-Key. */
+  idempotent_replay?: boolean;
 }
+
+export const FINAL_STATUSES: readonly WorkflowRunStatus[] = ['completed', 'failed', 'cancelled', 'rejected'];
 
 export interface RunTarget {
   scope: AgentRunScope;
@@ -58,6 +72,8 @@ interface Definition {
   trigger: StepDef | null;
   /** Whether any template or expression reads `state` (otherwise saved values need not be loaded). */
   readsState: boolean;
+  /** Whether a wait_for_callback step exists (its runs get a callback key). */
+  hasCallback: boolean;
 }
 
 const definitions = new WeakMap<StepDef[], Definition>();
@@ -70,45 +86,14 @@ function compileDefinition(steps: StepDef[]): Definition {
       nextOf: findNextByOrder(steps),
       trigger: steps.find((s) => s.step_type === 'trigger') ?? null,
       readsState: /\bstate\s*(\.|\[)/.test(JSON.stringify(steps.map((s) => s.config))),
+      hasCallback: steps.some((s) => s.step_type === 'action' && s.action_id === 'wait_for_callback'),
     };
     definitions.set(steps, compiled);
   }
   return compiled;
 }
 
-async function loadStoredRun(sql: SqlPool, tenantId: string, runId: string): Promise<StoredRun> {
-  const [row] = await sql.query<{ conversation_id: string; input: Record<string, unknown>; next_step_id: string | null; steps_done: number; output: unknown }>(
-    'select conversation_id::text, input, next_step_id, steps_done, output from workflow_runs where id = $1 and tenant_id = $2',
-    [runId, tenantId],
-    'liya_workflow_run_load',
-  );
-  return { id: runId, conversationId: row.conversation_id, input: row.input, nextStepId: row.next_step_id, stepsDone: row.steps_done, output: row.output };
-}
-
-/** Creates the run row, positioned at the trigger step. */
-export async function createWorkflowRun(
-  sql: SqlPool,
-  target: RunTarget,
-  input: Record<string, unknown>,
-  options: { conversationId?: string; triggeredBy: string },
-): Promise<StoredRun> {
-  const runId = randomUUID();
-  const conversationId = options.conversationId ?? randomUUID();
-  const trigger = compileDefinition(target.steps).trigger;
-  // Asynchronous commit, like the step rows written after it (their order is kept).
-  await sql.query(
-    `with async_commit as (select set_config('synchronous_commit', 'off', true))
-     insert into workflow_runs (id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
-                                next_step_id, steps_done, error, started_at, updated_at, completed_at)
-     select $1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, now(), now(), null from async_commit`,
-    [
-      runId, target.scope.tenantId, target.workflow.id, target.version, target.version === null ? JSON.stringify(target.steps) : null,
-      target.stateScope, conversationId, options.triggeredBy, JSON.stringify(input), trigger?.id ?? null,
-    ],
-    'liya_workflow_run_create',
-  );
-  return { id: runId, conversationId, input, nextStepId: trigger?.id ?? null, stepsDone: 0, output: null };
-}
+export { compileDefinition };
 
 /** Where a run stands, as stored. */
 export interface StoredRun {
@@ -118,10 +103,142 @@ export interface StoredRun {
   nextStepId: string | null;
   stepsDone: number;
   output: unknown;
+  /** How the step at nextStepId goes on after a wait (stored with the switch back to running). */
+  resume: Resume | null;
+  callbackSeq: number;
+  callbackKey: string | null;
+  /** Async runs: a final run is POSTed there. */
+  callbackUrl: string | null;
 }
 
+/** The columns of a run the engine needs to continue it. */
+export const STORED_RUN_COLUMNS = `r.id::text, r.conversation_id::text, r.input, r.next_step_id, r.steps_done, r.output, r.resume, r.callback_seq, r.callback_key, r.callback_url`;
+
+export interface StoredRunRow {
+  id: string;
+  conversation_id: string;
+  input: Record<string, unknown>;
+  next_step_id: string | null;
+  steps_done: number;
+  output: unknown;
+  resume: (Resume & { step_id?: string }) | null;
+  callback_seq: number;
+  callback_key: string | null;
+  callback_url: string | null;
+}
+
+export const toStoredRun = (row: StoredRunRow): StoredRun => ({
+  id: row.id,
+  conversationId: row.conversation_id,
+  input: row.input,
+  nextStepId: row.next_step_id,
+  stepsDone: row.steps_done,
+  output: row.output,
+  resume: row.resume ? { stepId: row.resume.step_id ?? row.resume.stepId, kind: row.resume.kind, data: row.resume.data ?? {} } : null,
+  callbackSeq: row.callback_seq,
+  callbackKey: row.callback_key,
+  callbackUrl: row.callback_url,
+});
+
+export interface CreateRunOptions {
+  /** Chosen beforehand when an idempotency key must name the run before it exists. */
+  runId?: string;
+  conversationId?: string;
+  triggeredBy: string;
+  environmentId: string | null;
+  callbackUrl?: string | null;
+}
+
+/** The run row's values in insert order (shared by the sync insert and the queued one). */
+export function newRunValues(target: RunTarget, input: Record<string, unknown>, options: CreateRunOptions) {
+  const runId = options.runId ?? randomUUID();
+  const conversationId = options.conversationId ?? randomUUID();
+  const compiled = compileDefinition(target.steps);
+  const callbackKey = compiled.hasCallback ? randomBytes(24).toString('base64url') : null;
+  const stored: StoredRun = {
+    id: runId, conversationId, input, nextStepId: compiled.trigger?.id ?? null, stepsDone: 0, output: null, resume: null,
+    callbackSeq: 0, callbackKey, callbackUrl: options.callbackUrl ?? null,
+  };
+  const params = [
+    runId, target.scope.tenantId, target.workflow.id, target.version, target.version === null ? JSON.stringify(target.steps) : null,
+    target.stateScope, conversationId, options.triggeredBy, JSON.stringify(input), stored.nextStepId, options.environmentId, callbackKey, stored.callbackUrl,
+  ];
+  return { stored, params };
+}
+
+const RUN_COLUMNS = `id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
+  next_step_id, steps_done, error, environment_id, callback_key, callback_url, owner_id, started_at, updated_at, completed_at`;
+const RUN_VALUES = `$1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, $11, $12, $13, $14, now(), now(), null`;
+
+/** Inserts a run from `newRunValues` params ($1..$13) with owner $14 (null: a job will take it). */
+export const INSERT_RUN_SQL = `insert into workflow_runs (${RUN_COLUMNS}) values (${RUN_VALUES})`;
+
+/** Creates the run row, positioned at the trigger step and owned by this process. */
+export async function createWorkflowRun(sql: SqlPool, target: RunTarget, input: Record<string, unknown>, options: CreateRunOptions): Promise<StoredRun> {
+  const { stored, params } = newRunValues(target, input, options);
+  // Asynchronous commit, like the step rows written after it (their order is kept).
+  await sql.query(
+    `with async_commit as (select set_config('synchronous_commit', 'off', true)) insert into workflow_runs (${RUN_COLUMNS}) select ${RUN_VALUES} from async_commit`,
+    [...params, PROCESS_ID],
+    'liya_workflow_run_create',
+  );
+  return stored;
+}
+
+/**
+ * Takes a running run for this process: one whose owner is this process, nobody, or a process
+ * whose heartbeat stopped (it crashed). Null when another live process has it or it is not running.
+ */
+export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<(StoredRunRow & { workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null }) | null> {
+  const [row] = await sql.query<StoredRunRow & { workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null }>(
+    `update workflow_runs r set owner_id = $3, updated_at = now()
+       from workflows w
+      where r.id = $1 and r.tenant_id = $2 and w.id = r.workflow_id and r.status = 'running'
+        and (r.owner_id is null or r.owner_id = $3
+             or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $4)))
+      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text`,
+    [runId, tenantId, PROCESS_ID, staleAfterMs(heartbeatMs) / 1000],
+    'liya_workflow_run_claim',
+  );
+  return row ?? null;
+}
+
+// ---- Callback URLs ------------------------------------------------------------------------------
+
+/** The server's public address (webhook and callback URLs). */
+export const publicUrl = (config: { PUBLIC_URL?: string; PORT: number }) => (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+
+const callbackMac = (key: string, runId: string, seq: number) => createHmac('sha256', key).update(`${runId}:${seq}`).digest('base64url').slice(0, 32);
+
+/** The token of a run's `seq`-th callback wait: run id, seq and a MAC under the run's own key. */
+export function callbackToken(runId: string, seq: number, key: string): string {
+  return `${Buffer.from(runId.replace(/-/g, ''), 'hex').toString('base64url')}.${seq}.${callbackMac(key, runId, seq)}`;
+}
+
+/** The run id and seq a token names (unverified), or null when it is not shaped like one. */
+export function parseCallbackToken(token: string): { runId: string; seq: number; mac: string } | null {
+  const match = /^([A-Za-z0-9_-]{22})\.(\d{1,6})\.([A-Za-z0-9_-]{32})$/.exec(token);
+  if (!match) return null;
+  const hex = Buffer.from(match[1], 'base64url').toString('hex');
+  if (hex.length !== 32) return null;
+  return { runId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`, seq: Number(match[2]), mac: match[3] };
+}
+
+export function verifyCallbackToken(parsed: { runId: string; seq: number; mac: string }, key: string): boolean {
+  const expected = Buffer.from(callbackMac(key, parsed.runId, parsed.seq));
+  const given = Buffer.from(parsed.mac);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+const callbackUrlOf = (base: string, run: { id: string; callbackKey: string | null }, seq: number) =>
+  run.callbackKey ? `${base}/webhooks/workflow-callbacks/${callbackToken(run.id, seq, run.callbackKey)}` : null;
+
+// ---- Step writes --------------------------------------------------------------------------------
+
 // One statement per step: its result row and the run's new position (or its end). Asynchronous
-// commit, as the other run rows: ordering is kept, a crash loses at most the last moment.
+// commit, as the other run rows: ordering is kept, a crash of this process loses nothing (the
+// database has it); a crash of the database loses at most the last moment. A final status with a
+// callback URL queues the callback's delivery in the same statement.
 const STEP_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
 step as (
@@ -133,11 +250,45 @@ step as (
 ),
 run as (
   update workflow_runs set next_step_id = $14, steps_done = $3 + 1, status = $15, output = coalesce($16::jsonb, output), error = $17::jsonb,
+         resume = null, wait_kind = null, approval_id = null, resume_at = null, owner_id = case when $15 = 'running' then owner_id else null end,
          updated_at = now(), completed_at = case when $15 in ('completed', 'failed', 'cancelled', 'rejected') then now() else null end
    where id = $2 and tenant_id = $1
   returning 1
+),
+notify as (
+  select graphile_worker.add_job('workflow_callback', json_build_object('run_id', $2::text, 'tenant_id', $1::text), max_attempts => 6, job_key => 'wf-callback:' || $2::text)
+   where $18::boolean
 )
-select (select count(*) from step) + (select count(*) from run) + (select count(*) from async_commit) as written`;
+select (select count(*) from step) + (select count(*) from run) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
+
+// A wait: the waiting step's row, the run's wait, an approval to decide and the job that wakes the
+// run (a delay's end or a timeout), in one durable statement. A callback wait is refused (nothing
+// written) when a callback for it arrived meanwhile: the step then runs again and takes it.
+const WAIT_SQL = `
+with run as (
+  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, status = $15, wait_kind = $16, approval_id = $17::uuid, resume_at = $18,
+         resume = null, owner_id = null, updated_at = now()
+   where id = $2 and tenant_id = $1 and ($16 <> 'callback' or early_callback is null)
+  returning workflow_id
+),
+step as (
+  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
+                         cost_usd, latency_ms, error, started_at, completed_at)
+  select gen_random_uuid(), $1, 'workflow', $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, 0, 0, 0, $10, $11, $12, $13 from run
+  on conflict (run_id, index) do nothing
+  returning 1
+),
+approval as (
+  insert into workflow_approvals (id, tenant_id, workflow_id, run_id, step_id, loop_index, message, status, expires_at, created_at)
+  select $17::uuid, $1, workflow_id, $2, $19, $20, $21, 'pending', $22, now() from run where $17::uuid is not null
+  returning 1
+),
+wake as (
+  select graphile_worker.add_job('workflow_continue', json_build_object('run_id', $2::text, 'tenant_id', $1::text, 'wake', $16::text, 'seq', $23::int, 'approval_id', $17::text),
+                                 run_at => $24, max_attempts => 10, job_key => 'wf-wake:' || $2::text)
+    from run where $24::timestamptz is not null
+)
+select (select count(*) from run) as waited, (select count(*) from step) + (select count(*) from approval) + (select count(*) from wake) as written`;
 
 interface StepWrite {
   index: number;
@@ -154,18 +305,40 @@ interface StepWrite {
   runError: Record<string, unknown> | null;
 }
 
-async function writeStep(sql: SqlPool, tenantId: string, runId: string, w: StepWrite): Promise<Date> {
+const stepParams = (tenantId: string, runId: string, w: StepWrite, completed: Date) => [
+  tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input), boundedJson(w.output),
+  Math.round(w.latencyMs), w.error?.slice(0, 4000) ?? null, w.started, completed,
+];
+
+async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite): Promise<Date> {
   const completed = new Date();
   await sql.query(
     STEP_SQL,
     [
-      tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input), boundedJson(w.output),
-      Math.round(w.latencyMs), w.error?.slice(0, 4000) ?? null, w.started, completed, w.next, w.runStatus,
+      ...stepParams(tenantId, run.id, w, completed), w.next, w.runStatus,
       w.runOutput === undefined ? null : JSON.stringify(w.runOutput), w.runError === null ? null : JSON.stringify(w.runError),
+      run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus),
     ],
     'liya_workflow_step',
   );
   return completed;
+}
+
+const WAIT_STATUS: Record<StepWait['kind'], WorkflowRunStatus> = { input: 'needs_input', approval: 'awaiting_approval', delay: 'waiting', callback: 'waiting' };
+
+/** Writes a wait; false when a callback arrived first (nothing written). */
+async function writeWait(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite, wait: StepWait, callbackSeq: number): Promise<{ completed: Date; waited: boolean }> {
+  const completed = new Date();
+  const [row] = await sql.query<{ waited: string }>(
+    WAIT_SQL,
+    [
+      ...stepParams(tenantId, run.id, w, completed), w.step.id, w.runStatus, wait.kind, wait.approvalId ?? null, wait.kind === 'delay' ? wait.wakeAt : null,
+      wait.approvalStepId ?? w.step.id, wait.loopIndex ?? null, wait.message ?? null, wait.kind === 'approval' ? wait.wakeAt ?? null : null,
+      callbackSeq, wait.wakeAt ?? null,
+    ],
+    'liya_workflow_wait',
+  );
+  return { completed, waited: Number(row.waited) > 0 };
 }
 
 const toTrace = (w: StepWrite, completed: Date): TraceEntry => ({
@@ -188,54 +361,52 @@ function describeInput(step: StepDef, vars: Record<string, unknown>): unknown {
 }
 
 /**
- * Runs from the run's stored position until it ends or pauses. `resume` continues a paused
- * ai_agent step with the user's answer.
+ * Runs from the run's stored position until it ends or waits. The caller owns the run (created it,
+ * or claimed it); a stored `resume` continues the step the run waited at.
  */
 export async function executeWorkflowRun(
   em: EntityManager,
   deps: AppDeps,
   target: RunTarget,
-  stored: string | StoredRun,
-  options: { onEvent?: (event: WorkflowRunEvent) => void; resume?: { message: string } } = {},
+  run: StoredRun,
+  options: { onEvent?: (event: WorkflowRunEvent) => void } = {},
 ): Promise<WorkflowRunResult> {
   const emit = options.onEvent ?? (() => undefined);
-  // A run just created is passed as it was written; any other is read back from its row.
-  const run = typeof stored === 'string' ? await loadStoredRun(deps.sql, target.scope.tenantId, stored) : stored;
   const runId = run.id;
+  const tenantId = target.scope.tenantId;
   const definition = compileDefinition(target.steps);
-  const done = run.stepsDone > 0 ? await readRunSteps(deps.sql, target.scope.tenantId, 'workflow', runId) : [];
+  const done = run.stepsDone > 0 ? await readRunSteps(deps.sql, tenantId, 'workflow', runId) : [];
   const stepsVar: Record<string, { output: unknown; status: string }> = {};
   const trace: TraceEntry[] = done.map((s) => ({
     step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
   }));
   for (const s of done) if (s.step_id) stepsVar[s.step_id] = { output: s.output, status: s.status };
-  const stateKey = { tenantId: target.scope.tenantId, workflowId: target.workflow.id, scope: target.stateScope };
+  const stateKey = { tenantId, workflowId: target.workflow.id, scope: target.stateScope };
+  const base = publicUrl(deps.config);
+  const runVar = { id: runId, conversation_id: run.conversationId, scope: target.stateScope, callback_url: callbackUrlOf(base, run, run.callbackSeq) };
   const vars: Record<string, unknown> = {
     trigger: run.input,
     steps: stepsVar,
     // Saved values are read for templates and expressions only when the definition refers to them.
     state: definition.readsState ? await loadState(deps.sql, stateKey) : {},
-    run: { id: runId, conversation_id: run.conversationId, scope: target.stateScope, callback_url: null },
+    run: runVar,
   };
   emit({ event: 'run.started', data: { run_id: runId, conversation_id: run.conversationId, workflow_key: target.workflow.key } });
 
-  // A paused agent step is continued with the answer, in the session it asked in.
-  let resume: StepContext['resume'] = null;
-  if (options.resume && run.nextStepId) {
-    const paused = [...done].reverse().find((s) => s.step_id === run.nextStepId && s.status === 'needs_input');
-    const sessionId = (paused?.output as { session_id?: string } | null)?.session_id ?? null;
-    resume = { stepId: run.nextStepId, message: options.resume.message, sessionId };
-    await deps.sql.query(`update workflow_runs set status = 'running', updated_at = now() where id = $1 and tenant_id = $2`, [runId, target.scope.tenantId]);
-  }
   const ctx: StepContext = {
     em, deps, scope: target.scope, workflow: target.workflow, run: { id: runId, conversationId: run.conversationId, scope: target.stateScope },
-    state: stateKey, vars, byId: definition.byId, nextOf: definition.nextOf, resume,
+    state: stateKey, vars, byId: definition.byId, nextOf: definition.nextOf,
+    resume: run.resume && run.resume.stepId === run.nextStepId ? run.resume : null,
+    stepIndex: run.stepsDone,
+    callbackSeq: run.callbackSeq,
   };
 
   let stepId = run.nextStepId;
   let index = run.stepsDone;
   let status: WorkflowRunStatus = 'completed';
   let output: unknown = run.output;
+  let waitInfo: { approval_id?: string; resume_at?: string } = {};
+  let retriesOfWait = 0;
   while (stepId) {
     const step = definition.byId.get(stepId);
     const started = new Date();
@@ -246,6 +417,7 @@ export async function executeWorkflowRun(
     }
     emit({ event: 'step.started', data: { step_id: step.id, step_type: step.step_type, name: step.name } });
     const t0 = performance.now();
+    ctx.stepIndex = index;
     let result: StepResult | null = null;
     let failure: { message: string; output: unknown } | null = null;
     try {
@@ -266,28 +438,49 @@ export async function executeWorkflowRun(
         runStatus = 'failed';
         runError = { code: 'STEP_FAILED', step_id: step.id, message: failure.message };
       }
-    } else if (result!.pause) {
-      stepStatus = 'needs_input';
+    } else if (result!.wait) {
+      runStatus = WAIT_STATUS[result!.wait.kind];
+      stepStatus = runStatus;
       next = step.id;
-      runStatus = 'needs_input';
     } else {
       stepStatus = 'completed';
       next = result!.end ? null : result!.next !== undefined ? result!.next : (step.on_success_step_id ?? nextInOrder(step, ctx));
       if (result!.end) runOutput = result!.output;
-      if (!next) runStatus = 'completed';
+      if (result!.endStatus) {
+        runStatus = result!.endStatus;
+        next = null;
+      } else if (!next) runStatus = 'completed';
     }
-    const stepOutput = failure ? failure.output : result!.pause ? { question: result!.pause.question, ...(result!.output as object) } : result!.output;
+    const stepOutput = failure ? failure.output : result!.output;
     if (runStatus === 'completed' && runOutput === undefined) runOutput = stepOutput;
     const write: StepWrite = {
       index, step, status: stepStatus, input: describeInput(step, vars), output: stepOutput, error: failure?.message ?? null, started,
-      latencyMs: performance.now() - t0, next: runStatus === 'completed' || runStatus === 'failed' ? null : next, runStatus, runOutput, runError,
+      latencyMs: performance.now() - t0, next: FINAL_STATUSES.includes(runStatus) ? null : next, runStatus, runOutput, runError,
     };
-    const completed = await writeStep(deps.sql, target.scope.tenantId, runId, write);
+    let completed: Date;
+    if (result?.wait) {
+      const written = await writeWait(deps.sql, tenantId, run, write, result.wait, ctx.callbackSeq);
+      if (!written.waited) {
+        // A callback arrived between the step's check and the wait: run the step again to take it.
+        if (++retriesOfWait > 3) throw new Error('the run could not settle its wait');
+        continue;
+      }
+      completed = written.completed;
+      if (result.wait.approvalId) waitInfo = { approval_id: result.wait.approvalId };
+      if (result.wait.kind === 'delay' && result.wait.wakeAt) waitInfo = { resume_at: result.wait.wakeAt.toISOString() };
+    } else {
+      completed = await writeStep(deps.sql, tenantId, run, write);
+    }
     const entry = toTrace(write, completed);
     trace.push(entry);
     stepsVar[step.id] = { output: stepOutput, status: stepStatus };
     emit({ event: 'step.completed', data: entry });
     index++;
+    if (ctx.callbackSeq !== run.callbackSeq) {
+      // A callback wait finished: the next one has its own address.
+      run.callbackSeq = ctx.callbackSeq;
+      runVar.callback_url = callbackUrlOf(base, run, run.callbackSeq);
+    }
     if (runOutput !== undefined) output = runOutput;
     if (runStatus !== 'running') {
       status = runStatus;
@@ -297,13 +490,13 @@ export async function executeWorkflowRun(
   }
   if (!stepId && status === 'completed' && index === run.stepsDone) {
     // Nothing to run (no trigger): end the run as it stands.
-    await deps.sql.query(`update workflow_runs set status = 'completed', completed_at = now(), updated_at = now() where id = $1 and tenant_id = $2 and status = 'running'`, [runId, target.scope.tenantId]);
+    await deps.sql.query(`update workflow_runs set status = 'completed', owner_id = null, completed_at = now(), updated_at = now() where id = $1 and tenant_id = $2 and status = 'running'`, [runId, tenantId]);
   }
   if (status === 'failed' && index < MAX_STEPS_PER_RUN && trace.at(-1)?.status !== 'failed') {
     await deps.sql.query(
-      `update workflow_runs set status = 'failed', completed_at = now(), updated_at = now(), error = $3::jsonb where id = $1 and tenant_id = $2`,
-      [runId, target.scope.tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist or took too many steps' })],
+      `update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(), error = $3::jsonb where id = $1 and tenant_id = $2`,
+      [runId, tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist or took too many steps' })],
     );
   }
-  return { run_id: runId, conversation_id: run.conversationId, status, output: output ?? null, trace };
+  return { run_id: runId, conversation_id: run.conversationId, status, output: output ?? null, trace, ...waitInfo };
 }

@@ -1,0 +1,113 @@
+// What the job runner does for workflow runs: continue a run (a queued run's start, a wait's end,
+// a run whose process died), deliver an async run's callback, and find runs to recover.
+import { Webhook } from 'standardwebhooks';
+import type { AppDeps } from '../deps.js';
+import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
+import { claimRun, executeWorkflowRun, FINAL_STATUSES, toStoredRun } from './engine/run-workflow.js';
+import { loadRunScope } from './run-scope.js';
+import { decryptWebhookSecret } from './webhook-secrets.js';
+import { getWorkflowRun, stepsOfRun } from './workflow-runs.service.js';
+
+export interface ContinuePayload {
+  run_id: string;
+  tenant_id: string;
+  /** Set by a wait's own job: the delay ended, or the approval's or callback's time ran out. */
+  wake?: 'delay' | 'approval' | 'callback';
+  seq?: number;
+  approval_id?: string | null;
+}
+
+// Each wake ends its wait only if the run still waits for exactly that (a decision, a callback or a
+// cancel may have come first), storing how the step goes on with the switch back to running.
+const WAKE_SQL: Record<NonNullable<ContinuePayload['wake']>, string> = {
+  delay: `update workflow_runs set status = 'running', wait_kind = null, owner_id = null, updated_at = now(),
+                 resume = jsonb_build_object('step_id', next_step_id, 'kind', 'delay', 'data', jsonb_build_object('resume_at', resume_at)), resume_at = null
+           where id = $1 and tenant_id = $2 and status = 'waiting' and wait_kind = 'delay' and $3::int is not null`,
+  approval: `with a as (update workflow_approvals set status = 'timed_out', decided_at = now() where id = $4::uuid and run_id = $1 and status = 'pending' returning id)
+             update workflow_runs set status = 'running', wait_kind = null, approval_id = null, owner_id = null, updated_at = now(),
+                    resume = jsonb_build_object('step_id', next_step_id, 'kind', 'approval', 'data', jsonb_build_object('timed_out', true, 'approval_id', $4::text))
+              where id = $1 and tenant_id = $2 and status = 'awaiting_approval' and approval_id = $4::uuid and exists (select 1 from a) and $3::int is not null`,
+  callback: `update workflow_runs set status = 'running', wait_kind = null, owner_id = null, updated_at = now(), callback_seq = callback_seq + 1,
+                    resume = jsonb_build_object('step_id', next_step_id, 'kind', 'callback', 'data', jsonb_build_object('timed_out', true))
+              where id = $1 and tenant_id = $2 and status = 'waiting' and wait_kind = 'callback' and callback_seq = $3::int`,
+};
+
+/** Ends the wait the job was planned for (if it still stands), then runs the run on if nobody alive has it. */
+export async function continueRunJob(deps: AppDeps, payload: ContinuePayload): Promise<void> {
+  if (payload.wake) {
+    await deps.sql.query(WAKE_SQL[payload.wake], [payload.run_id, payload.tenant_id, payload.seq ?? 0, payload.approval_id ?? null]);
+  }
+  const claimed = await claimRun(deps.sql, payload.tenant_id, payload.run_id, deps.config.HEARTBEAT_MS);
+  if (!claimed) return;
+  const scope = await loadRunScope(deps, payload.tenant_id, claimed.environment_id);
+  if (!scope) {
+    await deps.sql.query(
+      `update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(), error = '{"code":"TENANT_INACTIVE","message":"The tenant is inactive"}'::jsonb where id = $1`,
+      [payload.run_id],
+    );
+    return;
+  }
+  const steps = await stepsOfRun(deps, payload.tenant_id, claimed.workflow_id, claimed);
+  await executeWorkflowRun(deps.orm.em.fork(), deps, {
+    scope, workflow: { id: claimed.workflow_id, key: claimed.workflow_key }, steps, version: claimed.version, stateScope: claimed.scope,
+  }, toStoredRun(claimed));
+}
+
+/**
+ * POSTs a final run to its callback_url as a Standard Webhooks message signed with the workflow's
+ * secret, through the SSRF-safe client. A failure throws: the job runner retries with backoff.
+ */
+export async function deliverRunCallback(deps: AppDeps, payload: { run_id: string; tenant_id: string }): Promise<void> {
+  const [row] = await deps.sql.query<{ workflow_id: string; callback_url: string | null; status: string; webhook_secret: string | null }>(
+    `select r.workflow_id::text, r.callback_url, r.status, w.webhook_secret from workflow_runs r join workflows w on w.id = r.workflow_id where r.id = $1 and r.tenant_id = $2`,
+    [payload.run_id, payload.tenant_id],
+  );
+  if (!row?.callback_url || !FINAL_STATUSES.includes(row.status as never)) return;
+  const em = deps.orm.em.fork();
+  const secret = row.webhook_secret ? await decryptWebhookSecret(em, deps, payload.tenant_id, row.workflow_id, row.webhook_secret) : null;
+  if (!secret) {
+    deps.log.warn({ run: payload.run_id }, 'run callback not sent: the workflow has no readable secret');
+    return;
+  }
+  const { run } = await getWorkflowRun(em, deps, payload.tenant_id, row.workflow_id, payload.run_id);
+  const body = JSON.stringify({ type: `workflow.run.${run.status}`, timestamp: new Date().toISOString(), data: run });
+  // The message id is the run's: a receiver drops a repeated delivery by it.
+  const messageId = `msg_run_${payload.run_id}`;
+  const timestamp = new Date();
+  const signature = new Webhook(secret).sign(messageId, timestamp, body);
+  const res = await deps.outbound.fetch(row.callback_url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': messageId,
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': signature,
+    },
+    body,
+    signal: AbortSignal.timeout(deps.config.OUTBOUND_TIMEOUT_MS),
+  });
+  await res.body?.cancel().catch(() => undefined);
+  if (res.status < 200 || res.status >= 300) throw new Error(`the callback URL answered HTTP ${res.status}`);
+}
+
+/**
+ * Runs left running by a process that stopped (crash, kill -9) get a job that continues them. Also
+ * queued runs whose job is gone. A job key per run keeps it to one job.
+ */
+export async function recoverOrphanedRuns(deps: AppDeps): Promise<number> {
+  const rows = await deps.sql.query<{ id: string }>(
+    `with orphans as (
+       select r.id, r.tenant_id from workflow_runs r
+        where r.status = 'running' and r.updated_at < now() - make_interval(secs => $1)
+          and (r.owner_id is null
+               or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $2)))
+          and not exists (select 1 from graphile_worker._private_jobs j where j.key = 'wf-run:' || r.id::text)
+        limit 500)
+     select id::text, graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10,
+                                              job_key => 'wf-run:' || id::text, job_key_mode => 'preserve_run_at') is not null as queued
+       from orphans`,
+    [staleAfterMs(deps.config.HEARTBEAT_MS) / 1000 / 2, staleAfterMs(deps.config.HEARTBEAT_MS) / 1000],
+  );
+  if (rows.length) deps.log.warn({ runs: rows.length, by: PROCESS_ID }, 'workflow runs of stopped processes queued to continue');
+  return rows.length;
+}

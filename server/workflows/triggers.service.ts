@@ -1,0 +1,190 @@
+// Runs that start from outside an API call: signed webhook deliveries, events, and the callbacks
+// that continue a run waiting at a wait_for_callback step. Each is accepted with one durable
+// statement (run and job together) and executed by the job runner.
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { EntityManager } from '../../db/orm.js';
+import type { AgentRunScope } from '../agents/run-agent.js';
+import type { AppDeps } from '../deps.js';
+import { AppError, notFound } from '../errors.js';
+import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
+import { claimOrFind, claimIdempotencySql, hashRequest, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
+import { concurrencyLimit, createQueuedRun } from './run-admission.js';
+import { loadRunScope } from './run-scope.js';
+import { prepareRunInput } from './run-input.js';
+import { decryptWebhookSecret } from './webhook-secrets.js';
+import { loadVersionSteps } from './workflow-runs.service.js';
+
+interface WebhookWorkflowRow {
+  id: string;
+  tenant_id: string;
+  workflow_key: string;
+  live_version: number;
+  max_concurrent_runs: number | null;
+  webhook_secret: string | null;
+  previous_webhook_secret: string | null;
+  previous_valid: boolean;
+}
+
+const verifiers = new Map<string, Webhook>();
+const verifierOf = (secret: string) => {
+  let verifier = verifiers.get(secret);
+  if (!verifier) {
+    if (verifiers.size > 5000) verifiers.clear();
+    verifier = new Webhook(secret);
+    verifiers.set(secret, verifier);
+  }
+  return verifier;
+};
+
+const invalidSignature = () => new AppError('INVALID_SIGNATURE', 'The webhook signature is missing, invalid or outside the 5-minute window');
+
+/**
+ * A signed delivery to `/webhooks/workflows/<slug>`: verified (Standard Webhooks v1 over the raw
+ * body, the current secret or, during a rotation's grace period, the previous one), then a run is
+ * queued. A repeated webhook-id answers the first run and starts nothing.
+ */
+export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>) {
+  const [workflow] = await deps.sql.query<WebhookWorkflowRow>(
+    `select w.id::text, w.tenant_id::text, w.workflow_key, w.live_version, w.max_concurrent_runs, w.webhook_secret, w.previous_webhook_secret,
+            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid
+       from workflows w join tenants t on t.id = w.tenant_id
+      where w.webhook_slug = $1 and w.is_active and w.live_version is not null and w.trigger_type = 'webhook' and t.is_active`,
+    [slug],
+    'liya_webhook_workflow',
+  );
+  if (!workflow) throw notFound('Webhook');
+  const plainHeaders: Record<string, string> = {};
+  for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+    const value = headers[name];
+    if (typeof value === 'string') plainHeaders[name] = value;
+  }
+  const secrets = [workflow.webhook_secret, workflow.previous_valid ? workflow.previous_webhook_secret : null].filter((s): s is string => s !== null);
+  let verified = false;
+  for (const stored of secrets) {
+    const secret = await decryptWebhookSecret(em, deps, workflow.tenant_id, workflow.id, stored);
+    if (!secret) continue;
+    try {
+      verifierOf(secret).verify(rawBody, plainHeaders);
+      verified = true;
+      break;
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+    }
+  }
+  if (!verified) throw invalidSignature();
+
+  let input: unknown;
+  try {
+    input = rawBody.length ? JSON.parse(rawBody.toString('utf8')) : {};
+  } catch {
+    throw new AppError('INVALID_JSON', 'The webhook body is not valid JSON');
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new AppError('INVALID_INPUT', 'The webhook body must be a JSON object (it becomes the trigger input)', { issues: [{ path: '(body)', message: 'expected a JSON object' }] });
+  }
+  const scope = await loadRunScope(deps, workflow.tenant_id);
+  if (!scope) throw notFound('Webhook');
+  const prepared = await prepareRunInput(deps, scope, input as Record<string, unknown>);
+  const steps = await loadVersionSteps(deps, workflow.tenant_id, workflow.id, workflow.live_version);
+  const runId = crypto.randomUUID();
+  // The webhook-id is the delivery's idempotency key: claimed in the same statement as the run.
+  const claim: IdempotencyClaim = { tenantId: workflow.tenant_id, scope: `webhook:${workflow.id}`, key: plainHeaders['webhook-id'].slice(0, 255), requestHash: hashRequest(rawBody), runId };
+  const outcome = await createQueuedRun(
+    deps.sql,
+    { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },
+    prepared,
+    { runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: claimIdempotencySql(claim) },
+  );
+  if (outcome.status === 'limited') throw concurrencyLimit(workflow.max_concurrent_runs!);
+  if (outcome.status === 'duplicate') {
+    const [first] = await deps.sql.query<{ run_id: string | null }>('select run_id::text from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3', [claim.tenantId, claim.scope, claim.key]);
+    return { run_id: first?.run_id ?? null, duplicate: true };
+  }
+  return { run_id: runId, duplicate: false };
+}
+
+/**
+ * A POST to a run's callback URL. A run waiting at that callback goes on (a job continues it, the
+ * body becoming the step's output); a run not there yet keeps the body for when it arrives. A
+ * token used once (or timed out) answers 409 and changes nothing.
+ */
+export async function receiveCallback(deps: AppDeps, token: string, body: unknown) {
+  const parsed = parseCallbackToken(token);
+  if (!parsed) throw notFound('Callback');
+  const [run] = await deps.sql.query<{ tenant_id: string; callback_key: string | null; status: string }>(
+    'select tenant_id::text, callback_key, status from workflow_runs where id = $1',
+    [parsed.runId],
+  );
+  if (!run?.callback_key || !verifyCallbackToken(parsed, run.callback_key)) throw notFound('Callback');
+  const received = { seq: parsed.seq, body, received_at: new Date().toISOString() };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // The run waits at this callback: it goes on.
+    const [woken] = await deps.sql.query<{ id: string }>(
+      `with r as (
+         update workflow_runs set status = 'running', wait_kind = null, owner_id = null, callback_seq = callback_seq + 1, updated_at = now(),
+                resume = jsonb_build_object('step_id', next_step_id, 'kind', 'callback', 'data', jsonb_build_object('body', $3::jsonb -> 'body', 'received_at', $3::jsonb -> 'received_at'))
+          where id = $1 and status = 'waiting' and wait_kind = 'callback' and callback_seq = $2
+         returning id, tenant_id),
+       timeout as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
+       job as (select graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10, job_key => 'wf-run:' || id::text) from r)
+       select id::text from r where (select count(*) from job) + 0 * (select count(*) from timeout) >= 0`,
+      [parsed.runId, parsed.seq, JSON.stringify(received)],
+    );
+    if (woken) return { run_id: parsed.runId, accepted: true };
+    // The run has not reached it yet: kept until it does.
+    const [early] = await deps.sql.query<{ id: string }>(
+      `update workflow_runs set early_callback = $3::jsonb, updated_at = now()
+        where id = $1 and status = 'running' and callback_seq = $2 and early_callback is null returning id::text`,
+      [parsed.runId, parsed.seq, JSON.stringify(received)],
+    );
+    if (early) return { run_id: parsed.runId, accepted: true };
+    const [now] = await deps.sql.query<{ status: string; callback_seq: number; early_seq: number | null; wait_kind: string | null }>(
+      `select status, callback_seq, (early_callback->>'seq')::int as early_seq, wait_kind from workflow_runs where id = $1`,
+      [parsed.runId],
+    );
+    if (!now) throw notFound('Callback');
+    if (now.callback_seq > parsed.seq || now.early_seq === parsed.seq) {
+      throw new AppError('CALLBACK_ALREADY_RECEIVED', 'This callback URL was already used (or its wait timed out)', { run_id: parsed.runId });
+    }
+    if (now.status !== 'running' && !(now.status === 'waiting' && now.wait_kind === 'callback')) {
+      throw new AppError('CALLBACK_ALREADY_RECEIVED', `The run is ${now.status} and takes no callback`, { run_id: parsed.runId, status: now.status });
+    }
+    // The run moved between the statements (it just reached its wait): try again.
+  }
+  throw new AppError('RUN_BUSY', 'The run is changing state; retry the callback', { run_id: parsed.runId }, { 'Retry-After': '1' });
+}
+
+/**
+ * `POST /v1/events`: queues a run of every active workflow of the tenant whose trigger is this
+ * event. A workflow at its max_concurrent_runs is skipped (listed in `skipped`).
+ */
+export async function publishEvent(em: EntityManager, deps: AppDeps, scope: AgentRunScope, event: { name: string; payload: Record<string, unknown> }, idempotencyKey: string | null) {
+  let claim: IdempotencyClaim | null = null;
+  if (idempotencyKey) {
+    claim = { tenantId: scope.tenantId, scope: 'events', key: idempotencyKey, requestHash: hashRequest(event), runId: null };
+    const found = await claimOrFind(deps.sql, claim, 10_000);
+    if (!found.claimed) {
+      const result = (found.existing.result ?? { runs: [], skipped: [] }) as { runs: string[]; skipped: { workflow_key: string; reason: string }[] };
+      return { ...result, idempotent_replay: true };
+    }
+  }
+  const workflows = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null }>(
+    `select id::text, workflow_key, live_version, max_concurrent_runs from workflows
+      where tenant_id = $1 and is_active and live_version is not null and trigger_type = 'event' and trigger_event = $2 order by workflow_key`,
+    [scope.tenantId, event.name],
+  );
+  const input = await prepareRunInput(deps, scope, event.payload);
+  const runs: string[] = [];
+  const skipped: { workflow_key: string; reason: string }[] = [];
+  for (const w of workflows) {
+    const steps = await loadVersionSteps(deps, scope.tenantId, w.id, w.live_version);
+    const outcome = await createQueuedRun(deps.sql, { scope, workflow: { id: w.id, key: w.workflow_key }, steps, version: w.live_version, stateScope: 'live' }, input, {
+      triggeredBy: 'event', environmentId: scope.environmentId, limit: w.max_concurrent_runs,
+    });
+    if (outcome.status === 'created') runs.push(outcome.runId);
+    else skipped.push({ workflow_key: w.workflow_key, reason: 'CONCURRENCY_LIMIT' });
+  }
+  const result = { runs, skipped };
+  if (claim) await saveIdempotentResult(deps.sql, claim, result);
+  return result;
+}

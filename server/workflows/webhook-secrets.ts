@@ -1,0 +1,51 @@
+// Webhook URLs and signing secrets. A webhook workflow's first deploy mints its slug and a
+// Standard Webhooks secret (`whsec_` + base64 of 32 bytes); redeploys keep both. Rotation keeps
+// the previous secret valid for a grace period. Secrets are stored encrypted (they must be read
+// back to verify signatures) and shown once. The same secret signs async-run callbacks.
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '../../db/orm.js';
+import type { AppDeps } from '../deps.js';
+import { decryptSecret, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
+import { publicUrl } from './engine/run-workflow.js';
+
+const secretContext = (tenantId: string, workflowId: string) => `workflow-webhook-secret:${tenantId}:${workflowId}`;
+
+export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+export const newWebhookSlug = () => randomBytes(16).toString('base64url');
+export const webhookUrl = (deps: AppDeps, slug: string) => `${publicUrl(deps.config)}/webhooks/workflows/${slug}`;
+
+let encryptionKey: Promise<Buffer> | null = null;
+/** The platform's encryption key, resolved once per process. */
+export function platformKey(em: EntityManager, deps: AppDeps): Promise<Buffer> {
+  encryptionKey ??= resolveEncryptionKey(em.fork(), deps.config).catch((err: unknown) => {
+    encryptionKey = null;
+    throw err;
+  });
+  return encryptionKey;
+}
+
+export async function encryptWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, secret: string): Promise<string> {
+  return encryptSecret(await platformKey(em, deps), secret, secretContext(tenantId, workflowId));
+}
+
+const decrypted = new Map<string, string | null>();
+/** The plaintext of a stored secret (cached per ciphertext: a rotation stores a new one). */
+export async function decryptWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, stored: string): Promise<string | null> {
+  const hit = decrypted.get(stored);
+  if (hit !== undefined) return hit;
+  const plain = decryptSecret(await platformKey(em, deps), stored, secretContext(tenantId, workflowId));
+  if (decrypted.size > 5000) decrypted.clear();
+  decrypted.set(stored, plain);
+  return plain;
+}
+
+/**
+ * Gives the workflow a secret when it has none (async callbacks of a manual workflow); the new
+ * secret, or null when one existed. Two requests at once: only one stores and shows its secret.
+ */
+export async function mintWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string): Promise<string | null> {
+  const secret = newWebhookSecret();
+  const stored = await encryptWebhookSecret(em, deps, tenantId, workflowId, secret);
+  const rows = await deps.sql.query('update workflows set webhook_secret = $3 where id = $1 and tenant_id = $2 and webhook_secret is null returning 1', [workflowId, tenantId, stored]);
+  return rows.length ? secret : null;
+}
