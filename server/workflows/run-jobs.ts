@@ -35,7 +35,8 @@ const WAKE_SQL: Record<NonNullable<ContinuePayload['wake']>, string> = {
 /** Ends the wait the job was planned for (if it still stands), then runs the run on if nobody alive has it. */
 export async function continueRunJob(deps: AppDeps, payload: ContinuePayload): Promise<void> {
   if (payload.wake) {
-    await deps.sql.query(WAKE_SQL[payload.wake], [payload.run_id, payload.tenant_id, payload.seq ?? 0, payload.approval_id ?? null]);
+    const params = [payload.run_id, payload.tenant_id, payload.seq ?? 0];
+    await deps.sql.query(WAKE_SQL[payload.wake], payload.wake === 'approval' ? [...params, payload.approval_id ?? null] : params);
   }
   const claimed = await claimRun(deps.sql, payload.tenant_id, payload.run_id, deps.config.HEARTBEAT_MS);
   if (!claimed) return;

@@ -134,7 +134,8 @@ export async function receiveCallback(deps: AppDeps, token: string, body: unknow
     // The run has not reached it yet: kept until it does.
     const [early] = await deps.sql.query<{ id: string }>(
       `update workflow_runs set early_callback = $3::jsonb, updated_at = now()
-        where id = $1 and status = 'running' and callback_seq = $2 and early_callback is null returning id::text`,
+        where id = $1 and status in ('running', 'waiting', 'awaiting_approval', 'needs_input') and coalesce(wait_kind, '') <> 'callback'
+          and callback_seq = $2 and early_callback is null returning id::text`,
       [parsed.runId, parsed.seq, JSON.stringify(received)],
     );
     if (early) return { run_id: parsed.runId, accepted: true };
@@ -146,7 +147,7 @@ export async function receiveCallback(deps: AppDeps, token: string, body: unknow
     if (now.callback_seq > parsed.seq || now.early_seq === parsed.seq) {
       throw new AppError('CALLBACK_ALREADY_RECEIVED', 'This callback URL was already used (or its wait timed out)', { run_id: parsed.runId });
     }
-    if (now.status !== 'running' && !(now.status === 'waiting' && now.wait_kind === 'callback')) {
+    if (['completed', 'failed', 'cancelled', 'rejected'].includes(now.status)) {
       throw new AppError('CALLBACK_ALREADY_RECEIVED', `The run is ${now.status} and takes no callback`, { run_id: parsed.runId, status: now.status });
     }
     // The run moved between the statements (it just reached its wait): try again.

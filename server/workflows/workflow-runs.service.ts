@@ -341,7 +341,7 @@ export async function cancelRun(em: EntityManager, deps: AppDeps, tenantId: stri
          j as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
          n as (select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
                  from r where callback_url is not null)
-         select (select count(*) from r)::int + 0 * ((select count(*) from a) + (select count(*) from j) + (select count(*) from n)) as cancelled,
+         select ((select count(*) from r) + 0 * ((select count(*) from a) + (select count(*) from j) + (select count(*) from n)))::int as cancelled,
                 (select status from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3) as status`,
         [runId, tenantId, workflow.id],
       )
