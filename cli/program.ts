@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command[]>> = {
   knowledge: async () => [(await import('./commands/knowledge.js')).knowledgeCommand()],
   agents: async () => [(await import('./commands/agents.js')).agentsCommand()],
   workflows: async () => [(await import('./commands/workflows.js')).workflowsCommand()],
+  approvals: async () => [(await import('./commands/approvals.js')).approvalsCommand()],
   login: async () => [(await import('./commands/auth.js')).loginCommand()],
   logout: async () => [(await import('./commands/auth.js')).logoutCommand()],
 };

@@ -1,16 +1,18 @@
 // `liya workflows ...`: the tenant's workflows through the API key routes: list (deployed and
 // active), show (the live steps in order with their successors, and the versions), deploy, toggle,
 // and run, synchronously or over the streaming endpoint (Server-Sent Events), printing each step
-// of the trace, the output and a line about the run.
+// of the trace, the output and a line about the run. Runs are durable: `runs` lists a workflow's
+// runs, `retry` continues a failed one from where it failed, `cancel` stops one that waits.
 import { readFile } from 'node:fs/promises';
 import { styleText } from 'node:util';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
-import { ApiError } from '../api-client.js';
+import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
 import { CliError, describeError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
 import { isInteractive, printJson, show, withSpinner } from '../output.js';
+import { parseInteger } from '../options.js';
 import { postEventStream, StreamCancelled, StreamIdle, type JsonEvent, type StreamOutcome } from '../sse.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
@@ -75,17 +77,55 @@ export interface TraceEntry {
   completed_at: string;
 }
 
-export type WorkflowRunStatus = 'running' | 'completed' | 'needs_input' | 'awaiting_approval' | 'waiting' | 'rejected' | 'cancelled' | 'failed';
+export const WORKFLOW_RUN_STATUSES = ['running', 'completed', 'needs_input', 'awaiting_approval', 'waiting', 'rejected', 'cancelled', 'failed'] as const;
+export type WorkflowRunStatus = (typeof WORKFLOW_RUN_STATUSES)[number];
 
-/** The end of a run: the `data` of POST /v1/workflows/{ref}/run, and the last event of the stream. */
+/** The end of a run: the `data` of POST /v1/workflows/{ref}/run (and of a retry), and the last event of the stream. */
 export interface WorkflowRunResult {
   run_id: string;
   conversation_id: string;
   status: WorkflowRunStatus;
   output: unknown;
   trace: TraceEntry[];
+  /** The approval a run `awaiting_approval` waits for. */
+  approval_id?: string | null;
+  /** When a run `waiting` at a delay goes on. */
+  resume_at?: string | null;
   /** Only when the server failed unexpectedly during a stream. */
   error?: { code?: string; message?: string };
+}
+
+/** A run in a workflow's list of runs (GET /v1/workflows/{ref}/runs), and the run of a cancel. */
+export interface WorkflowRunSummary {
+  run_id: string;
+  conversation_id: string;
+  /** null for a builder test run. */
+  version: number | null;
+  scope: 'live' | 'test';
+  status: WorkflowRunStatus;
+  triggered_by: string;
+  output: unknown;
+  error: Record<string, unknown> | null;
+  steps: number;
+  can_retry: boolean;
+  can_cancel: boolean;
+  approval_id: string | null;
+  resume_at: string | null;
+  started_at: string;
+  completed_at: string | null;
+}
+
+/** One run by its id alone (GET /v1/workflows/runs/{runId}): the summary with its workflow, input and trace. */
+export interface WorkflowRunDetail extends WorkflowRunSummary {
+  workflow_id: string;
+  workflow_key: string;
+  input: Record<string, unknown>;
+  trace: TraceEntry[];
+}
+
+export interface WorkflowRunPage {
+  runs: WorkflowRunSummary[];
+  pagination: { total: number; limit: number; offset: number };
 }
 
 /** Statuses a run may end with and still count as done (exit code 0). */
@@ -128,15 +168,24 @@ const WORKFLOW_HINTS: Record<string, string> = {
 
 /** Validation issues name what the user typed. */
 const RUN_FIELD_LABELS: FieldLabels = { input: '--input', conversation_id: '--conversation', workflowIdOrKey: '<ref>' };
+const RUNS_FIELD_LABELS: FieldLabels = { status: '--status', pageSize: '--limit', workflowIdOrKey: '<workflow>' };
+const RUN_ID_FIELD_LABELS: FieldLabels = { runId: '<run>' };
 
-type Operation = 'list' | 'show' | 'deploy' | 'toggle' | 'run';
+type Operation = 'list' | 'show' | 'deploy' | 'toggle' | 'run' | 'runs' | 'retry' | 'cancel';
 
+const FIELD_LABELS: Partial<Record<Operation, FieldLabels>> = { run: RUN_FIELD_LABELS, runs: RUNS_FIELD_LABELS, retry: RUN_ID_FIELD_LABELS, cancel: RUN_ID_FIELD_LABELS };
+
+/** For retry and cancel, `ref` is the run id. */
 function hintFor(err: ApiError, ref: string, operation: Operation): string | undefined {
+  const onRun = operation === 'retry' || operation === 'cancel';
   if (err.code === 'NOT_FOUND') {
     if (operation === 'show') return `A workflow is found once deployed (liya workflows deploy ${ref}); list the active ones: liya workflows list`;
     if (operation === 'run') return `Only deployed workflows that are switched on run; list them: liya workflows list`;
+    if (onRun) return 'Check the run id; a workflow\'s runs are listed by: liya workflows runs <workflow>';
     return 'List the deployed, active workflows: liya workflows list';
   }
+  // The run changed between our look at it and the request (another client acted, a delay ended).
+  if (onRun && err.status === 409) return `See what the run can do now (the ACTIONS column): liya workflows runs <workflow>`;
   if (err.code === 'DEPLOY_REQUIRED') return `Deploy it first: liya workflows deploy ${ref}`;
   if (err.code === 'INVALID_INPUT' && operation === 'deploy') return `Fix the steps (PATCH /v1/workflows/${ref} with steps), then deploy again.`;
   return WORKFLOW_HINTS[err.code];
@@ -144,7 +193,7 @@ function hintFor(err: ApiError, ref: string, operation: Operation): string | und
 
 /** The error as for every command (title, issues, exit code), with hints for workflows. */
 async function reportWorkflowError(err: unknown, ref: string, operation: Operation): Promise<number> {
-  const report = describeError(err, operation === 'run' ? RUN_FIELD_LABELS : { workflowIdOrKey: '<ref>' });
+  const report = describeError(err, FIELD_LABELS[operation] ?? { workflowIdOrKey: '<ref>' });
   const hints = [...report.hints];
   if (err instanceof ApiError) {
     const hint = hintFor(err, ref, operation);
@@ -273,13 +322,35 @@ async function showRunSummary(result: WorkflowRunResult, key: string): Promise<v
     const question = last ? questionOf(last) : null;
     if (question) lines.push(`question: ${oneLine(question, 500)}`);
     hints.push(`Answer it: echo '{"message": "<answer>"}' | liya workflows run ${shellQuote(key)} --input - --conversation ${result.conversation_id}`);
+  } else if (result.status === 'awaiting_approval') {
+    if (result.approval_id) {
+      lines.push(`approval ${result.approval_id}`);
+      hints.push(`Decide it: liya approvals decide ${result.approval_id} approve|reject [--comment <text>]`);
+    }
+  } else if (result.status === 'waiting') {
+    if (result.resume_at) lines.push(`resumes at ${dateTime(result.resume_at)}`);
+    if (result.run_id) hints.push(`It goes on by itself; to stop it: liya workflows cancel ${result.run_id}`);
   } else if (result.status !== 'completed') {
     const failed = [...result.trace].reverse().find((s) => s.status === 'failed');
     if (failed?.error) lines.push(`step ${failed.step_id ?? failed.name} failed: ${oneLine(failed.error, 500)}`);
     if (result.error?.message) lines.push(`${result.error.code ?? 'ERROR'}: ${result.error.message}`);
+    // The server retries only a run that got past a step (can_retry); a failed trigger means a new run.
+    if (result.status === 'failed' && result.run_id && result.trace.some((s) => s.status === 'completed')) {
+      hints.push(`Once the cause is fixed, continue it from the failed step: liya workflows retry ${result.run_id}`);
+    }
   }
   if (result.run_id) hints.push(`Run details: GET /v1/workflows/${segment(key)}/runs/${result.run_id}`);
   await show(h(StatusLine, { kind: RUN_STATUS_KIND[result.status] ?? 'error', message: workflowRunSummary(result), lines, hints }), process.stderr);
+}
+
+/**
+ * The end of a run as `workflows run` prints it: with --json (no printer) the result alone;
+ * otherwise the output after the trace lines `printer` has printed, then the summary on stderr.
+ */
+async function printRunResult(result: WorkflowRunResult, key: string, printer: TracePrinter | null): Promise<void> {
+  if (!printer) return printJson(result);
+  printer.output(result.output);
+  await showRunSummary(result, key);
 }
 
 // ---------------------------------------------------------------- the run
@@ -377,14 +448,161 @@ async function runWorkflow(ref: string, flags: RunFlags, command: Command): Prom
     result = resultFromStream(outcome.final, started, trace);
   }
 
-  const ok = SUCCESSFUL_WORKFLOW_RUN_STATUSES.has(result.status);
-  if (flags.json) {
-    printJson(result);
-    return ok ? 0 : EXIT_FAILURE;
+  await printRunResult(result, key, printer);
+  return SUCCESSFUL_WORKFLOW_RUN_STATUSES.has(result.status) ? 0 : EXIT_FAILURE;
+}
+
+// ---------------------------------------------------------------- durable runs: list, retry, cancel
+
+/** --status: one of the run statuses, checked before any request (a typo would otherwise list nothing). */
+export function parseRunStatus(value: string): WorkflowRunStatus {
+  const status = value.trim().toLowerCase();
+  if (!(WORKFLOW_RUN_STATUSES as readonly string[]).includes(status)) {
+    throw new InvalidArgumentError(`Not a run status; use one of ${WORKFLOW_RUN_STATUSES.join(', ')}.`);
   }
-  printer!.output(result.output);
-  await showRunSummary(result, key);
-  return ok ? 0 : EXIT_FAILURE;
+  return status as WorkflowRunStatus;
+}
+
+/**
+ * Statuses a retry may end with and still count as done (exit 0) are all but these: a retry that
+ * pauses again (input, a delay, an approval) did its job, the run goes on.
+ */
+export const FAILED_RETRY_STATUSES: ReadonlySet<string> = new Set(['failed', 'rejected', 'cancelled']);
+
+/** A run by its id alone: retry and cancel need its workflow, which the user should not have to name. */
+const runPath = (runId: string) => `/v1/workflows/runs/${segment(runId)}`;
+const runActionPath = (run: WorkflowRunDetail, verb: 'retry' | 'cancel') => `${workflowPath(run.workflow_id)}/runs/${segment(run.run_id)}/${verb}`;
+
+async function loadRun(client: ApiClient, runId: string): Promise<WorkflowRunDetail> {
+  const { run } = await client.get<{ run: WorkflowRunDetail }>(runPath(runId), { auth: 'bearer' });
+  return run;
+}
+
+/** What can be done with a run next, for the ACTIONS column. */
+export function runActionsText(run: Pick<WorkflowRunSummary, 'can_retry' | 'can_cancel'>): string {
+  const actions = [run.can_retry ? 'retry' : null, run.can_cancel ? 'cancel' : null].filter((a) => a !== null);
+  return actions.length ? actions.join(', ') : '—';
+}
+
+function runRows(runs: WorkflowRunSummary[]): string[][] {
+  return runs.map((r) => [r.run_id, r.status, r.triggered_by, String(r.steps), dateTime(r.started_at), dateTime(r.completed_at), runActionsText(r)]);
+}
+
+/** What to do next, for the newest run of each kind that someone has to act on. */
+function runHints(runs: WorkflowRunSummary[]): string[] {
+  const hints: string[] = [];
+  const approval = runs.find((r) => r.status === 'awaiting_approval' && r.approval_id);
+  if (approval) hints.push(`Decide the approval run ${approval.run_id} waits for: liya approvals decide ${approval.approval_id} approve|reject`);
+  const retry = runs.find((r) => r.can_retry);
+  if (retry) hints.push(`Continue a failed run from the failed step: liya workflows retry ${retry.run_id}`);
+  const cancel = runs.find((r) => r.can_cancel);
+  if (cancel) hints.push(`Stop a run that waits: liya workflows cancel ${cancel.run_id}${cancel.resume_at ? ` (it resumes at ${dateTime(cancel.resume_at)})` : ''}`);
+  return hints;
+}
+
+/** `3 failed runs of workflow x.`, or which part of them is shown. */
+export function runsPageSummary(page: WorkflowRunPage, ref: string, status?: string): string {
+  const { total, offset } = page.pagination;
+  const shown = page.runs.length;
+  const which = status ? `${status} run` : 'run';
+  if (shown === 0 || (offset === 0 && shown >= total)) return `${plural(total, which)} of workflow ${ref}.`;
+  return `The newest ${offset + shown} of ${plural(total, which)} of workflow ${ref}.`;
+}
+
+interface RunsFlags {
+  status?: WorkflowRunStatus;
+  limit: number;
+  json?: boolean;
+}
+
+async function listRuns(ref: string, flags: RunsFlags, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withWorkflowErrors(ref, 'runs', async () => {
+    const page = await withSpinner(`Loading runs of workflow ${ref}`, () =>
+      client.get<WorkflowRunPage>(`${workflowPath(ref)}/runs`, { auth: 'bearer', query: { status: flags.status, pageSize: flags.limit } }),
+    );
+    if (flags.json) return printJson(page);
+    const more = page.runs.length < page.pagination.total && flags.limit < 100 ? [`Show more: --limit <n> (up to 100)`] : [];
+    await show(
+      h(
+        Stack,
+        null,
+        h(Table, {
+          headers: ['RUN', 'STATUS', 'TRIGGERED BY', 'STEPS', 'STARTED', 'COMPLETED', 'ACTIONS'],
+          rows: runRows(page.runs),
+          align: ['left', 'left', 'left', 'right'],
+          empty: flags.status ? `No ${flags.status} runs.` : 'No runs.',
+        }),
+        h(StatusLine, {
+          kind: 'info',
+          message: runsPageSummary(page, ref, flags.status),
+          hints: [...runHints(page.runs), ...more, ...(page.pagination.total === 0 && !flags.status ? [`Run it: liya workflows run ${ref} --input input.json`] : [])],
+        }),
+      ),
+    );
+  });
+}
+
+/**
+ * Why the run cannot be retried or cancelled, from what the server says it can do (can_retry,
+ * can_cancel): said before asking, as a sentence instead of a bare 409.
+ */
+function refusal(run: WorkflowRunDetail, operation: 'retry' | 'cancel'): CliError {
+  const key = run.workflow_key;
+  if (operation === 'retry') {
+    const why =
+      run.status === 'failed'
+        ? `It failed before any step completed, so there is nothing to continue from; start a new run: liya workflows run ${key}`
+        : 'Only a failed run can be retried.';
+    return new CliError(`Run ${run.run_id} cannot be retried: it is ${run.status}`, [why, `Runs that can be retried say "retry" in: liya workflows runs ${key}`], EXIT_FAILURE);
+  }
+  const ended = ['completed', 'failed', 'rejected', 'cancelled'].includes(run.status);
+  return new CliError(
+    `Run ${run.run_id} cannot be cancelled: it is ${run.status}`,
+    [...(ended ? ['It has ended already.'] : []), `Runs that can be cancelled say "cancel" in: liya workflows runs ${key}`],
+    EXIT_FAILURE,
+  );
+}
+
+async function retryRun(runId: string, flags: { json?: boolean }, command: Command): Promise<number | void> {
+  // The retry answers once the remaining steps have run, like a synchronous run.
+  const client = commandContext(command).withApiKey({ timeoutMs: WORKFLOW_RUN_TIMEOUT_MS });
+  return withWorkflowErrors(runId, 'retry', async () => {
+    const { run, result } = await withSpinner(`Retrying run ${runId}`, async () => {
+      const run = await loadRun(client, runId);
+      if (!run.can_retry) throw refusal(run, 'retry');
+      return { run, result: await client.post<WorkflowRunResult>(runActionPath(run, 'retry'), { auth: 'bearer', body: {} }) };
+    });
+    const printer = flags.json ? null : new TracePrinter(process.stdout);
+    result.trace.forEach((entry) => printer?.step(entry));
+    await printRunResult(result, run.workflow_key, printer);
+    return FAILED_RETRY_STATUSES.has(result.status) ? EXIT_FAILURE : 0;
+  });
+}
+
+async function cancelRun(runId: string, flags: { json?: boolean }, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withWorkflowErrors(runId, 'cancel', async () => {
+    const { before, run } = await withSpinner(`Cancelling run ${runId}`, async () => {
+      const before = await loadRun(client, runId);
+      if (!before.can_cancel) throw refusal(before, 'cancel');
+      const { run } = await client.post<{ run: WorkflowRunSummary }>(runActionPath(before, 'cancel'), { auth: 'bearer', body: {} });
+      return { before, run };
+    });
+    const cancelled = run.status === 'cancelled';
+    if (flags.json) {
+      printJson(run);
+      return cancelled ? 0 : EXIT_FAILURE;
+    }
+    await show(
+      h(StatusLine, {
+        kind: cancelled ? 'success' : 'warning',
+        message: cancelled ? `Run ${run.run_id} cancelled` : `Run ${run.run_id} is ${run.status}, not cancelled`,
+        lines: [`workflow ${before.workflow_key} · was ${before.status} · ${plural(run.steps, 'step')} done`],
+      }),
+    );
+    return cancelled ? 0 : EXIT_FAILURE;
+  });
 }
 
 // ---------------------------------------------------------------- show
@@ -447,7 +665,7 @@ function workflowFields(w: Workflow): [string, string][] {
 // ---------------------------------------------------------------- commands
 
 export function workflowsCommand(): Command {
-  const workflows = new Command('workflows').description('List, inspect, deploy, switch on/off and run the tenant\'s workflows; needs --api-key');
+  const workflows = new Command('workflows').description('List, inspect, deploy, switch on/off and run the tenant\'s workflows, and list, retry and cancel their runs; needs --api-key');
 
   workflows
     .command('list')
@@ -598,6 +816,36 @@ awaiting_approval, ...), was refused or the server was unreachable; 2 usage erro
 the stream may stay silent (default ${WORKFLOW_STREAM_IDLE_MS / 1000} s). Ctrl-C stops watching; the run goes on on the server.`,
     )
     .action(action((ref: string, flags: RunFlags, command: Command) => runWorkflow(ref, flags, command)));
+
+  workflows
+    .command('runs')
+    .description('List a workflow\'s runs, newest first: status, how each started, steps done, times, and whether it can be retried or cancelled')
+    .argument('<workflow>', 'workflow id or workflow_key')
+    .option('--status <status>', `only runs with this status: ${WORKFLOW_RUN_STATUSES.join(', ')}`, parseRunStatus)
+    .option('--limit <n>', 'how many runs (1-100)', parseInteger(1, 100), 20)
+    .option('--json', 'print {runs, pagination} as JSON')
+    .action(action((ref: string, flags: RunsFlags, command: Command) => listRuns(ref, flags, command)));
+
+  workflows
+    .command('retry')
+    .description('Continue a failed run from the step that failed; prints the trace, the output and a line about the run as run does')
+    .argument('<run>', 'run id (liya workflows runs <workflow> lists them)')
+    .option('--json', 'print only the result {run_id, conversation_id, status, output, trace} as JSON')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 the run completed or paused again (for input, at a delay, for an approval); 1 it failed again
+(or ended rejected or cancelled), cannot be retried, or the request failed; 2 usage error (missing key).
+--timeout limits the whole retry (default ${WORKFLOW_RUN_TIMEOUT_MS / 1000} s here).`,
+    )
+    .action(action((runId: string, flags: { json?: boolean }, command: Command) => retryRun(runId, flags, command)));
+
+  workflows
+    .command('cancel')
+    .description('Cancel a run that waits (at a delay step, for example): it will not go on')
+    .argument('<run>', 'run id (liya workflows runs <workflow> lists them)')
+    .option('--json', 'print the cancelled run as JSON')
+    .action(action((runId: string, flags: { json?: boolean }, command: Command) => cancelRun(runId, flags, command)));
 
   return workflows;
 }
