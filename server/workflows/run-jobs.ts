@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
 import { claimRun, executeWorkflowRun, FINAL_STATUSES, toStoredRun } from './engine/run-workflow.js';
-import { loadRunScope } from './run-scope.js';
+import { scopeFromRow } from './run-scope.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
 import { getWorkflowRun, stepsOfRun } from './workflow-runs.service.js';
 
@@ -40,7 +40,7 @@ export async function continueRunJob(deps: AppDeps, payload: ContinuePayload): P
   }
   const claimed = await claimRun(deps.sql, payload.tenant_id, payload.run_id, deps.config.HEARTBEAT_MS);
   if (!claimed) return;
-  const scope = await loadRunScope(deps, payload.tenant_id, claimed.environment_id);
+  const scope = scopeFromRow(claimed, claimed.environment_id);
   if (!scope) {
     await deps.sql.query(
       `update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(), error = '{"code":"TENANT_INACTIVE","message":"The tenant is inactive"}'::jsonb where id = $1`,

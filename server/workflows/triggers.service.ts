@@ -9,12 +9,12 @@ import { AppError, notFound } from '../errors.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
-import { loadRunScope } from './run-scope.js';
+import { RUN_SCOPE_COLUMNS, scopeFromRow, type RunScopeRow } from './run-scope.js';
 import { prepareRunInput } from './run-input.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
 import { loadVersionSteps } from './workflow-runs.service.js';
 
-interface WebhookWorkflowRow {
+interface WebhookWorkflowRow extends RunScopeRow {
   id: string;
   tenant_id: string;
   workflow_key: string;
@@ -46,7 +46,7 @@ const invalidSignature = () => new AppError('INVALID_SIGNATURE', 'The webhook si
 export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>) {
   const [workflow] = await deps.sql.query<WebhookWorkflowRow>(
     `select w.id::text, w.tenant_id::text, w.workflow_key, w.live_version, w.max_concurrent_runs, w.webhook_secret, w.previous_webhook_secret,
-            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid
+            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid, ${RUN_SCOPE_COLUMNS}
        from workflows w join tenants t on t.id = w.tenant_id
       where w.webhook_slug = $1 and w.is_active and w.live_version is not null and w.trigger_type = 'webhook' and t.is_active`,
     [slug],
@@ -82,7 +82,7 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new AppError('INVALID_INPUT', 'The webhook body must be a JSON object (it becomes the trigger input)', { issues: [{ path: '(body)', message: 'expected a JSON object' }] });
   }
-  const scope = await loadRunScope(deps, workflow.tenant_id);
+  const scope = scopeFromRow(workflow, null);
   if (!scope) throw notFound('Webhook');
   const prepared = await prepareRunInput(deps, scope, input as Record<string, unknown>);
   const steps = await loadVersionSteps(deps, workflow.tenant_id, workflow.id, workflow.live_version);

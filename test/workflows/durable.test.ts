@@ -33,7 +33,7 @@ const settled = (ref: string, runId: string, status: string) =>
   waitFor(async () => {
     const r = await detail(ref, runId);
     return r.status === status ? r : null;
-  }, { timeoutMs: 15_000 });
+  }, `run ${runId} to be ${status}`);
 const decide = (id: string, body: Record<string, unknown>, who = a) => t.api.post(`/v1/workflows/approvals/${id}/decision`, body, key(who));
 
 beforeAll(async () => {
@@ -146,7 +146,7 @@ describe('approval steps', () => {
         const next = await waitFor(async () => {
           const r = await detail(wf.workflow_key, started.body.data.run_id);
           return r.status === 'awaiting_approval' && r.approval_id !== approvalId ? r : null;
-        }, { timeoutMs: 15_000 });
+        }, "the next approval");
         approvalId = next.approval_id;
       }
     }

@@ -20,6 +20,7 @@ import { findNextByOrder } from '../validate-definition.js';
 import { executeStep, nextInOrder, type Resume, type StepContext, type StepResult, type StepWait } from './execute-step.js';
 import { loadState, type StateScope } from './workflow-state.js';
 import { renderTemplate } from './templates.js';
+import { RUN_SCOPE_COLUMNS, type RunScopeRow } from '../run-scope.js';
 
 /** Steps one run may take (loops count once): a guard against a definition that never ends. */
 export const MAX_STEPS_PER_RUN = 1000;
@@ -189,14 +190,17 @@ export async function createWorkflowRun(sql: SqlPool, target: RunTarget, input: 
  * Takes a running run for this process: one whose owner is this process, nobody, or a process
  * whose heartbeat stopped (it crashed). Null when another live process has it or it is not running.
  */
-export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<(StoredRunRow & { workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null }) | null> {
-  const [row] = await sql.query<StoredRunRow & { workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null }>(
+export type ClaimedRun = StoredRunRow & RunScopeRow & { workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null };
+
+export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<ClaimedRun | null> {
+  // The tenant's runtime settings come along: a job needs them to run AI steps.
+  const [row] = await sql.query<ClaimedRun>(
     `update workflow_runs r set owner_id = $3, updated_at = now()
-       from workflows w
-      where r.id = $1 and r.tenant_id = $2 and w.id = r.workflow_id and r.status = 'running'
+       from workflows w, tenants t
+      where r.id = $1 and r.tenant_id = $2 and w.id = r.workflow_id and t.id = r.tenant_id and r.status = 'running'
         and (r.owner_id is null or r.owner_id = $3
              or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $4)))
-      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text`,
+      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text, ${RUN_SCOPE_COLUMNS}`,
     [runId, tenantId, PROCESS_ID, staleAfterMs(heartbeatMs) / 1000],
     'liya_workflow_run_claim',
   );
