@@ -26,7 +26,10 @@ const routes: Route[] = Object.values(procedures)
   .map((p) => ({ method: p._def.meta!.openapi!.method, path: p._def.meta!.openapi!.path, meta: p._def.meta! }));
 const RAW_ROUTES = ['/health/live', '/health/ready', '/openapi.json', '/docs'];
 /** Raw routes beside the procedures that are not GETs: the streams. */
-const RAW_STREAMS = ['POST /v1/agents/{agentKey}/run/stream', 'POST /v1/workflows/{workflowIdOrKey}/run/stream'];
+const RAW_STREAMS = [
+  'POST /v1/agents/{agentKey}/run/stream', 'POST /v1/workflows/{workflowIdOrKey}/run/stream',
+  'POST /webhooks/workflows/{slug}', 'POST /webhooks/workflow-callbacks/{token}',
+];
 
 describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {

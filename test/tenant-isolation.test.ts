@@ -170,6 +170,24 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/workflows/{workflowIdOrKey}/runs/{runId}': {
     params: (ids) => [{ workflowIdOrKey: ids.workflowId, runId: ids.workflowRunId }, { workflowIdOrKey: ids.workflowKey, runId: ids.workflowRunId }],
   },
+  '/v1/workflows/runs/{runId}': {
+    params: (ids) => [{ runId: ids.workflowRunId }],
+  },
+  '/v1/workflows/{workflowId}/runs/{runId}/retry': {
+    params: (ids) => [{ workflowId: ids.workflowId, runId: ids.workflowRunId }, { workflowId: ids.workflowKey, runId: ids.workflowRunId }],
+  },
+  '/v1/workflows/{workflowId}/runs/{runId}/cancel': {
+    params: (ids) => [{ workflowId: ids.workflowId, runId: ids.workflowRunId }, { workflowId: ids.workflowKey, runId: ids.workflowRunId }],
+  },
+  // Deciding another tenant's approval is covered with a real approval in test/workflows/durable.test.ts.
+  '/v1/workflows/approvals/{approvalId}/decision': {
+    params: (ids) => [{ approvalId: ids.workflowRunId }],
+    bodies: { post: { decision: 'approve' } },
+  },
+  '/v1/workflows/{workflowIdOrKey}/webhook-secret/rotate': {
+    params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
+    bodies: { post: { grace_period_seconds: 0 } },
+  },
   '/v1/workflows/{workflowIdOrKey}/state': {
     params: (ids) => [{ workflowIdOrKey: ids.workflowId }, { workflowIdOrKey: ids.workflowKey }],
   },
@@ -210,7 +228,9 @@ const NUMERIC_PARAMS = new Set(['versionNumber', 'a', 'b']);
 // Routes that are platform-wide by design (the admin secret sees every tenant).
 // and routes whose parameter names a platform-wide thing rather than a tenant's row: a provider
 // name (each tenant has its own key per provider; test/provider-keys.test.ts checks isolation).
-const PLATFORM_ROUTES = /^\/admin\/|^\/dashboard\/provider-keys\/\{provider\}$/;
+// Webhook and callback routes carry no tenant credentials: the slug with its signature, or the
+// signed token, is the credential (test/workflows covers forged ones).
+const PLATFORM_ROUTES = /^\/admin\/|^\/dashboard\/provider-keys\/\{provider\}$|^\/webhooks\//;
 
 interface OpenApiOperation {
   security?: Record<string, string[]>[];

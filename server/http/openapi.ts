@@ -75,8 +75,29 @@ Decisions where the specification is silent:
   \`draft_steps\` show unpublished changes; before the first deploy \`steps\` are the draft. DELETE …/draft on a
   never-deployed workflow is 409 NO_DRAFT. Toggle sets the status label to active or inactive. A run answers 200
   with its status (a failed step without on_failure ends it \`failed\`) and adds \`output\`; a run call with the
-  conversation_id of a needs_input run continues it (input.message required). Delay, approval and
-  wait_for_callback steps and non-manual triggers cannot go live in this release (400 not_available).
+  conversation_id of a needs_input run continues it (input.message required).
+- Durable workflow runs: every wait is stored, not slept. approval -> \`awaiting_approval\` with \`approval_id\`
+  (POST /v1/workflows/approvals/{approvalId}/decision \`{decision: approve|reject, comment?}\`; reject without
+  on_failure ends the run \`rejected\`; a timeout follows on_failure, else fails the step). delay -> \`waiting\` with
+  \`resume_at\`, continued by a job. wait_for_callback -> \`waiting\` until a POST to \`{{run.callback_url}}\`
+  (/webhooks/workflow-callbacks/<token>; each wait has its own single-use token; a callback that comes before the
+  run reaches its wait is kept for it; a second POST is 409 CALLBACK_ALREADY_RECEIVED). Decisions, callbacks and
+  timers continue the run on the job runner. Retry continues a failed run from its failed step (earlier outputs
+  reused); cancel stops waiting, awaiting_approval and needs_input runs. A run left running by a process that
+  died (no heartbeat for 4 x HEARTBEAT_MS) is continued by another; a step whose result was saved never runs
+  again, and http_request steps send \`Idempotency-Key: <run_id>:<step_id>:<step index>[:<loop index>]\` so a
+  receiver can drop the repeat of a step that was in flight.
+- Triggers: webhook (the first deploy answers \`webhook_url\` and \`webhook_secret\` once; deliveries are
+  Standard Webhooks v1 signed with it, 5-minute window, a repeated \`webhook-id\` answers the first run;
+  202 \`{run_id}\`), schedule (\`cron\` with 5 or 6 fields, \`timezone\`; one run per tick across processes, one
+  catch-up run after downtime; input \`{scheduled_at, fired_at}\`) and event (POST /v1/events). Runs they start
+  execute on the job runner. A webhook delivery at max_concurrent_runs is 429 (senders retry); an event skips
+  that workflow (\`skipped\`); a schedule tick is skipped.
+- Idempotency-Key (run, stream, test-run, events): 1-255 printable ASCII, 24 h per tenant and workflow. Runs that
+  hold a max_concurrent_runs slot: \`running\` and \`waiting\` (resumes of other waits are not refused). Async runs
+  (\`mode: async\`) answer 202; \`callback_url\` receives \`{type: workflow.run.<status>, timestamp, data: <run
+  detail>}\` signed with the workflow secret (webhook-id \`msg_run_<run id>\`), retried 5 times with backoff; a
+  workflow without a secret gets one on its first such run, returned once as \`webhook_secret\`.
 - Outbound HTTP (agent http_get, MCP servers, workflow http_request) refuses private, loopback, link-local and metadata addresses
   (checked when connecting, and after each redirect) unless the operator lists them in OUTBOUND_ALLOWED_HOSTS.`;
 
@@ -123,7 +144,7 @@ function errorResponses(codes: ErrorCode[]) {
   );
 }
 
-const rawRoutes = {
+const rawRoutes: Record<string, any> = {
   '/health/live': {
     get: {
       tags: ['Health'],
@@ -164,6 +185,34 @@ const rawRoutes = {
       ),
     },
   },
+  '/webhooks/workflows/{slug}': {
+    post: {
+      tags: ['Workflows'],
+      summary: 'Start a run of a webhook-triggered workflow (signed delivery)',
+      description: 'Standard Webhooks v1: headers webhook-id, webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body> with the whsec_ secret), over the raw body; 5-minute window. The JSON object body is the trigger input (attachments are read like on the run endpoint). A repeated webhook-id answers the first run_id and starts nothing. The run executes on the job runner.',
+      security: [],
+      parameters: [{ name: 'slug', in: 'path', required: true, schema: { type: 'string' } }],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        '202': { description: 'Accepted', content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { run_id: { type: 'string' }, duplicate: { type: 'boolean' } } } } } } } },
+        ...errorResponses(['INVALID_SIGNATURE', 'NOT_FOUND', 'INVALID_JSON', 'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'CONCURRENCY_LIMIT', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE', 'INTERNAL_ERROR']),
+      },
+    },
+  },
+  '/webhooks/workflow-callbacks/{token}': {
+    post: {
+      tags: ['Workflows'],
+      summary: 'Continue a run waiting at a wait_for_callback step ({{run.callback_url}})',
+      description: 'The body (JSON, or any text) becomes the step output. Single use: a second POST is 409 CALLBACK_ALREADY_RECEIVED and changes nothing. A callback before the run reaches its wait is kept for it.',
+      security: [],
+      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+      requestBody: { required: false, content: { 'application/json': { schema: {} } } },
+      responses: {
+        '202': { description: 'Accepted', content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { run_id: { type: 'string' }, accepted: { type: 'boolean' } } } } } } } },
+        ...errorResponses(['NOT_FOUND', 'CALLBACK_ALREADY_RECEIVED', 'RUN_BUSY', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR']),
+      },
+    },
+  },
   '/openapi.json': { get: { tags: ['Reference'], summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
   '/docs': { get: { tags: ['Reference'], summary: 'Interactive API reference (served locally)', security: [], responses: { '200': { description: 'HTML page', content: { 'text/html': {} } } } } },
 };
@@ -199,6 +248,11 @@ function buildDocument(): OpenAPIObject {
     operation.responses = { [status]: success, ...errorResponses([...new Set(codes)]) };
     operation.security = SECURITY[auth];
     if (meta.jsonSchemas) documentIntentSchemas(doc, operation, meta.jsonSchemas, status);
+  }
+  // mode async answers 202 on the run endpoints.
+  for (const path of ['/v1/workflows/{workflowIdOrKey}/run', '/v1/workflows/{workflowIdOrKey}/test-run']) {
+    const op = (doc.paths?.[path] as Record<string, Operation> | undefined)?.post;
+    if (op) op.responses = { ...op.responses, '202': { ...(op.responses['200'] as object), description: 'mode async: accepted ({run_id, status})' } };
   }
   doc.paths = { ...rawRoutes, ...doc.paths, ...streamRoutes(doc) };
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never } };
