@@ -96,7 +96,7 @@ Decisions where the specification is silent:
 - Idempotency-Key (run, stream, test-run, events): 1-255 printable ASCII, 24 h per tenant and workflow. Runs that
   hold a max_concurrent_runs slot: \`running\` and \`waiting\` (resumes of other waits are not refused). Async runs
   (\`mode: async\`) answer 202; \`callback_url\` receives \`{type: workflow.run.<status>, timestamp, data: <run
-  detail>}\` signed with the workflow secret (webhook-id \`msg_run_<run id>\`), retried 5 times with backoff; a
+  detail>}\` signed with the workflow secret (webhook-id \`msg_run_<run id>_<completed_at ms>\`, one per final result), retried 5 times with backoff; a
   workflow without a secret gets one on its first such run, returned once as \`webhook_secret\`.
 - Outbound HTTP (agent http_get, MCP servers, workflow http_request) refuses private, loopback, link-local and metadata addresses
   (checked when connecting, and after each redirect) unless the operator lists them in OUTBOUND_ALLOWED_HOSTS.`;

@@ -72,8 +72,9 @@ export async function deliverRunCallback(deps: AppDeps, payload: { run_id: strin
   }
   const { run } = await getWorkflowRun(em, deps, payload.tenant_id, row.workflow_id, payload.run_id);
   const body = JSON.stringify({ type: `workflow.run.${run.status}`, timestamp: new Date().toISOString(), data: run });
-  // The message id is the run's: a receiver drops a repeated delivery by it.
-  const messageId = `msg_run_${payload.run_id}`;
+  // One message per final result (a retried run ends again): deliveries of it share the id, so a
+  // receiver drops a repeat by it.
+  const messageId = `msg_run_${payload.run_id}_${Date.parse(run.completed_at ?? '') || 0}`;
   const timestamp = new Date();
   const signature = new Webhook(secret).sign(messageId, timestamp, body);
   const res = await deps.outbound.fetch(row.callback_url, {

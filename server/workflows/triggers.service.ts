@@ -7,7 +7,7 @@ import type { AgentRunScope } from '../agents/run-agent.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
-import { claimOrFind, claimIdempotencySql, hashRequest, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
+import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
 import { RUN_SCOPE_COLUMNS, scopeFromRow, type RunScopeRow } from './run-scope.js';
 import { prepareRunInput } from './run-input.js';
@@ -68,6 +68,12 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
       verified = true;
       break;
     } catch (err) {
+      // The library parses the body after the signature matched: a signed body that is not JSON is
+      // verified, and refused below as INVALID_JSON (or taken as {} when empty).
+      if (err instanceof SyntaxError) {
+        verified = true;
+        break;
+      }
       if (!(err instanceof WebhookVerificationError)) throw err;
     }
   }
@@ -89,6 +95,13 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
   const runId = crypto.randomUUID();
   // The webhook-id is the delivery's idempotency key: claimed in the same statement as the run.
   const claim: IdempotencyClaim = { tenantId: workflow.tenant_id, scope: `webhook:${workflow.id}`, key: plainHeaders['webhook-id'].slice(0, 255), requestHash: hashRequest(rawBody), runId };
+  // A redelivery answers its first run even when the workflow is full now.
+  const firstRun = async () =>
+    (await deps.sql.query<{ run_id: string | null }>('select run_id::text from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3', [claim.tenantId, claim.scope, claim.key]))[0];
+  if (workflow.max_concurrent_runs !== null) {
+    const first = await firstRun();
+    if (first) return { run_id: first.run_id, duplicate: true };
+  }
   const outcome = await createQueuedRun(
     deps.sql,
     { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },
@@ -96,10 +109,7 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
     { runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: claimIdempotencySql(claim) },
   );
   if (outcome.status === 'limited') throw concurrencyLimit(workflow.max_concurrent_runs!);
-  if (outcome.status === 'duplicate') {
-    const [first] = await deps.sql.query<{ run_id: string | null }>('select run_id::text from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3', [claim.tenantId, claim.scope, claim.key]);
-    return { run_id: first?.run_id ?? null, duplicate: true };
-  }
+  if (outcome.status === 'duplicate') return { run_id: (await firstRun())?.run_id ?? null, duplicate: true };
   return { run_id: runId, duplicate: false };
 }
 
@@ -169,6 +179,18 @@ export async function publishEvent(em: EntityManager, deps: AppDeps, scope: Agen
       return { ...result, idempotent_replay: true };
     }
   }
+  try {
+    const result = await startEventRuns(deps, scope, event);
+    if (claim) await saveIdempotentResult(deps.sql, claim, result);
+    return result;
+  } catch (err) {
+    // Refused before anything was saved: the key is free again.
+    if (claim) await releaseIdempotencyKey(deps.sql, claim).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function startEventRuns(deps: AppDeps, scope: AgentRunScope, event: { name: string; payload: Record<string, unknown> }) {
   const workflows = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null }>(
     `select id::text, workflow_key, live_version, max_concurrent_runs from workflows
       where tenant_id = $1 and is_active and live_version is not null and trigger_type = 'event' and trigger_event = $2 order by workflow_key`,
@@ -185,7 +207,5 @@ export async function publishEvent(em: EntityManager, deps: AppDeps, scope: Agen
     if (outcome.status === 'created') runs.push(outcome.runId);
     else skipped.push({ workflow_key: w.workflow_key, reason: 'CONCURRENCY_LIMIT' });
   }
-  const result = { runs, skipped };
-  if (claim) await saveIdempotentResult(deps.sql, claim, result);
-  return result;
+  return { runs, skipped };
 }
