@@ -32,8 +32,22 @@ const WAKE_SQL: Record<NonNullable<ContinuePayload['wake']>, string> = {
               where id = $1 and tenant_id = $2 and status = 'waiting' and wait_kind = 'callback' and callback_seq = $3::int`,
 };
 
+// Runs this process is executing now. A claim succeeds for runs this process already owns, so two
+// jobs for one run in the same process (a queued run's job and a recovery job) must not both go on.
+const executing = new Set<string>();
+
 /** Ends the wait the job was planned for (if it still stands), then runs the run on if nobody alive has it. */
 export async function continueRunJob(deps: AppDeps, payload: ContinuePayload): Promise<void> {
+  if (executing.has(payload.run_id)) return;
+  executing.add(payload.run_id);
+  try {
+    await continueRun(deps, payload);
+  } finally {
+    executing.delete(payload.run_id);
+  }
+}
+
+async function continueRun(deps: AppDeps, payload: ContinuePayload): Promise<void> {
   if (payload.wake) {
     const params = [payload.run_id, payload.tenant_id, payload.seq ?? 0];
     await deps.sql.query(WAKE_SQL[payload.wake], payload.wake === 'approval' ? [...params, payload.approval_id ?? null] : params);

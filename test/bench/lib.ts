@@ -214,3 +214,23 @@ export async function readJsonBody(req: http.IncomingMessage): Promise<any> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
+
+/**
+ * One JSON call to a server under test (set-up and checks, not load): the status and the body,
+ * parsed when it is JSON, else the text.
+ */
+export async function callJson(baseUrl: string, method: string, route: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${baseUrl}${route}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // left as text
+  }
+  return { status: res.status, body: parsed };
+}

@@ -11,7 +11,11 @@
 // (300, agents' one-at-a-time, instrumented and profiled passes), BENCH_WORKFLOW_CONNECTIONS (16,
 // workflows' throughput rows), BENCH_WORKFLOW_WARMUP_SECONDS (2), BENCH_WORKFLOW_DURATION_SECONDS
 // (8), BENCH_WORKFLOW_SEQUENTIAL_RUNS (300, workflows' one-at-a-time, instrumented and profiled
-// passes).
+// passes), BENCH_WEBHOOK_CONNECTIONS (16, webhooks' batches and HTTP floor),
+// BENCH_WEBHOOK_WARMUP_SECONDS (2, the HTTP floor's warm-up), BENCH_WEBHOOK_DURATION_SECONDS (10, the
+// HTTP floor, and how long the measured batch is sized to last), BENCH_WEBHOOK_WARMUP_CALLS (2000),
+// BENCH_WEBHOOK_CALLS (the measured batch; default: the warm-up's rate x the duration),
+// BENCH_WEBHOOK_WORKER_CONCURRENCY (the server's WORKER_CONCURRENCY; default: the server's default).
 // Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,6 +26,7 @@ import { runCollectionsListBench } from './collections-list.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
+import { runWebhooksBench } from './webhooks.bench.js';
 import { runWorkflowsBench } from './workflows.bench.js';
 import { freePort } from '../support/free-port.js';
 import { Cleanup } from './lib.js';
@@ -32,6 +37,11 @@ function intSetting(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer (got ${raw})`);
   return value;
+}
+
+function optionalIntSetting(name: string): number | undefined {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? undefined : intSetting(name, 1);
 }
 
 function intListSetting(name: string, fallback: number[]): number[] {
@@ -93,6 +103,16 @@ const BENCHES: Record<string, Bench> = {
       warmupSeconds: intSetting('BENCH_WORKFLOW_WARMUP_SECONDS', 2),
       durationSeconds: intSetting('BENCH_WORKFLOW_DURATION_SECONDS', 8),
       sequentialRuns: intSetting('BENCH_WORKFLOW_SEQUENTIAL_RUNS', 300),
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  webhooks: (adminUrl, benchCleanup) =>
+    runWebhooksBench(adminUrl, benchCleanup, {
+      connections: intSetting('BENCH_WEBHOOK_CONNECTIONS', 16),
+      warmupSeconds: intSetting('BENCH_WEBHOOK_WARMUP_SECONDS', 2),
+      durationSeconds: intSetting('BENCH_WEBHOOK_DURATION_SECONDS', 10),
+      warmupCalls: intSetting('BENCH_WEBHOOK_WARMUP_CALLS', 2000),
+      calls: optionalIntSetting('BENCH_WEBHOOK_CALLS'),
+      workerConcurrency: optionalIntSetting('BENCH_WEBHOOK_WORKER_CONCURRENCY'),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),
 };
