@@ -71,6 +71,8 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
   const workerIds: string[] = [];
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
   events.on('worker:create', ({ worker }) => workerIds.push(worker.workerId));
+  // With a local queue the pool locks jobs under its own id: it must beat too, or its live locks look dead.
+  events.on('pool:create', ({ workerPool }) => workerIds.push(workerPool.id));
   let running = true;
 
   const runner = await run({
