@@ -1,13 +1,14 @@
 // The shape every streaming endpoint shares: API-key auth, a JSON body checked with the route's
 // schema, a `prepare` step whose refusals answer as ordinary JSON envelopes, and only then the
 // event stream (server/http/sse.ts).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
-import { AppError, errorBody } from '../errors.js';
+import { AppError } from '../errors.js';
 import { authenticateApiKey, type ApiKeyScope } from '../keys/authenticate-api-key.js';
 import { rejectNulInUrl } from './reject-nul.js';
+import { sendError } from './send-error.js';
 import { openSse, type SseStream } from './sse.js';
 
 export interface SseRouteOptions<S extends z.ZodType, P> {
@@ -23,12 +24,6 @@ export interface SseRouteOptions<S extends z.ZodType, P> {
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function sendError(req: FastifyRequest, reply: FastifyReply, err: unknown) {
-  if (err instanceof AppError) return reply.code(err.status).headers(err.headers ?? {}).send(errorBody(err.code, err.message, err.details));
-  req.log.error({ err }, 'unhandled error');
-  return reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));
-}
 
 export function registerSseRoute<S extends z.ZodType, P>(app: FastifyInstance, deps: AppDeps, options: SseRouteOptions<S, P>): void {
   const url = options.path.replace(/\{(\w+)\}/g, ':$1');

@@ -1,20 +1,15 @@
 // The two unauthenticated workflow routes: signed webhook deliveries (POST /webhooks/workflows/<slug>)
 // and run callbacks (POST /webhooks/workflow-callbacks/<token>). Webhook signatures cover the raw
 // bytes, so these routes read the body as a buffer in their own scope.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../deps.js';
-import { AppError, errorBody } from '../errors.js';
+import { AppError } from '../errors.js';
+import { sendError } from '../http/send-error.js';
 import { receiveCallback, receiveWebhook } from './triggers.service.js';
 
 export const WEBHOOK_PATH = '/webhooks/workflows/{slug}';
 export const CALLBACK_PATH = '/webhooks/workflow-callbacks/{token}';
 const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
-
-function sendError(req: FastifyRequest, reply: FastifyReply, err: unknown) {
-  if (err instanceof AppError) return reply.code(err.status).headers(err.headers ?? {}).send(errorBody(err.code, err.message, err.details));
-  req.log.error({ err }, 'unhandled error');
-  return reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));
-}
 
 export function registerWorkflowWebhooks(app: FastifyInstance, deps: AppDeps): void {
   void app.register(async (scope) => {

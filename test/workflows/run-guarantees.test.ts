@@ -2,20 +2,15 @@
 // even 50 at once), max_concurrent_runs decided in PostgreSQL (under a burst, for runs that wait,
 // and across two server processes on one database), and async runs whose final state is POSTed
 // to a callback_url, signed (Standard Webhooks) and retried.
-import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bearer, createClient, type ApiClient, type ApiResponse } from '../support/client.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, type ApiClient, type ApiResponse } from '../support/client.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
-import { freePort } from '../support/free-port.js';
 import { ADMIN_SECRET, JWT_SECRET, startTestServer, type TestServer } from '../support/server.js';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -324,57 +319,15 @@ describe('max_concurrent_runs', () => {
 
 // ---- A second server process ------------------------------------------------------------------
 
-interface Proc {
-  child: ChildProcess;
-  output: string;
-  exited: Promise<number | null>;
-}
-
-/** A second server process (`liya start`, compiled sources) on the test database. */
-async function startSecondProcess(): Promise<{ proc: Proc; api: ApiClient }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/liya.mjs', 'start'], {
-    cwd: root,
-    env: {
-      ...process.env, NODE_ENV: 'production', LOG_FORMAT: 'json', CI: 'true', NO_COLOR: '1', LIYA_DIST: inject('liyaDist'),
-      DATABASE_URL: t.databaseUrl, ADMIN_SECRET, JWT_SECRET, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', DB_POOL_MAX: '5', WORKER_CONCURRENCY: '2',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const proc: Proc = { child, output: '', exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
-  const append = (d: Buffer) => (proc.output = (proc.output + d.toString()).slice(-20_000));
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
-  const api = createClient(`http://127.0.0.1:${port}`);
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the second process exited ${child.exitCode}\n${proc.output}`);
-      return api.get('/health/ready').then((r) => r.status === 200, () => false);
-    },
-    'the second process to be ready',
-    45_000,
-  ).catch((err: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${err.message}\n${proc.output}`);
-  });
-  return { proc, api };
-}
-
-async function stopProcess(proc: Proc | undefined) {
-  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
-  await proc.exited;
-  clearTimeout(timer);
-}
+/** A second server process on the test database. */
+const startSecondProcess = () => startServerProcess('the second process', { DATABASE_URL: t.databaseUrl, ADMIN_SECRET, JWT_SECRET, DB_POOL_MAX: '5', WORKER_CONCURRENCY: '2', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
 
 describe('two server processes on one database', () => {
-  let second: { proc: Proc; api: ApiClient };
+  let second: ServerProcess;
   beforeAll(async () => {
     second = await startSecondProcess();
   }, 60_000);
-  afterAll(() => stopProcess(second?.proc));
+  afterAll(() => stopServerProcess(second));
 
   it('20 requests split over both processes with a limit of 3: exactly three runs', async () => {
     const wf = await deployed('Limited across processes', slowSteps(700), 3);

@@ -1,18 +1,13 @@
 // Runs that start from outside an API call: signed webhook deliveries (Standard Webhooks), secret
 // rotation, events published with POST /v1/events, and schedules (cron with seconds) — including a
 // second server process on the same database, where each tick must still run once.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bearer, createClient, type ApiClient } from '../support/client.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../support/client.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
-import { freePort } from '../support/free-port.js';
 import { ADMIN_SECRET, JWT_SECRET, startTestServer, type TestServer } from '../support/server.js';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -489,54 +484,12 @@ describe('event triggers', () => {
 
 // ---- Schedules ----------------------------------------------------------------------------------
 
-interface Proc {
-  child: ChildProcess;
-  output: string;
-  exited: Promise<number | null>;
-}
-
-/** A second server process (`liya start`, compiled sources) on the test database. */
-async function startSecondProcess(): Promise<{ proc: Proc; api: ApiClient }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/liya.mjs', 'start'], {
-    cwd: root,
-    env: {
-      ...process.env, NODE_ENV: 'production', LOG_FORMAT: 'json', CI: 'true', NO_COLOR: '1', LIYA_DIST: inject('liyaDist'),
-      DATABASE_URL: t.databaseUrl, ADMIN_SECRET, JWT_SECRET, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', DB_POOL_MAX: '6', WORKER_CONCURRENCY: '2',
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const proc: Proc = { child, output: '', exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
-  const append = (d: Buffer) => (proc.output = (proc.output + d.toString()).slice(-20_000));
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
-  const api = createClient(`http://127.0.0.1:${port}`);
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the second process exited ${child.exitCode}\n${proc.output}`);
-      return api.get('/health/ready').then((r) => r.status === 200, () => false);
-    },
-    'the second process to be ready',
-    45_000,
-  ).catch((err: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${err.message}\n${proc.output}`);
-  });
-  return { proc, api };
-}
-
-async function stopProcess(proc: Proc | undefined) {
-  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
-  await proc.exited;
-  clearTimeout(timer);
-}
+/** A second server process on the test database. */
+const startSecondProcess = () => startServerProcess('the second process', { DATABASE_URL: t.databaseUrl, ADMIN_SECRET, JWT_SECRET, DB_POOL_MAX: '5', WORKER_CONCURRENCY: '2', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
 
 describe('schedule triggers', () => {
-  let second: Proc | undefined;
-  afterAll(() => stopProcess(second));
+  let second: ServerProcess | undefined;
+  afterAll(() => stopServerProcess(second));
 
   const scheduleSteps = (cron: string) => [
     { id: 't', step_type: 'trigger', config: { trigger_subtype: 'schedule', cron, timezone: 'Europe/Berlin' } },
@@ -651,8 +604,8 @@ describe('schedule triggers', () => {
   });
 
   it('with a second server process on the database, each tick runs once', async () => {
-    const started = await startSecondProcess();
-    second = started.proc;
+    second = await startSecondProcess();
+    const started = second;
     const wf = await create(a, 'Every second, two processes', scheduleSteps('*/1 * * * * *'));
     await deploy(a, wf.workflow_key);
     // The tick's guard row makes a tick run once even if its job ran twice: enqueue the same

@@ -241,29 +241,30 @@ const callbackUrlOf = (base: string, run: { id: string; callbackKey: string | nu
 
 // One statement per step: its result row and the run's new position (or its end). Asynchronous
 // commit, as the other run rows: ordering is kept, a crash of this process loses nothing (the
-// database has it); a crash of the database loses at most the last moment. A final status with a
-// callback URL queues the callback's delivery in the same statement.
+// database has it); a crash of the database loses at most the last moment. Fenced: only the
+// process that owns the running run writes (one that was paused while another took the run over
+// writes nothing and stops). A final status with a callback URL queues its delivery.
 const STEP_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
-step as (
-  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
-                         cost_usd, latency_ms, error, started_at, completed_at)
-  values (gen_random_uuid(), $1, 'workflow', $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, 0, 0, 0, $10, $11, $12, $13)
-  on conflict (run_id, index) do nothing
-  returning 1
-),
 run as (
   update workflow_runs set next_step_id = $14, steps_done = $3 + 1, status = $15, output = coalesce($16::jsonb, output), error = $17::jsonb,
          resume = null, wait_kind = null, approval_id = null, resume_at = null, owner_id = case when $15 = 'running' then owner_id else null end,
          updated_at = now(), completed_at = case when $15 in ('completed', 'failed', 'cancelled', 'rejected') then now() else null end
-   where id = $2 and tenant_id = $1
+   where id = $2 and tenant_id = $1 and status = 'running' and owner_id = $19
+  returning 1
+),
+step as (
+  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
+                         cost_usd, latency_ms, error, started_at, completed_at)
+  select gen_random_uuid(), $1, 'workflow', $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, 0, 0, 0, $10, $11, $12, $13 from run
+  on conflict (run_id, index) do nothing
   returning 1
 ),
 notify as (
   select graphile_worker.add_job('workflow_callback', json_build_object('run_id', $2::text, 'tenant_id', $1::text), max_attempts => 6, job_key => 'wf-callback:' || $2::text)
-   where $18::boolean
+    from run where $18::boolean
 )
-select (select count(*) from step) + (select count(*) from run) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
+select (select count(*) from run)::int as owned, (select count(*) from step) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
 
 // A wait: the waiting step's row, the run's wait, an approval to decide and the job that wakes the
 // run (a delay's end or a timeout), in one durable statement. A callback wait is refused (nothing
@@ -272,7 +273,7 @@ const WAIT_SQL = `
 with run as (
   update workflow_runs set next_step_id = $14, steps_done = $3 + 1, status = $15, wait_kind = $16, approval_id = $17::uuid, resume_at = $18,
          resume = null, owner_id = null, updated_at = now()
-   where id = $2 and tenant_id = $1 and ($16 <> 'callback' or early_callback is null)
+   where id = $2 and tenant_id = $1 and status = 'running' and owner_id = $25 and ($16 <> 'callback' or early_callback is null)
   returning workflow_id
 ),
 step as (
@@ -292,7 +293,9 @@ wake as (
                                  run_at => $24, max_attempts => 10, job_key => 'wf-wake:' || $2::text)
     from run where $24::timestamptz is not null
 )
-select (select count(*) from run) as waited, (select count(*) from step) + (select count(*) from approval) + (select count(*) from wake) as written`;
+select (select count(*) from run)::int as waited,
+       (select count(*) from workflow_runs where id = $2 and status = 'running' and owner_id = $25)::int as owned,
+       (select count(*) from step) + (select count(*) from approval) + (select count(*) from wake) as written`;
 
 interface StepWrite {
   index: number;
@@ -314,35 +317,36 @@ const stepParams = (tenantId: string, runId: string, w: StepWrite, completed: Da
   Math.round(w.latencyMs), w.error?.slice(0, 4000) ?? null, w.started, completed,
 ];
 
-async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite): Promise<Date> {
+/** Writes a step; null when this process no longer owns the run (nothing written). */
+async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite): Promise<Date | null> {
   const completed = new Date();
-  await sql.query(
+  const [row] = await sql.query<{ owned: number }>(
     STEP_SQL,
     [
       ...stepParams(tenantId, run.id, w, completed), w.next, w.runStatus,
       w.runOutput === undefined ? null : JSON.stringify(w.runOutput), w.runError === null ? null : JSON.stringify(w.runError),
-      run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus),
+      run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), PROCESS_ID,
     ],
     'liya_workflow_step',
   );
-  return completed;
+  return row.owned > 0 ? completed : null;
 }
 
 const WAIT_STATUS: Record<StepWait['kind'], WorkflowRunStatus> = { input: 'needs_input', approval: 'awaiting_approval', delay: 'waiting', callback: 'waiting' };
 
-/** Writes a wait; false when a callback arrived first (nothing written). */
-async function writeWait(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite, wait: StepWait, callbackSeq: number): Promise<{ completed: Date; waited: boolean }> {
+/** Writes a wait; not `waited` when a callback arrived first or the run is no longer this process's (nothing written). */
+async function writeWait(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite, wait: StepWait, callbackSeq: number): Promise<{ completed: Date; waited: boolean; owned: boolean }> {
   const completed = new Date();
-  const [row] = await sql.query<{ waited: string }>(
+  const [row] = await sql.query<{ waited: number; owned: number }>(
     WAIT_SQL,
     [
       ...stepParams(tenantId, run.id, w, completed), w.step.id, w.runStatus, wait.kind, wait.approvalId ?? null, wait.kind === 'delay' ? wait.wakeAt : null,
       wait.approvalStepId ?? w.step.id, wait.loopIndex ?? null, wait.message ?? null, wait.kind === 'approval' ? wait.wakeAt ?? null : null,
-      callbackSeq, wait.wakeAt ?? null,
+      callbackSeq, wait.wakeAt ?? null, PROCESS_ID,
     ],
     'liya_workflow_wait',
   );
-  return { completed, waited: Number(row.waited) > 0 };
+  return { completed, waited: row.waited > 0, owned: row.owned > 0 };
 }
 
 const toTrace = (w: StepWrite, completed: Date): TraceEntry => ({
@@ -362,6 +366,18 @@ function describeInput(step: StepDef, vars: Record<string, unknown>): unknown {
   if (step.step_type === 'trigger') return null;
   if (step.step_type === 'condition' || step.step_type === 'switch' || step.step_type === 'loop') return step.config;
   return renderTemplate(step.config, vars);
+}
+
+/**
+ * This process lost the run (it was paused past its heartbeat and another process continued it):
+ * it stops and answers the run as stored, with the steps it saw.
+ */
+async function takenOver(sql: SqlPool, tenantId: string, runId: string, trace: TraceEntry[]): Promise<WorkflowRunResult> {
+  const [row] = await sql.query<{ conversation_id: string; status: WorkflowRunStatus; output: unknown }>(
+    'select conversation_id::text, status, output from workflow_runs where id = $1 and tenant_id = $2',
+    [runId, tenantId],
+  );
+  return { run_id: runId, conversation_id: row.conversation_id, status: row.status, output: row.output ?? null, trace };
 }
 
 /**
@@ -461,9 +477,10 @@ export async function executeWorkflowRun(
       index, step, status: stepStatus, input: describeInput(step, vars), output: stepOutput, error: failure?.message ?? null, started,
       latencyMs: performance.now() - t0, next: FINAL_STATUSES.includes(runStatus) ? null : next, runStatus, runOutput, runError,
     };
-    let completed: Date;
+    let completed: Date | null;
     if (result?.wait) {
       const written = await writeWait(deps.sql, tenantId, run, write, result.wait, ctx.callbackSeq);
+      if (!written.owned) return takenOver(deps.sql, tenantId, runId, trace);
       if (!written.waited) {
         // A callback arrived between the step's check and the wait: run the step again to take it.
         if (++retriesOfWait > 3) throw new Error('the run could not settle its wait');
@@ -474,6 +491,7 @@ export async function executeWorkflowRun(
       if (result.wait.kind === 'delay' && result.wait.wakeAt) waitInfo = { resume_at: result.wait.wakeAt.toISOString() };
     } else {
       completed = await writeStep(deps.sql, tenantId, run, write);
+      if (!completed) return takenOver(deps.sql, tenantId, runId, trace);
     }
     const entry = toTrace(write, completed);
     trace.push(entry);
