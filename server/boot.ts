@@ -107,6 +107,7 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     outbound,
     mcp,
     engineReady: () => engineCheck(),
+    localRuns: null,
   };
   await migrateJobSchema(jobPool, deps);
   // Every process that executes runs (API or `liya worker`) beats, so its runs are not taken from it.

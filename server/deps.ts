@@ -5,6 +5,7 @@ import type { AppConfig } from './config.js';
 import type { LlmGateway } from './llm/llm.types.js';
 import type { Mailer } from './mail/mailer.js';
 import type { McpClientPool } from './agents/mcp-client.js';
+import type { LocalRunQueue } from './workflows/local-runs.js';
 import type { OutboundHttp } from './net/safe-http.js';
 
 /** Everything a request or job needs from the process; built once in main, passed down. */
@@ -27,4 +28,6 @@ export interface AppDeps {
   mcp: McpClientPool;
   /** Whether the job runner in this process (or the database's job schema) is ready. */
   engineReady: () => boolean;
+  /** Set while this process runs the job runner: queued workflow runs it accepts, it executes itself. */
+  localRuns: LocalRunQueue | null;
 }

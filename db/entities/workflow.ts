@@ -71,9 +71,14 @@ export const WorkflowRun = defineEntity({
   indexes: [
     { properties: ['tenant', 'workflow', 'startedAt'] },
     { properties: ['conversationId'] },
-    // Counting a workflow's active runs (max_concurrent_runs) and finding runs to recover.
+    // Counting a workflow's active runs (max_concurrent_runs).
     { properties: ['workflow', 'status'] },
-    { properties: ['status', 'updatedAt'] },
+    // Finding running runs to recover. No index may hold a column every step write changes
+    // (updated_at, next_step_id, steps_done): those writes then stay HOT updates (no index entries).
+    {
+      name: 'workflow_runs_running_owner_index',
+      expression: `create index "workflow_runs_running_owner_index" on "workflow_runs" ("owner_id") where "status" = 'running'`,
+    },
   ],
   properties: {
     id: p.uuid().primary(),

@@ -91,8 +91,11 @@ Decisions where the specification is silent:
   Standard Webhooks v1 signed with it, 5-minute window, a repeated \`webhook-id\` answers the first run;
   202 \`{run_id}\`), schedule (\`cron\` with 5 or 6 fields, \`timezone\`; one run per tick across processes, one
   catch-up run after downtime; input \`{scheduled_at, fired_at}\`) and event (POST /v1/events). Runs they start
-  execute on the job runner. A webhook delivery at max_concurrent_runs is 429 (senders retry); an event skips
-  that workflow (\`skipped\`); a schedule tick is skipped.
+  (and async runs) execute on the job runner: the job runner of the process that accepted them when it has one
+  (up to 5000 waiting there; no job needed), else a job any worker takes. A process stopping gracefully gives
+  the runs still waiting in it a job each; one that dies is taken over after its heartbeat timeout. A webhook
+  delivery at max_concurrent_runs is 429 (senders retry); an event skips that workflow (\`skipped\`); a
+  schedule tick is skipped.
 - Idempotency-Key (run, stream, test-run, events): 1-255 printable ASCII, 24 h per tenant and workflow. Runs that
   hold a max_concurrent_runs slot: \`running\` and \`waiting\` (resumes of other waits are not refused). Async runs
   (\`mode: async\`) answer 202; \`callback_url\` receives \`{type: workflow.run.<status>, timestamp, data: <run

@@ -3,7 +3,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
-import { claimRun, executeWorkflowRun, FINAL_STATUSES, toStoredRun } from './engine/run-workflow.js';
+import { claimRun, executeWorkflowRun, FINAL_STATUSES, toStoredRun, type RunTarget, type StoredRun } from './engine/run-workflow.js';
 import { scopeFromRow } from './run-scope.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
 import { getWorkflowRun, stepsOfRun } from './workflow-runs.service.js';
@@ -44,6 +44,20 @@ export async function continueRunJob(deps: AppDeps, payload: ContinuePayload): P
     await continueRun(deps, payload);
   } finally {
     executing.delete(payload.run_id);
+  }
+}
+
+/**
+ * A queued run this process has just written, owned by it (local-runs.ts): executed from what the
+ * intake already holds, without a claim. A fenced step write stops it if another process took it.
+ */
+export async function executeOwnedRun(deps: AppDeps, target: RunTarget, run: StoredRun): Promise<void> {
+  if (executing.has(run.id)) return;
+  executing.add(run.id);
+  try {
+    await executeWorkflowRun(deps.orm.em.fork(), deps, target, run);
+  } finally {
+    executing.delete(run.id);
   }
 }
 

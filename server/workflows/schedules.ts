@@ -49,7 +49,7 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
   if (scope) {
     const steps = await loadVersionSteps(deps, payload.tenant_id, workflow.id, workflow.live_version!);
     const outcome = await createQueuedRun(
-      deps.sql,
+      deps,
       { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },
       { scheduled_at: tick.toISOString(), fired_at: new Date().toISOString() },
       {

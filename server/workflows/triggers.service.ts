@@ -103,7 +103,7 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
     if (first) return { run_id: first.run_id, duplicate: true };
   }
   const outcome = await createQueuedRun(
-    deps.sql,
+    deps,
     { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },
     prepared,
     { runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: claimIdempotencySql(claim) },
@@ -201,7 +201,7 @@ async function startEventRuns(deps: AppDeps, scope: AgentRunScope, event: { name
   const skipped: { workflow_key: string; reason: string }[] = [];
   for (const w of workflows) {
     const steps = await loadVersionSteps(deps, scope.tenantId, w.id, w.live_version);
-    const outcome = await createQueuedRun(deps.sql, { scope, workflow: { id: w.id, key: w.workflow_key }, steps, version: w.live_version, stateScope: 'live' }, input, {
+    const outcome = await createQueuedRun(deps, { scope, workflow: { id: w.id, key: w.workflow_key }, steps, version: w.live_version, stateScope: 'live' }, input, {
       triggeredBy: 'event', environmentId: scope.environmentId, limit: w.max_concurrent_runs,
     });
     if (outcome.status === 'created') runs.push(outcome.runId);

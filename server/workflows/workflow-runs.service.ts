@@ -187,7 +187,7 @@ async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: Resol
   if (request.mode === 'async') {
     // The callback is signed with the workflow's secret: minted on first use, shown this once.
     const minted = request.callback_url && !resolved.hasSecret ? await mintWebhookSecret(em, deps, scope.tenantId, workflow.id) : null;
-    const outcome = await createQueuedRun(deps.sql, target, input, { ...createOptions, limit });
+    const outcome = await createQueuedRun(deps, target, input, { ...createOptions, limit });
     if (outcome.status === 'limited') throw concurrencyLimit(limit!);
     return { kind: 'queued', accepted: { run_id: runId, status: 'running', ...(minted ? { webhook_secret: minted } : {}) } };
   }

@@ -1,8 +1,10 @@
 // Crash recovery of workflow runs with real processes: `liya start` (API and in-process job runner)
-// as a child process on the test database, killed with SIGKILL while runs are in flight or waiting
-// at a delay, then a new process started on the same database. Every run must end completed exactly
+// as a child process on the test database, killed with SIGKILL while runs are in flight (taken from
+// the job queue, or executed by the process that accepted them, without a job) or waiting at a
+// delay, then a new process started on the same database. Every run must end completed exactly
 // once; a step whose result was saved never runs again; the step that was in flight at the kill
-// runs again with the same Idempotency-Key; job locks of the dead worker are released.
+// runs again with the same Idempotency-Key; job locks of the dead worker are released. Also a
+// graceful stop (SIGTERM): the runs waiting in the process get jobs at once, its running ones end.
 //
 // Each process beats every 300 ms (HEARTBEAT_MS), so a killed one counts as dead after 1.2 s.
 // A local recorder plays the remote side of the http_request steps: it logs every request with its
@@ -49,8 +51,11 @@ async function poll<T>(probe: () => Promise<T | null | undefined | false> | T | 
   }
 }
 
-/** `bin/liya.mjs start` on the test database; resolves once it serves and its job runner runs. */
-async function startProcess(name: string): Promise<Proc> {
+/**
+ * `bin/liya.mjs start` on the test database (`env` over the defaults); resolves once it serves and,
+ * unless WORKER is 0, its job runner runs.
+ */
+async function startProcess(name: string, env: Record<string, string> = {}): Promise<Proc> {
   const proc = await startServerProcess(
     name,
     {
@@ -58,8 +63,9 @@ async function startProcess(name: string): Promise<Proc> {
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       // A process paused (SIGSTOP) for a while must not find its outbound calls timed out when it resumes.
       OUTBOUND_TIMEOUT_MS: '60000',
+      ...env,
     },
-    (output) => output.includes('job runner started'),
+    (output) => env.WORKER === '0' || output.includes('job runner started'),
   );
   procs.push(proc);
   return proc;
@@ -158,6 +164,20 @@ const midRunSteps = (prefix: string) => [
   post('after', `/${prefix}/after`, { n: '{{trigger.n}}', slow_attempt: '{{steps.slow.output.body.attempt}}' }),
   { id: 'done', step_type: 'end', config: { output: { n: '{{trigger.n}}', slow_attempt: '{{steps.slow.output.body.attempt}}' } } },
 ];
+
+/** Starts `count` async runs through `api` (input {n}); their ids in order. */
+async function startAsyncRuns(api: ApiClient, workflowKey: string, count: number): Promise<string[]> {
+  const runIds: string[] = [];
+  for (let n = 0; n < count; n++) {
+    const res = await api.post(`/v1/workflows/${workflowKey}/run`, { input: { n }, mode: 'async' }, auth());
+    expect(res.status, res.text).toBe(202);
+    runIds.push(res.body.data.run_id);
+  }
+  return runIds;
+}
+
+const jobsOf = async (runIds: string[]) =>
+  (await sql<{ key: string }>('select key from graphile_worker._private_jobs where key = any($1::text[]) order by key', [runIds.map((id) => `wf-run:${id}`)])).map((j) => j.key);
 
 async function deploy(api: ApiClient, name: string, steps: unknown[]) {
   const res = await api.post('/v1/workflows', { name, steps }, auth());
@@ -310,16 +330,14 @@ describe('a process killed with SIGKILL, then another started on the same databa
 
   const MID_RUN_ROWS = [[0, 'start', 'completed'], [1, 'first', 'completed'], [2, 'slow', 'completed'], [3, 'after', 'completed'], [4, 'done', 'completed']];
 
-  it('mid-run: async runs in flight are continued once by the next process, from the step in flight', { timeout: 60_000 }, async () => {
+  it('mid-run: async runs in flight, taken from the job queue, are continued once by the next process, from the step in flight', { timeout: 60_000 }, async () => {
     const RUNS = 5;
     const victim = live;
     const wf = await deploy(victim.api, 'Crash mid-run', midRunSteps('s1'));
-    const runIds: string[] = [];
-    for (let n = 0; n < RUNS; n++) {
-      const res = await victim.api.post(`/v1/workflows/${wf.workflow_key}/run`, { input: { n }, mode: 'async' }, auth());
-      expect(res.status, res.text).toBe(202);
-      runIds.push(res.body.data.run_id);
-    }
+    // Accepted by a process without a job runner: each run gets a job, which the victim takes.
+    const front = await startProcess('front (WORKER=0)', { WORKER: '0' });
+    const runIds = await startAsyncRuns(front.api, wf.workflow_key, RUNS);
+    await stop(front);
     // Every run is at its slow step (held unanswered), the steps before it saved.
     await poll(() => runIds.every((id) => hitsOf('/s1/slow').some((h) => runIdOfKey(h.key) === id)), 'every run to send its slow request');
     const victimId = await processIdOf(victim);
@@ -371,6 +389,79 @@ describe('a process killed with SIGKILL, then another started on the same databa
     // and removed by it when done.
     const histories = await Promise.all(midRun.jobKeys.map(async (key) => [key, await lockHistory(key, midRun.deadWorkers)]));
     expect(histories).toEqual(midRun.jobKeys.map((key) => [key, [['locked', 'dead', null], ['unlocked', 'dead', null], ['locked', 'live', null], ['removed', 'live', null]]]));
+  });
+
+  it('mid-run: async runs executed by the process that accepted them (no job) are continued once by the next process', { timeout: 60_000 }, async () => {
+    const RUNS = 3;
+    const victim = live;
+    const wf = await deploy(victim.api, 'Crash mid-run local', midRunSteps('s6'));
+    const runIds = await startAsyncRuns(victim.api, wf.workflow_key, RUNS);
+    await poll(() => runIds.every((id) => hitsOf('/s6/slow').some((h) => runIdOfKey(h.key) === id)), 'every run to send its slow request');
+    const victimId = await processIdOf(victim);
+    expect(await jobsOf(runIds), 'no job: the accepting process runs them').toEqual([]);
+
+    await kill(victim);
+    for (const row of await runRows(runIds)) expect(row).toMatchObject({ status: 'running', owner_id: victimId, steps_done: 2 });
+    live = await startProcess('process-2b');
+    const names = { [victimId]: 'dead', [await processIdOf(live)]: 'new' };
+    for (const [n, runId] of runIds.entries()) expect((await completed(live.api, wf.workflow_key, runId)).output).toEqual({ n, slow_attempt: 2 });
+
+    const observed = await Promise.all(runIds.map((id) => observe(id, '/s6', ['first', 'slow', 'after'], names)));
+    expect(observed).toEqual(
+      runIds.map((id, n) => ({
+        run: id,
+        step_rows: MID_RUN_ROWS,
+        status_changes: ['running -> completed'],
+        // Written owned by the process that accepted it; taken over once its heartbeat stopped.
+        takeovers: [['dead', 'new']],
+        requests: {
+          first: [`${id}:first:1 #1 {"n":${n}}`],
+          slow: [`${id}:slow:2 #1 {"n":${n},"first_attempt":1}`, `${id}:slow:2 #2 {"n":${n},"first_attempt":1}`],
+          after: [`${id}:after:3 #1 {"n":${n},"slow_attempt":2}`],
+        },
+      })),
+    );
+  });
+
+  it('a graceful stop (SIGTERM) hands the runs waiting in the process over to the job queue at once and lets its running ones finish', { timeout: 60_000 }, async () => {
+    // One run at a time: the first run holds the only slot (held at its slow step), two wait.
+    const stopping = await startProcess('stopping (WORKER_CONCURRENCY=1)', { WORKER_CONCURRENCY: '1' });
+    const wf = await deploy(stopping.api, 'Graceful stop', midRunSteps('s7'));
+    const runIds = await startAsyncRuns(stopping.api, wf.workflow_key, 3);
+    await poll(() => hitsOf('/s7/slow').length === 1, 'the first run to send its slow request');
+    const stoppingId = await processIdOf(stopping);
+    const [inFlight, ...waiting] = [...new Set([runIdOfKey(hitsOf('/s7/slow')[0].key), ...runIds])];
+    for (const row of await runRows(waiting)) expect(row).toMatchObject({ status: 'running', owner_id: stoppingId, steps_done: 0 });
+
+    stopping.child.kill('SIGTERM');
+    // Handed over while the process still waits for its running run: owner cleared, a job each.
+    await poll(async () => (await runEvents(waiting[0])).length > 0 && (await runEvents(waiting[1])).length > 0, 'the waiting runs to be handed over');
+    for (const id of waiting) expect((await runEvents(id))[0]).toMatchObject({ old_owner: stoppingId, new_owner: null, old_status: 'running', new_status: 'running' });
+    expect(stopping.child.exitCode, 'the process waits for its running run').toBeNull();
+    // The live process takes them; every first slow request is answered (the held one included).
+    await poll(() => runIds.every((id) => hitsOf('/s7/slow').some((h) => runIdOfKey(h.key) === id)), 'every run to send its slow request');
+    expect(await answerHeld('/s7/slow')).toBe(3);
+    await stopping.exited;
+    expect(stopping.child.exitCode).toBe(0);
+
+    const names = { [stoppingId]: 'stopping', [await processIdOf(live)]: 'live' };
+    for (const runId of runIds) await completed(live.api, wf.workflow_key, runId);
+    const observed = await Promise.all(runIds.map(async (id) => ({ ...(await observe(id, '/s7', ['first', 'slow', 'after'], names)), job: (await jobEvents(`wf-run:${id}`)).map((e) => e.event) })));
+    expect(observed).toEqual(
+      runIds.map((id, n) => ({
+        run: id,
+        step_rows: MID_RUN_ROWS,
+        status_changes: ['running -> completed'],
+        // The running one finished in the stopping process; the waiting ones ran once, in the live one.
+        takeovers: id === inFlight ? [] : [[null, 'live']],
+        requests: {
+          first: [`${id}:first:1 #1 {"n":${n}}`],
+          slow: [`${id}:slow:2 #1 {"n":${n},"first_attempt":1}`],
+          after: [`${id}:after:3 #1 {"n":${n},"slow_attempt":1}`],
+        },
+        job: id === inFlight ? [] : ['locked', 'removed'],
+      })),
+    );
   });
 
   it('sync runs in flight: left running with the dead owner, continued once by the next process', { timeout: 60_000 }, async () => {
@@ -510,7 +601,8 @@ describe('a process killed with SIGKILL, then another started on the same databa
         run: id,
         step_rows: MID_RUN_ROWS,
         status_changes: ['running -> completed'],
-        takeovers: [[null, 'paused'], ['paused', 'new']],
+        // Written owned by the process that accepted it (no job), taken over when it stopped beating.
+        takeovers: [['paused', 'new']],
         requests: { first: [`${id}:first:1 #1 {"n":${n}}`], after: [`${id}:after:3 #1 {"n":${n},"slow_attempt":2}`] },
         // As the new process left it: its output is the one of the slow step's second attempt.
         now: [['completed', 5, null, { n, slow_attempt: 2 }]],
