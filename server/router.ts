@@ -2,6 +2,7 @@ import { adminRouter } from './admin/admin.router.js';
 import { agentsRouter } from './agents/agents.router.js';
 import { workflowsRouter } from './workflows/workflows.router.js';
 import { eventsRouter } from './workflows/events.router.js';
+import { evalsRouter } from './evals/evals.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
@@ -37,6 +38,7 @@ export const appRouter = router({
   agents: agentsRouter,
   workflows: workflowsRouter,
   events: eventsRouter,
+  evals: evalsRouter,
 });
 
 export type AppRouter = typeof appRouter;

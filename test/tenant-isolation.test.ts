@@ -34,6 +34,10 @@ interface TenantIds {
   workflowId: string;
   workflowKey: string;
   workflowRunId: string;
+  /** An evaluation dataset with one case, and a suite on it. */
+  evalDatasetId: string;
+  evalCaseId: string;
+  evalSuiteId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -194,6 +198,30 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/workflows/{workflowIdOrKey}/state/{key}': {
     params: (ids) => [{ workflowIdOrKey: ids.workflowId, key: 'counter' }, { workflowIdOrKey: ids.workflowKey, key: 'counter' }],
   },
+  '/v1/evals/datasets/{id}': {
+    params: (ids) => [{ id: ids.evalDatasetId }],
+    bodies: { patch: { name: 'Taken over' } },
+  },
+  '/v1/evals/datasets/{id}/import': {
+    params: (ids) => [{ id: ids.evalDatasetId }],
+    bodies: { post: { cases: [{ input: { user_id: 'x' } }] } },
+  },
+  '/v1/evals/datasets/{id}/cases': {
+    params: (ids) => [{ id: ids.evalDatasetId }],
+    bodies: { post: { input: { user_id: 'x' } } },
+  },
+  // Templates are shared starter data (every tenant may clone them): a foreign id cannot exist.
+  '/v1/evals/datasets/templates/{id}/clone': {
+    params: () => [{ id: 'no-such-template' }],
+  },
+  '/v1/evals/cases/{caseId}': {
+    params: (ids) => [{ caseId: ids.evalCaseId }],
+    bodies: { patch: { notes: 'taken over' } },
+  },
+  '/v1/evals/suites/{id}': {
+    params: (ids) => [{ id: ids.evalSuiteId }],
+    bodies: { patch: { name: 'Taken over' } },
+  },
   '/v1/agents/{agentKey}': {
     params: (ids) => [{ agentKey: ids.agentKey }],
     bodies: { patch: { name: 'Taken over', status: 'inactive' } },
@@ -322,7 +350,16 @@ beforeAll(async () => {
   expect((await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/deploy`, undefined, aKey)).status).toBe(200);
   const workflowRun = await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/run`, { input: {} }, aKey);
   expect(workflowRun.body.data?.status, workflowRun.text).toBe('completed');
+  const evalDataset = await t.api.post('/v1/evals/datasets', { name: 'A set', cases: [{ input: { user_id: 'a' } }] }, aKey);
+  expect(evalDataset.status, evalDataset.text).toBe(201);
+  const evalDatasetId = evalDataset.body.data.dataset.id;
+  const evalCaseId = (await t.api.get(`/v1/evals/datasets/${evalDatasetId}`, aKey)).body.data.dataset.cases[0].id;
+  const evalSuite = await t.api.post('/v1/evals/suites', { name: 'A suite', domain_key: 'hiring', intent_key: 'resume-analysis', dataset_id: evalDatasetId }, aKey);
+  expect(evalSuite.status, evalSuite.text).toBe(201);
   aIds = {
+    evalDatasetId,
+    evalCaseId,
+    evalSuiteId: evalSuite.body.data.suite.id,
     workflowId: workflow.body.data.workflow.id,
     workflowKey: workflow.body.data.workflow.workflow_key,
     workflowRunId: workflowRun.body.data.run_id,

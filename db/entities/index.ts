@@ -1,6 +1,7 @@
 // The list MikroORM is configured with (the one place that enumerates entities).
 import { Agent, AgentMessage, AgentRun, AgentSession, AgentUserMemory, RunStep } from './agent.js';
 import { AuditEntry } from './audit.js';
+import { EvalCase, EvalDataset, EvalResult, EvalReview, EvalRun, EvalSuite } from './eval.js';
 import { IdempotencyKey, Workflow, WorkflowApproval, WorkflowRun, WorkflowScheduleTick, WorkflowState, WorkflowVersion } from './workflow.js';
 import { Collection, CollectionDomain } from './collection.js';
 import { ApiKey, Environment, PlatformSetting, Tenant } from './tenant.js';
@@ -18,4 +19,5 @@ export const entities = [
   Document, DocumentCollection, DocumentChunk, IngestionJob,
   Agent, AgentSession, AgentMessage, AgentRun, RunStep, AgentUserMemory, Workflow, WorkflowVersion, WorkflowRun, WorkflowState,
   WorkflowApproval, IdempotencyKey, WorkflowScheduleTick,
+  EvalDataset, EvalCase, EvalSuite, EvalRun, EvalResult, EvalReview,
 ];

@@ -38,8 +38,8 @@ export type CompiledExpression =
       ok: true;
       /** Step ids the expression reads as `steps.<id>` or `steps["<id>"]`. */
       stepRefs: string[];
-      /** Throws {@link ExpressionError} when evaluation fails (missing key, type error, deadline). */
-      evaluate(vars: ExpressionVars, options?: EvaluateOptions): unknown;
+      /** Throws {@link ExpressionError} when evaluation fails (missing key, type error, deadline). `vars`: the dialect's variables ({@link ExpressionVars} for workflows). */
+      evaluate(vars: object, options?: EvaluateOptions): unknown;
     }
   | { ok: false; error: string };
 
@@ -53,24 +53,35 @@ export class ExpressionError extends Error {
   }
 }
 
-/** What expressions can name. */
+/** What workflow expressions can name. */
 export const EXPRESSION_VARIABLES = ['trigger', 'steps', 'state', 'run'] as const;
+
+/**
+ * The variable sets expressions are compiled against: workflow steps see the run, an evaluation's
+ * custom scorer sees one case (`output` and `expected` may be strings or objects, so they are dyn).
+ */
+const DIALECTS = {
+  workflow: { trigger: 'map', steps: 'map', state: 'map', run: 'map' },
+  eval_scorer: { input: 'map', output: 'dyn', expected: 'dyn', judge: 'map' },
+} as const;
+export type ExpressionDialect = keyof typeof DIALECTS;
 /** What templates can name: the same, and `loop` (`{item, index}` inside a loop body), a reserved word in CEL. */
 export const TEMPLATE_ROOTS = [...EXPRESSION_VARIABLES, 'loop'] as const;
 const COMPREHENSIONS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
 
-let environment: Environment | null = null;
+const environments = new Map<ExpressionDialect, Environment>();
 
 /** Built on first use: an Environment is costly to set up. */
-function getEnvironment(): Environment {
-  if (environment) return environment;
+function getEnvironment(dialect: ExpressionDialect): Environment {
+  const built = environments.get(dialect);
+  if (built) return built;
   const env = new Environment({
     // Payloads are JSON: `{"name": trigger.name, "count": 1}` or `[1, "a"]` should not need dyn() around each value.
     homogeneousAggregateLiterals: false,
     // Limits cel-js enforces while parsing; the source cap bounds them anyway, these fail earlier with a clear message.
     limits: { maxAstNodes: 1000, maxDepth: 32, maxListElements: 500, maxMapEntries: 500, maxCallArguments: 16 },
   });
-  for (const name of EXPRESSION_VARIABLES) env.registerVariable(name, 'map');
+  for (const [name, type] of Object.entries(DIALECTS[dialect])) env.registerVariable(name, type);
   // JSON numbers are CEL doubles and CEL has no implicit conversion, so `trigger.amount + 1` would be
   // a type error on every payload. Mixed double/int arithmetic gives a double, as JavaScript would.
   const toNumber = (v: unknown) => Number(v as bigint);
@@ -86,7 +97,7 @@ function getEnvironment(): Environment {
   }
   // `trigger.count % 2 == 0` on a JSON number.
   env.registerOperator('double % int', (a, b) => (a as number) % toNumber(b));
-  environment = env;
+  environments.set(dialect, env);
   return env;
 }
 
@@ -213,10 +224,10 @@ export function toPlainValue(value: unknown): unknown {
 
 const cache = new Map<string, CompiledExpression>();
 
-function compileUncached(source: string): CompiledExpression {
+function compileUncached(source: string, dialect: ExpressionDialect, cacheKey: string): CompiledExpression {
   let parsed: ParseResult;
   try {
-    parsed = getEnvironment().parse(source);
+    parsed = getEnvironment(dialect).parse(source);
   } catch (error) {
     return { ok: false, error: describeCelError(error) };
   }
@@ -232,13 +243,11 @@ function compileUncached(source: string): CompiledExpression {
   const checked = parsed.check();
   if (!checked.valid) return { ok: false, error: describeCelError(checked.error) };
 
-  const evaluate = (vars: ExpressionVars, options: EvaluateOptions = {}): unknown => {
-    const context = {
-      trigger: vars?.trigger ?? {},
-      steps: vars?.steps ?? {},
-      state: vars?.state ?? {},
-      run: vars?.run ?? {},
-    };
+  const variables = Object.entries(DIALECTS[dialect]);
+  const evaluate = (vars: object, options: EvaluateOptions = {}): unknown => {
+    // A missing map is an empty map; a missing dyn value is null.
+    const context: Record<string, unknown> = {};
+    for (const [name, type] of variables) context[name] = (vars as Record<string, unknown> | undefined)?.[name] ?? (type === 'map' ? {} : null);
     const timeoutMs = options.timeoutMs ?? DEFAULT_EVALUATION_TIMEOUT_MS;
     let result: unknown;
     try {
@@ -246,7 +255,7 @@ function compileUncached(source: string): CompiledExpression {
     } catch (error) {
       if ((error as { code?: unknown })?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
         // An interrupted evaluation may leave the tree's scratch state half-written: parse afresh next time.
-        cache.delete(source);
+        cache.delete(cacheKey);
         throw new ExpressionError(`expression did not finish within ${timeoutMs} ms`, 'timeout');
       }
       if (error instanceof EvaluationError || error instanceof CelTypeError) {
@@ -266,30 +275,32 @@ function compileUncached(source: string): CompiledExpression {
 }
 
 /**
- * Compiles a CEL expression over `trigger`, `steps`, `state` and `run`. Never throws: a source that
- * is not a string, empty, longer than {@link MAX_EXPRESSION_LENGTH}, too deep, or does not parse and
- * type-check gives `{ok: false, error}`. Results (good and bad) are cached by source.
+ * Compiles a CEL expression over the dialect's variables (default `workflow`: `trigger`, `steps`,
+ * `state` and `run`). Never throws: a source that is not a string, empty, longer than
+ * {@link MAX_EXPRESSION_LENGTH}, too deep, or does not parse and type-check gives `{ok: false,
+ * error}`. Results (good and bad) are cached by dialect and source.
  */
-export function compileExpression(source: string): CompiledExpression {
+export function compileExpression(source: string, dialect: ExpressionDialect = 'workflow'): CompiledExpression {
   if (typeof source !== 'string') return { ok: false, error: 'expression must be a string' };
   if (source.length > MAX_EXPRESSION_LENGTH) {
     return { ok: false, error: `expression is longer than ${MAX_EXPRESSION_LENGTH} characters` };
   }
   if (!source.trim()) return { ok: false, error: 'expression is empty' };
-  const hit = cache.get(source);
+  const cacheKey = `${dialect}\0${source}`;
+  const hit = cache.get(cacheKey);
   if (hit) {
-    cache.delete(source);
-    cache.set(source, hit);
+    cache.delete(cacheKey);
+    cache.set(cacheKey, hit);
     return hit;
   }
   let compiled: CompiledExpression;
   try {
-    compiled = compileUncached(source);
+    compiled = compileUncached(source, dialect, cacheKey);
   } catch (error) {
     // cel-js bugs or stack exhaustion must not escape as a 500.
     compiled = { ok: false, error: `expression could not be compiled: ${(error as Error)?.message ?? String(error)}` };
   }
-  cache.set(source, compiled);
+  cache.set(cacheKey, compiled);
   if (cache.size > EXPRESSION_CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return compiled;
 }

@@ -1,0 +1,168 @@
+// Evaluation suites: one intent (fixed at creation, checked to exist) evaluated on one of the
+// tenant's datasets, with the judge's rubric and pass threshold, and at most one custom scorer (a CEL
+// expression, or a webhook whose signing secret is stored encrypted and never shown).
+import { randomUUID } from 'node:crypto';
+import { EvalDataset, EvalSuite, type IEvalSuite } from '../../db/entities/eval.js';
+import type { EntityManager } from '../../db/orm.js';
+import { isoRequired, isUuid } from '../common/schemas.js';
+import type { AppDeps } from '../deps.js';
+import { AppError, invalidInput, notFound } from '../errors.js';
+import { resolveIntent } from '../intents/resolve-intent.js';
+import { decryptSecret, encryptSecret } from '../llm/secret-box.js';
+import type { TenantRuntime } from '../tenants/tenant-runtime.js';
+import { compileExpression } from '../workflows/expressions.js';
+import { platformKey } from '../workflows/webhook-secrets.js';
+import type { CreateSuiteInput, SuiteDto, UpdateSuiteInput } from './evals.schemas.js';
+
+const secretContext = (tenantId: string, suiteId: string) => `eval-scorer-webhook-secret:${tenantId}:${suiteId}`;
+
+export function toSuiteDto(s: IEvalSuite, tenantId: string): SuiteDto {
+  return {
+    id: s.id,
+    tenant_id: tenantId,
+    name: s.name,
+    domain_key: s.domainKey,
+    intent_key: s.intentKey,
+    dataset_id: typeof s.dataset === 'string' ? s.dataset : s.dataset.id,
+    judge_rubric: s.judgeRubric ?? null,
+    pass_threshold: Number(s.passThreshold),
+    custom_scorer_expression: s.customScorerExpression ?? null,
+    custom_scorer_label: s.customScorerLabel ?? null,
+    custom_scorer_webhook_url: s.customScorerWebhookUrl ?? null,
+    custom_scorer_webhook_secret_set: !!s.customScorerWebhookSecret,
+    baseline_run_id: s.baselineRunId ?? null,
+    created_at: isoRequired(s.createdAt),
+    updated_at: isoRequired(s.updatedAt),
+  };
+}
+
+export async function findSuite(em: EntityManager, tenantId: string, id: string): Promise<IEvalSuite> {
+  const suite = isUuid(id) ? await em.findOne(EvalSuite, { id, tenant: tenantId }) : null;
+  if (!suite) throw notFound('Suite');
+  return suite;
+}
+
+async function datasetOf(em: EntityManager, tenantId: string, datasetId: string) {
+  const dataset = isUuid(datasetId) ? await em.findOne(EvalDataset, { id: datasetId, tenant: tenantId }) : null;
+  if (!dataset) throw invalidInput('dataset_id is not one of your datasets', [{ path: 'dataset_id', message: `no dataset ${datasetId}` }]);
+  return dataset;
+}
+
+/** The intent must exist and be usable by the tenant: a 400 naming the field otherwise. */
+async function checkIntent(em: EntityManager, tenant: TenantRuntime, domainKey: string, intentKey: string) {
+  try {
+    await resolveIntent(em, tenant, domainKey, intentKey);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    throw invalidInput(`The intent ${domainKey}/${intentKey} cannot be evaluated: ${err.message}`, [{ path: 'intent_key', message: err.message, code: err.code }]);
+  }
+}
+
+function checkExpression(source: string) {
+  const compiled = compileExpression(source, 'eval_scorer');
+  if (!compiled.ok) {
+    throw invalidInput(`custom_scorer_expression does not compile: ${compiled.error}`, [{ path: 'custom_scorer_expression', message: compiled.error }]);
+  }
+}
+
+function checkWebhookUrl(value: string) {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw invalidInput('custom_scorer_webhook_url must be an http(s) URL', [{ path: 'custom_scorer_webhook_url', message: 'expected an http(s) URL' }]);
+  }
+}
+
+/** The scorer fields as they will be after the request: at most one kind, a webhook with its secret. */
+function checkScorer(next: { expression: string | null; url: string | null; hasSecret: boolean }) {
+  if (next.expression && next.url) {
+    throw invalidInput('A suite has at most one custom scorer: an expression or a webhook', [
+      { path: 'custom_scorer_expression', message: 'set together with custom_scorer_webhook_url' },
+    ]);
+  }
+  if (next.expression) checkExpression(next.expression);
+  if (next.url) {
+    checkWebhookUrl(next.url);
+    if (!next.hasSecret) {
+      throw invalidInput('custom_scorer_webhook_url needs custom_scorer_webhook_secret (it signs each request)', [
+        { path: 'custom_scorer_webhook_secret', message: 'required with custom_scorer_webhook_url' },
+      ]);
+    }
+  }
+}
+
+export async function listSuites(em: EntityManager, tenantId: string, filter: { domain_key?: string; intent_key?: string }) {
+  const where: Record<string, unknown> = { tenant: tenantId };
+  if (filter.domain_key) where.domainKey = filter.domain_key;
+  if (filter.intent_key) where.intentKey = filter.intent_key;
+  const suites = await em.find(EvalSuite, where, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  return { suites: suites.map((s) => toSuiteDto(s, tenantId)) };
+}
+
+export async function createSuite(em: EntityManager, deps: AppDeps, tenant: TenantRuntime, input: CreateSuiteInput) {
+  const tenantId = tenant.id;
+  const dataset = await datasetOf(em, tenantId, input.dataset_id);
+  await checkIntent(em, tenant, input.domain_key, input.intent_key);
+  const expression = input.custom_scorer_expression ?? null;
+  const url = input.custom_scorer_webhook_url ?? null;
+  checkScorer({ expression, url, hasSecret: !!input.custom_scorer_webhook_secret });
+  const id = randomUUID();
+  const secret = url && input.custom_scorer_webhook_secret ? encryptSecret(await platformKey(em, deps), input.custom_scorer_webhook_secret, secretContext(tenantId, id)) : null;
+  const suite = em.create(EvalSuite, {
+    id,
+    tenant: tenantId,
+    name: input.name,
+    domainKey: input.domain_key,
+    intentKey: input.intent_key,
+    dataset,
+    judgeRubric: input.judge_rubric ?? null,
+    passThreshold: input.pass_threshold ?? 4,
+    customScorerExpression: expression,
+    customScorerLabel: input.custom_scorer_label ?? null,
+    customScorerWebhookUrl: url,
+    customScorerWebhookSecret: secret,
+  });
+  await em.flush();
+  return { suite: toSuiteDto(suite, tenantId) };
+}
+
+export async function getSuite(em: EntityManager, tenantId: string, id: string) {
+  return { suite: toSuiteDto(await findSuite(em, tenantId, id), tenantId) };
+}
+
+/** Edits a suite; its domain and intent never change (they are what its runs compare). */
+export async function updateSuite(em: EntityManager, deps: AppDeps, tenantId: string, input: UpdateSuiteInput) {
+  const suite = await findSuite(em, tenantId, input.id);
+  if (input.dataset_id !== undefined) suite.dataset = await datasetOf(em, tenantId, input.dataset_id);
+  const expression = input.custom_scorer_expression !== undefined ? input.custom_scorer_expression : (suite.customScorerExpression ?? null);
+  const url = input.custom_scorer_webhook_url !== undefined ? input.custom_scorer_webhook_url : (suite.customScorerWebhookUrl ?? null);
+  const newSecret = input.custom_scorer_webhook_secret;
+  const hasSecret = newSecret !== undefined ? newSecret !== null : !!suite.customScorerWebhookSecret;
+  checkScorer({ expression, url, hasSecret });
+  if (input.name !== undefined) suite.name = input.name;
+  if (input.judge_rubric !== undefined) suite.judgeRubric = input.judge_rubric;
+  if (input.pass_threshold !== undefined) suite.passThreshold = input.pass_threshold;
+  if (input.custom_scorer_label !== undefined) suite.customScorerLabel = input.custom_scorer_label;
+  suite.customScorerExpression = expression;
+  suite.customScorerWebhookUrl = url;
+  if (!url) suite.customScorerWebhookSecret = null;
+  else if (newSecret) suite.customScorerWebhookSecret = encryptSecret(await platformKey(em, deps), newSecret, secretContext(tenantId, suite.id));
+  await em.flush();
+  return { suite: toSuiteDto(suite, tenantId) };
+}
+
+export async function deleteSuite(em: EntityManager, tenantId: string, id: string) {
+  const suite = await findSuite(em, tenantId, id);
+  await em.nativeDelete(EvalSuite, { id: suite.id, tenant: tenantId });
+}
+
+/** The scorer webhook's signing secret in plain text (for signing), or null. */
+export async function scorerWebhookSecret(em: EntityManager, deps: AppDeps, suite: IEvalSuite): Promise<string | null> {
+  if (!suite.customScorerWebhookSecret) return null;
+  const tenantId = typeof suite.tenant === 'string' ? suite.tenant : suite.tenant.id;
+  return decryptSecret(await platformKey(em, deps), suite.customScorerWebhookSecret, secretContext(tenantId, suite.id));
+}

@@ -1,0 +1,260 @@
+// Evaluation datasets, cases, starter templates and suites over HTTP: shapes, all-or-nothing
+// import naming the failing cases, route order (templates is not a dataset id), the suite's checks
+// (intent and dataset exist, at most one custom scorer, a write-only webhook secret) and tenancy.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../support/client.js';
+import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let t: TestServer;
+let a: SignedUpTenant;
+let b: SignedUpTenant;
+
+const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
+const input = (n: number) => ({ user_id: `u${n}`, resume_text: `Resume number ${n}: eight years of Go and PostgreSQL.` });
+
+beforeAll(async () => {
+  t = await startTestServer();
+  a = await signupTenant(t.api, { companyName: 'Evals A' });
+  b = await signupTenant(t.api, { companyName: 'Evals B' });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function dataset(owner = a, cases: unknown[] = [{ input: input(1) }]) {
+  const res = await t.api.post('/v1/evals/datasets', { name: 'Resumes', description: 'three resumes', cases }, key(owner));
+  expect(res.status, res.text).toBe(201);
+  return res.body.data.dataset as { id: string; cases_count: number };
+}
+
+describe('datasets and cases', () => {
+  it('create answers the light shape with cases_count; the single read has every case in order; list is light too', async () => {
+    const res = await t.api.post(
+      '/v1/evals/datasets',
+      {
+        name: 'Screening set',
+        cases: [
+          { input: input(1), expected_output: 'Go' },
+          { input: input(2), expected_output: { recommendation: 'advance' }, notes: 'strong' },
+          { input: input(3), message: 'Hello', expected_output: null },
+        ],
+      },
+      key(a),
+    );
+    expect(res.status, res.text).toBe(201);
+    const created = res.body.data.dataset;
+    expect(created).toMatchObject({ name: 'Screening set', description: null, cases_count: 3, tenant_id: a.tenantId });
+    expect(created.cases).toBeUndefined();
+
+    const read = await t.api.get(`/v1/evals/datasets/${created.id}`, key(a));
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data.dataset.cases.map((c: { input: { user_id: string }; expected_output: unknown; message: string | null; notes: string | null; dataset_id: string }) => [c.input.user_id, c.expected_output, c.message, c.notes, c.dataset_id])).toEqual([
+      ['u1', 'Go', null, null, created.id],
+      ['u2', { recommendation: 'advance' }, null, 'strong', created.id],
+      ['u3', null, 'Hello', null, created.id],
+    ]);
+
+    const list = await t.api.get('/v1/evals/datasets', key(a));
+    expect(list.status).toBe(200);
+    const item = list.body.data.datasets.find((d: { id: string }) => d.id === created.id);
+    expect(item).toMatchObject({ cases_count: 3 });
+    expect(item.cases).toBeUndefined();
+  });
+
+  it('refuses bad datasets and cases with 400 naming the field', async () => {
+    for (const body of [{}, { name: '' }, { name: 'x', cases: [{}] }, { name: 'x', cases: [{ input: 'text' }] }, { name: 'x', cases: [{ input: {}, expected_output: 5 }] }, { name: 'x', cases: [{ input: {}, extra: 1 }] }]) {
+      const res = await t.api.post('/v1/evals/datasets', body, key(a));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.issues.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('import is all or nothing: one bad case imports none and the 400 names every failing index', async () => {
+    const ds = await dataset();
+    const bad = await t.api.post(`/v1/evals/datasets/${ds.id}/import`, { cases: [{ input: input(2) }, { input: 'no' }, { input: input(4) }, { nope: true }] }, key(a));
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.error.details.failed_cases).toEqual([1, 3]);
+    expect(bad.body.error.details.issues.map((i: { path: string }) => i.path.split('.').slice(0, 2).join('.'))).toEqual(expect.arrayContaining(['cases.1', 'cases.3']));
+    expect((await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).body.data.dataset.cases_count).toBe(1);
+
+    const good = await t.api.post(`/v1/evals/datasets/${ds.id}/import`, { cases: [{ input: input(2) }, { input: input(3), expected_output: 'PostgreSQL' }] }, key(a));
+    expect(good.status, good.text).toBe(200);
+    expect(good.body.data).toEqual({ imported: 2 });
+    const read = (await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).body.data.dataset;
+    expect(read.cases.map((c: { input: { user_id: string } }) => c.input.user_id)).toEqual(['u1', 'u2', 'u3']);
+
+    for (const body of [{}, { cases: [] }, { cases: 'x' }]) {
+      const res = await t.api.post(`/v1/evals/datasets/${ds.id}/import`, body, key(a));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+  });
+
+  it('one case: add at the end, edit, delete; unknown ids are 404', async () => {
+    const ds = await dataset();
+    const added = await t.api.post(`/v1/evals/datasets/${ds.id}/cases`, { input: input(9), notes: 'added' }, key(a));
+    expect(added.status, added.text).toBe(201);
+    const c = added.body.data.case;
+    expect(c).toMatchObject({ dataset_id: ds.id, notes: 'added', expected_output: null });
+
+    const edited = await t.api.patch(`/v1/evals/cases/${c.id}`, { expected_output: { score: 3 }, notes: null }, key(a));
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.body.data.case).toMatchObject({ id: c.id, expected_output: { score: 3 }, notes: null, input: input(9) });
+    expect((await t.api.patch(`/v1/evals/cases/${c.id}`, { input: [] }, key(a))).status).toBe(400);
+
+    const read = (await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).body.data.dataset;
+    expect(read.cases.map((x: { id: string }) => x.id).at(-1)).toBe(c.id);
+
+    expect((await t.api.delete(`/v1/evals/cases/${c.id}`, key(a))).status).toBe(200);
+    expect((await t.api.delete(`/v1/evals/cases/${c.id}`, key(a))).status).toBe(404);
+    expect((await t.api.patch('/v1/evals/cases/not-a-uuid', { notes: 'x' }, key(a))).status).toBe(404);
+    expect((await t.api.post('/v1/evals/datasets/00000000-0000-4000-8000-000000000000/cases', { input: input(1) }, key(a))).status).toBe(404);
+  });
+
+  it('rename and delete a dataset; its cases go with it', async () => {
+    const ds = await dataset();
+    const renamed = await t.api.patch(`/v1/evals/datasets/${ds.id}`, { name: 'Renamed', description: 'd' }, key(a));
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.data.dataset).toMatchObject({ name: 'Renamed', description: 'd', cases_count: 1 });
+    const caseIdOf = (await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).body.data.dataset.cases[0].id;
+    expect((await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(a))).status).toBe(200);
+    expect((await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).status).toBe(404);
+    expect((await t.api.patch(`/v1/evals/cases/${caseIdOf}`, { notes: 'x' }, key(a))).status).toBe(404);
+  });
+
+  it("another tenant's datasets and cases are 404 and never listed", async () => {
+    const ds = await dataset(a);
+    const caseIdOf = (await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).body.data.dataset.cases[0].id;
+    expect((await t.api.get(`/v1/evals/datasets/${ds.id}`, key(b))).status).toBe(404);
+    expect((await t.api.patch(`/v1/evals/datasets/${ds.id}`, { name: 'mine' }, key(b))).status).toBe(404);
+    expect((await t.api.post(`/v1/evals/datasets/${ds.id}/import`, { cases: [{ input: input(1) }] }, key(b))).status).toBe(404);
+    expect((await t.api.post(`/v1/evals/datasets/${ds.id}/cases`, { input: input(1) }, key(b))).status).toBe(404);
+    expect((await t.api.patch(`/v1/evals/cases/${caseIdOf}`, { notes: 'x' }, key(b))).status).toBe(404);
+    expect((await t.api.delete(`/v1/evals/cases/${caseIdOf}`, key(b))).status).toBe(404);
+    expect((await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(b))).status).toBe(404);
+    const listed = (await t.api.get('/v1/evals/datasets', key(b))).body.data.datasets.map((d: { id: string }) => d.id);
+    expect(listed).not.toContain(ds.id);
+    expect((await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).body.data.dataset.cases_count).toBe(1);
+  });
+
+  it('needs an API key', async () => {
+    expect((await t.api.get('/v1/evals/datasets')).status).toBe(401);
+    expect((await t.api.post('/v1/evals/datasets', { name: 'x' })).status).toBe(401);
+  });
+});
+
+describe('starter templates', () => {
+  it('GET /v1/evals/datasets/templates lists them (not taken for a dataset id); clone copies one into the tenant', async () => {
+    const res = await t.api.get('/v1/evals/datasets/templates', key(a));
+    expect(res.status, res.text).toBe(200);
+    const templates = res.body.data.templates as { id: string; domain_key: string; intent_key: string; cases_count: number; name: string }[];
+    expect(templates.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(templates.map((x) => x.intent_key)).size).toBeGreaterThanOrEqual(4);
+    for (const x of templates) {
+      expect(x.domain_key).toBe('hiring');
+      expect(x.cases_count).toBeGreaterThanOrEqual(10);
+    }
+    const first = templates[0];
+    const cloned = await t.api.post(`/v1/evals/datasets/templates/${first.id}/clone`, undefined, key(a));
+    expect(cloned.status, cloned.text).toBe(201);
+    expect(cloned.body.data.dataset).toMatchObject({ name: first.name, cases_count: first.cases_count, tenant_id: a.tenantId });
+    const read = (await t.api.get(`/v1/evals/datasets/${cloned.body.data.dataset.id}`, key(a))).body.data.dataset;
+    expect(read.cases).toHaveLength(first.cases_count);
+    expect(read.cases.some((c: { expected_output: unknown }) => c.expected_output !== null)).toBe(true);
+    // The copy is the tenant's: editing it changes nothing shared.
+    expect((await t.api.patch(`/v1/evals/cases/${read.cases[0].id}`, { notes: 'mine now' }, key(a))).status).toBe(200);
+    expect((await t.api.get('/v1/evals/datasets/templates', key(b))).body.data.templates.find((x: { id: string }) => x.id === first.id).cases_count).toBe(first.cases_count);
+    expect((await t.api.post('/v1/evals/datasets/templates/no-such-template/clone', undefined, key(a))).status).toBe(404);
+  });
+});
+
+describe('suites', () => {
+  const suiteBody = (datasetId: string, extra: Record<string, unknown> = {}) => ({ name: 'Screening quality', domain_key: 'hiring', intent_key: 'candidate-screening', dataset_id: datasetId, ...extra });
+
+  it('create, read, list (filtered), edit and delete; domain and intent are fixed', async () => {
+    const ds = await dataset();
+    const res = await t.api.post('/v1/evals/suites', suiteBody(ds.id, { judge_rubric: 'Cite evidence', pass_threshold: 3.5 }), key(a));
+    expect(res.status, res.text).toBe(201);
+    const suite = res.body.data.suite;
+    expect(suite).toMatchObject({
+      domain_key: 'hiring', intent_key: 'candidate-screening', dataset_id: ds.id, judge_rubric: 'Cite evidence', pass_threshold: 3.5,
+      custom_scorer_expression: null, custom_scorer_webhook_url: null, custom_scorer_webhook_secret_set: false, baseline_run_id: null,
+    });
+    expect((await t.api.get(`/v1/evals/suites/${suite.id}`, key(a))).body.data.suite.id).toBe(suite.id);
+    const filtered = (await t.api.get('/v1/evals/suites?domain_key=hiring&intent_key=candidate-screening', key(a))).body.data.suites.map((s: { id: string }) => s.id);
+    expect(filtered).toContain(suite.id);
+    expect((await t.api.get('/v1/evals/suites?intent_key=job-match', key(a))).body.data.suites.map((s: { id: string }) => s.id)).not.toContain(suite.id);
+
+    const edited = await t.api.patch(`/v1/evals/suites/${suite.id}`, { name: 'Renamed', custom_scorer_expression: 'judge.score >= 4 && size(output) > 0', custom_scorer_label: 'strict' }, key(a));
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.body.data.suite).toMatchObject({ name: 'Renamed', custom_scorer_expression: 'judge.score >= 4 && size(output) > 0', custom_scorer_label: 'strict' });
+    const fixed = await t.api.patch(`/v1/evals/suites/${suite.id}`, { intent_key: 'job-match' }, key(a));
+    expect(fixed.status).toBe(400);
+
+    // A dataset a suite uses is kept.
+    const inUse = await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(a));
+    expect(inUse.status).toBe(409);
+    expect(inUse.body.error).toMatchObject({ code: 'DATASET_IN_USE', details: { suites: [{ id: suite.id, name: 'Renamed' }] } });
+
+    expect((await t.api.delete(`/v1/evals/suites/${suite.id}`, key(a))).status).toBe(200);
+    expect((await t.api.get(`/v1/evals/suites/${suite.id}`, key(a))).status).toBe(404);
+    expect((await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(a))).status).toBe(200);
+  });
+
+  it('checks the intent, the dataset and the custom scorer', async () => {
+    const ds = await dataset();
+    const cases: [Record<string, unknown>, string][] = [
+      [suiteBody(ds.id, { intent_key: 'no-such-intent' }), 'intent_key'],
+      [suiteBody(ds.id, { domain_key: 'nowhere' }), 'intent_key'],
+      [suiteBody('00000000-0000-4000-8000-000000000000'), 'dataset_id'],
+      [suiteBody(ds.id, { custom_scorer_expression: 'output +' }), 'custom_scorer_expression'],
+      [suiteBody(ds.id, { custom_scorer_expression: 'trigger.x == 1' }), 'custom_scorer_expression'],
+      [suiteBody(ds.id, { custom_scorer_expression: 'true', custom_scorer_webhook_url: 'https://scorer.example.com/score', custom_scorer_webhook_secret: 'a-secret-of-16-chars' }), 'custom_scorer_expression'],
+      [suiteBody(ds.id, { custom_scorer_webhook_url: 'https://scorer.example.com/score' }), 'custom_scorer_webhook_secret'],
+      [suiteBody(ds.id, { custom_scorer_webhook_url: 'ftp://scorer.example.com', custom_scorer_webhook_secret: 'a-secret-of-16-chars' }), 'custom_scorer_webhook_url'],
+      [suiteBody(ds.id, { pass_threshold: 6 }), 'pass_threshold'],
+      [suiteBody(ds.id, { pass_threshold: '4' }), 'pass_threshold'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await t.api.post('/v1/evals/suites', body, key(a));
+      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(400);
+      expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(field);
+    }
+    // Another tenant's dataset is not one of yours.
+    const foreign = await t.api.post('/v1/evals/suites', suiteBody(ds.id), key(b));
+    expect(foreign.status).toBe(400);
+  });
+
+  it('the webhook scorer secret is write-only: stored, never shown, replaced or removed with the URL', async () => {
+    const ds = await dataset();
+    const res = await t.api.post(
+      '/v1/evals/suites',
+      suiteBody(ds.id, { custom_scorer_webhook_url: 'https://scorer.example.com/score', custom_scorer_webhook_secret: 'first-secret-0123456789' }),
+      key(a),
+    );
+    expect(res.status, res.text).toBe(201);
+    expect(res.text).not.toContain('first-secret');
+    const id = res.body.data.suite.id;
+    expect(res.body.data.suite).toMatchObject({ custom_scorer_webhook_url: 'https://scorer.example.com/score', custom_scorer_webhook_secret_set: true });
+    // Moving the URL keeps the secret.
+    const moved = await t.api.patch(`/v1/evals/suites/${id}`, { custom_scorer_webhook_url: 'https://scorer.example.com/v2' }, key(a));
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.data.suite.custom_scorer_webhook_secret_set).toBe(true);
+    // Switching to an expression needs the URL removed in the same request.
+    expect((await t.api.patch(`/v1/evals/suites/${id}`, { custom_scorer_expression: 'true' }, key(a))).status).toBe(400);
+    const switched = await t.api.patch(`/v1/evals/suites/${id}`, { custom_scorer_expression: 'true', custom_scorer_webhook_url: null }, key(a));
+    expect(switched.status, switched.text).toBe(200);
+    expect(switched.body.data.suite).toMatchObject({ custom_scorer_expression: 'true', custom_scorer_webhook_url: null, custom_scorer_webhook_secret_set: false });
+    for (const r of [await t.api.get(`/v1/evals/suites/${id}`, key(a)), await t.api.get('/v1/evals/suites', key(a))]) expect(r.text).not.toContain('first-secret');
+  });
+
+  it("another tenant's suites are 404 and never listed", async () => {
+    const ds = await dataset();
+    const suite = (await t.api.post('/v1/evals/suites', suiteBody(ds.id), key(a))).body.data.suite;
+    expect((await t.api.get(`/v1/evals/suites/${suite.id}`, key(b))).status).toBe(404);
+    expect((await t.api.patch(`/v1/evals/suites/${suite.id}`, { name: 'x' }, key(b))).status).toBe(404);
+    expect((await t.api.delete(`/v1/evals/suites/${suite.id}`, key(b))).status).toBe(404);
+    expect((await t.api.get('/v1/evals/suites', key(b))).body.data.suites.map((s: { id: string }) => s.id)).not.toContain(suite.id);
+  });
+});
