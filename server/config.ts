@@ -71,6 +71,10 @@ const configSchema = z.object({
     z.array(llmProviderSchema).refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique'),
   ).optional(),
   DEFAULT_MODEL: z.string().default('gpt-4o-mini'),
+  /** The evaluation judge's model (default: DEFAULT_MODEL). */
+  EVAL_JUDGE_MODEL: z.string().trim().min(1).max(200).optional(),
+  /** Cases one evaluation run scores at once (default 10); one tenant's runs share as many per process. */
+  EVAL_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   /** Embeds ingested documents when neither the upload nor its collection names a model (unset: no embeddings). */
   EMBEDDING_MODEL: z.string().trim().min(1).max(200).optional(),
   /** A model that reads images (e.g. gpt-4o-mini): transcribes image attachments and scanned pages on plans that allow it (unset: local OCR). */

@@ -38,6 +38,8 @@ interface TenantIds {
   evalDatasetId: string;
   evalCaseId: string;
   evalSuiteId: string;
+  /** A run of that suite (its case errors without a model provider; the run still exists). */
+  evalRunId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -222,6 +224,29 @@ const ROUTES: Record<string, RouteCase> = {
     params: (ids) => [{ id: ids.evalSuiteId }],
     bodies: { patch: { name: 'Taken over' } },
   },
+  '/v1/evals/suites/{id}/run': {
+    params: (ids) => [{ id: ids.evalSuiteId }],
+    bodies: { post: {} },
+  },
+  '/v1/evals/suites/{id}/runs': {
+    params: (ids) => [{ id: ids.evalSuiteId }],
+  },
+  '/v1/evals/suites/{id}/baseline': {
+    params: (ids) => [{ id: ids.evalSuiteId }],
+    bodies: { post: { run_id: null } },
+  },
+  '/v1/evals/runs/{id}': {
+    params: (ids) => [{ id: ids.evalRunId }],
+  },
+  '/v1/evals/runs/{id}/results': {
+    params: (ids) => [{ id: ids.evalRunId }],
+  },
+  '/v1/evals/runs/{id}/cancel': {
+    params: (ids) => [{ id: ids.evalRunId }],
+  },
+  '/v1/evals/runs/{id}/resume': {
+    params: (ids) => [{ id: ids.evalRunId }],
+  },
   '/v1/agents/{agentKey}': {
     params: (ids) => [{ agentKey: ids.agentKey }],
     bodies: { patch: { name: 'Taken over', status: 'inactive' } },
@@ -356,7 +381,10 @@ beforeAll(async () => {
   const evalCaseId = (await t.api.get(`/v1/evals/datasets/${evalDatasetId}`, aKey)).body.data.dataset.cases[0].id;
   const evalSuite = await t.api.post('/v1/evals/suites', { name: 'A suite', domain_key: 'hiring', intent_key: 'resume-analysis', dataset_id: evalDatasetId }, aKey);
   expect(evalSuite.status, evalSuite.text).toBe(201);
+  const evalRun = await t.api.post(`/v1/evals/suites/${evalSuite.body.data.suite.id}/run`, {}, aKey);
+  expect(evalRun.status, evalRun.text).toBe(202);
   aIds = {
+    evalRunId: evalRun.body.data.run.id,
     evalDatasetId,
     evalCaseId,
     evalSuiteId: evalSuite.body.data.suite.id,

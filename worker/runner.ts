@@ -3,6 +3,7 @@ import os from 'node:os';
 import { Logger, makeWorkerUtils, run, runMigrations, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type { Pool } from 'pg';
 import type { AppDeps } from '../server/deps.js';
+import { evalRunTask } from './tasks/eval-run.js';
 import { ingestDocumentTask } from './tasks/ingest-document.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
@@ -30,6 +31,7 @@ export function createTaskList(deps: AppDeps): TaskList {
     workflow_continue: workflowContinueTask(deps),
     workflow_callback: workflowCallbackTask(deps),
     workflow_schedule: workflowScheduleTask(deps),
+    eval_run: evalRunTask(deps),
   };
 }
 

@@ -118,7 +118,7 @@ export const EvalRun = defineEntity({
 });
 export type IEvalRun = InferEntity<typeof EvalRun>;
 
-export const EVAL_RESULT_STATUSES = ['pending', 'scored', 'errored'] as const;
+export const EVAL_RESULT_STATUSES = ['pending', 'scored', 'errored', 'skipped'] as const;
 
 /** One case of a run: what the intent answered and how it scored (the target of reviews). */
 export const EvalResult = defineEntity({

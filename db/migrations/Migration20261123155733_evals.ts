@@ -40,7 +40,7 @@ export class Migration20261123155733_evals extends Migration {
 
     this.addSql(`alter table "eval_results" add constraint "eval_results_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
     this.addSql(`alter table "eval_results" add constraint "eval_results_run_id_foreign" foreign key ("run_id") references "eval_runs" ("id") on delete cascade;`);
-    this.addSql(`alter table "eval_results" add constraint "eval_results_status_check" check ("status" in ('pending', 'scored', 'errored'));`);
+    this.addSql(`alter table "eval_results" add constraint "eval_results_status_check" check ("status" in ('pending', 'scored', 'errored', 'skipped'));`);
 
     this.addSql(`alter table "eval_reviews" add constraint "eval_reviews_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
     this.addSql(`alter table "eval_reviews" add constraint "eval_reviews_result_id_foreign" foreign key ("result_id") references "eval_results" ("id") on delete cascade;`);

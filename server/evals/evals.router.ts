@@ -9,6 +9,9 @@ import {
   suiteId, suiteSchema, templateId, templateSchema, updateCaseInput, updateDatasetInput, updateSuiteInput,
 } from './evals.schemas.js';
 import { createSuite, deleteSuite, getSuite, listSuites, updateSuite } from './suites.service.js';
+import { baselineInput, evalResultSchema, evalRunSchema, listResultsInput, listRunsInput, runId, startSuiteRunInput } from './eval-runs.schemas.js';
+import { cancelRun, getRun, listResults, listRuns, resumeRun, setBaseline, startSuiteRun, type EvalScope } from './eval-runs.service.js';
+import type { ApiKeyScope } from '../keys/authenticate-api-key.js';
 
 const TAGS = ['Evaluations'];
 const BASE = '/v1/evals';
@@ -16,6 +19,16 @@ const BASE = '/v1/evals';
 const datasetOut = ok(z.object({ dataset: datasetSchema }));
 const caseOut = ok(z.object({ case: caseSchema }));
 const suiteOut = ok(z.object({ suite: suiteSchema }));
+const runOut = ok(z.object({ run: evalRunSchema }));
+const runsOut = ok(z.object({ runs: z.array(evalRunSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }));
+const RUN_START_ERRORS = ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'RATE_LIMITED', 'UNPROCESSABLE'] as const;
+
+const evalScope = (ctx: { tenantId: string; apiKey: ApiKeyScope }): EvalScope => ({
+  tenantId: ctx.tenantId,
+  environmentId: ctx.apiKey.environmentId,
+  plan: ctx.apiKey.plan,
+  tenant: ctx.apiKey.tenant,
+});
 
 // Literal paths (datasets/templates) come before their `{id}` siblings.
 export const evalsRouter = router({
@@ -140,6 +153,77 @@ export const evalsRouter = router({
     .input(updateSuiteInput)
     .output(suiteOut)
     .mutation(async ({ ctx, input }) => envelope(await updateSuite(ctx.em, ctx.deps, ctx.tenantId, input))),
+
+  startSuiteRun: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/suites/{id}/run`, tags: TAGS, summary: 'Start a run of the suite (202, pending): each case runs the intent for real, then the check, the judge and the custom scorer',
+        description:
+          'Answers 202 with the pending run at once; poll GET /v1/evals/runs/{id} (progress 0-100, stage "case n/total"). The run works on a snapshot of the dataset. ' +
+          'Plans without evaluations: 429 EVALS_NOT_AVAILABLE {plan}; this month\'s judge budget spent: 429 EVALS_BUDGET_EXCEEDED {budget_usd, used_usd, resets_at}; ' +
+          'more than 30 runs a minute per tenant: 429 RATE_LIMITED with Retry-After. A run that reaches the judge budget mid-way stops judging, sets judge_cap_reached and completes with the cases it judged (the rest are `skipped`). ' +
+          'Platform errors (the model provider down, the quota spent) fail the run, which can be resumed; a case\'s own errors (invalid input, a blocked answer, a judge answer that failed its schema twice, a scorer failure) mark that case errored.',
+      },
+      successStatus: 202,
+      errors: [...RUN_START_ERRORS],
+    })
+    .input(startSuiteRunInput)
+    .output(runOut)
+    .mutation(async ({ ctx, input }) => {
+      ctx.res.status = 202;
+      return envelope(await startSuiteRun(ctx.em, ctx.deps, evalScope(ctx), input.id, { model: input.model ?? null }));
+    }),
+
+  listSuiteRuns: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/suites/{id}/runs`, tags: TAGS, summary: 'Runs of a suite, newest first (GET /v1/evals/runs?suite_id=)' }, errors: ['NOT_FOUND'] })
+    .input(listRunsInput.omit({ suite_id: true }).extend({ id: z.string().max(64) }))
+    .output(runsOut)
+    .query(async ({ ctx, input }) => {
+      await getSuite(ctx.em, ctx.tenantId, input.id);
+      return envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.id, limit: input.limit, offset: input.offset }));
+    }),
+
+  setBaseline: apiKeyProcedure
+    .meta({ openapi: { method: 'POST', path: `${BASE}/suites/{id}/baseline`, tags: TAGS, summary: 'Pin a completed run of the suite as its baseline, or clear it with null' }, errors: ['NOT_FOUND'] })
+    .input(baselineInput)
+    .output(ok(z.object({ suite_id: z.string(), baseline_run_id: z.string().nullable() })))
+    .mutation(async ({ ctx, input }) => envelope(await setBaseline(ctx.em, ctx.deps, ctx.tenantId, input.id, input.run_id))),
+
+  listRuns: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)' } })
+    .input(listRunsInput)
+    .output(runsOut)
+    .query(async ({ ctx, input }) => envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, input))),
+
+  getRun: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}`, tags: TAGS, summary: 'One run: status, progress, stage, scores, judge spend' }, errors: ['NOT_FOUND'] })
+    .input(runId)
+    .output(runOut)
+    .query(async ({ ctx, input }) => envelope(await getRun(ctx.em, ctx.deps, ctx.tenantId, input.id))),
+
+  listResults: apiKeyProcedure
+    .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}/results`, tags: TAGS, summary: 'The run\'s cases in order, with output, check, scores, judge reasoning and reviews' }, errors: ['NOT_FOUND'] })
+    .input(listResultsInput)
+    .output(ok(z.object({ results: z.array(evalResultSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })))
+    .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, input))),
+
+  cancelRun: apiKeyProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${BASE}/runs/{id}/cancel`, tags: TAGS, summary: 'Cancel a pending, running or failed run (cooperative: cases in flight are not written)' },
+      errors: ['NOT_FOUND', 'RUN_NOT_CANCELLABLE'],
+    })
+    .input(runId)
+    .output(runOut)
+    .mutation(async ({ ctx, input }) => envelope(await cancelRun(ctx.em, ctx.deps, ctx.tenantId, input.id))),
+
+  resumeRun: apiKeyProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${BASE}/runs/{id}/resume`, tags: TAGS, summary: 'Continue a failed run: scored cases are kept, the others run again (idempotent)' },
+      errors: ['NOT_FOUND', 'EVAL_RUN_NOT_RESUMABLE', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED'],
+    })
+    .input(runId)
+    .output(runOut)
+    .mutation(async ({ ctx, input }) => envelope(await resumeRun(ctx.em, ctx.deps, evalScope(ctx), input.id))),
 
   deleteSuite: apiKeyProcedure
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/suites/{id}`, tags: TAGS, summary: 'Delete a suite with its runs and their results' }, errors: ['NOT_FOUND'] })

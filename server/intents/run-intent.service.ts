@@ -54,6 +54,8 @@ function blocked(stage: 'pre_llm' | 'post_llm', issues: GuardrailIssue[], fallba
 export interface RunIntentOptions {
   /** The cost cap of the run this intent call is part of (an agent's tool call); default none. */
   budget?: RunBudget;
+  /** Runs the intent on this model instead of its own (an evaluation's model_override); default none. */
+  model?: string | null;
 }
 
 export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
@@ -68,10 +70,11 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScop
   const guardrails = intent.guardrailsConfig ?? tenant.guardrailsConfig;
   const pre = await scanInput(content, guardrails);
   const safeInput = { user_id: userId, ...pre.input };
-  const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational;
+  // A model override (an evaluation comparing models) must not be answered from another model's cache.
+  const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational && !options.model;
   const cacheKey = cacheable && pre.passed ? intentCacheKey(tenant.id, intent.id, intent.version, safeInput) : null;
   const exec = intent.executionConfig;
-  const model = chooseModel(exec.model, tenant.defaultModel, deps.config.DEFAULT_MODEL);
+  const model = options.model || chooseModel(exec.model, tenant.defaultModel, deps.config.DEFAULT_MODEL);
 
   // One round trip for this month's usage, the tenant's provider key and the cache entry. A tenant
   // over quota gets 429 whatever its input, so the quota is checked before a block is reported.

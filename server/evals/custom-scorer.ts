@@ -1,0 +1,104 @@
+// A suite's custom scorer, run after the judge: a CEL expression over {input, output, expected,
+// judge} giving a number or a boolean, or a webhook that gets the case as a Standard Webhooks POST
+// (signed with the suite's secret, through the SSRF-safe client) and answers {score: number}.
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
+import type { AppDeps } from '../deps.js';
+import { compileExpression } from '../workflows/expressions.js';
+import type { JudgeVerdict } from './judge.js';
+
+export type CustomScorer =
+  | { kind: 'expression'; source: string }
+  | { kind: 'webhook'; url: string; secret: string };
+
+export interface ScorerCase {
+  runId: string;
+  caseId: string | null;
+  input: unknown;
+  output: unknown;
+  expected: unknown;
+  judge: JudgeVerdict | null;
+}
+
+/** A scorer that failed: the message is the case's error. */
+export class ScorerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ScorerError';
+  }
+}
+
+const webhookAnswer = z.object({ score: z.number().finite() });
+/** Largest scorer answer read. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+function toScore(value: unknown): number {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'bigint') return Number(value);
+  throw new ScorerError(`the custom scorer expression gave ${JSON.stringify(value)?.slice(0, 100)}, not a number or a boolean`);
+}
+
+/** Runs the suite's custom scorer on one case: its score (true = 1, false = 0). Throws ScorerError. */
+export async function runCustomScorer(deps: AppDeps, scorer: CustomScorer, c: ScorerCase): Promise<number> {
+  if (scorer.kind === 'expression') {
+    const compiled = compileExpression(scorer.source, 'eval_scorer');
+    if (!compiled.ok) throw new ScorerError(`the custom scorer expression does not compile: ${compiled.error}`);
+    let value: unknown;
+    try {
+      value = compiled.evaluate({ input: c.input ?? {}, output: c.output, expected: c.expected ?? null, judge: c.judge ?? {} });
+    } catch (err) {
+      throw new ScorerError(`the custom scorer expression failed: ${(err as Error).message}`);
+    }
+    return toScore(value);
+  }
+  const body = JSON.stringify({ run_id: c.runId, case_id: c.caseId, input: c.input, output: c.output, expected_output: c.expected ?? null, judge: c.judge });
+  const id = `msg_${randomUUID()}`;
+  const at = new Date();
+  let res: Response;
+  try {
+    res = await deps.outbound.fetch(scorer.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(scorer.secret).sign(id, at, body),
+      },
+      body,
+      signal: AbortSignal.timeout(deps.config.OUTBOUND_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new ScorerError(`the scorer webhook could not be reached: ${(err as Error).message}`);
+  }
+  const text = await readLimited(res);
+  if (res.status < 200 || res.status >= 300) throw new ScorerError(`the scorer webhook answered HTTP ${res.status}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ScorerError('the scorer webhook did not answer JSON');
+  }
+  const answer = webhookAnswer.safeParse(parsed);
+  if (!answer.success) throw new ScorerError('the scorer webhook must answer {"score": <number>}');
+  return answer.data.score;
+}
+
+async function readLimited(res: Response): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw new ScorerError(`the scorer webhook answered more than ${MAX_ANSWER_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,64 @@
+// What a tenant may spend on evaluations: plans without evals get none, each plan has a monthly
+// judge budget (the judge's model calls, metered like every call), and run-creating requests from
+// API keys are rate limited. Decided in PostgreSQL so several processes agree.
+import type { SqlPool } from '../../db/sql-pool.js';
+import { startOfNextMonth } from '../common/schemas.js';
+import { AppError } from '../errors.js';
+
+/** Monthly judge budget in USD per plan; null: unlimited. Plans not listed have no evals. */
+export const JUDGE_BUDGET_USD: Record<string, number | null> = { trial: 5, starter: 50, pro: 500, enterprise: null };
+
+/** Run-creating requests one tenant may make per minute with API keys. */
+export const EVAL_RUNS_PER_MINUTE = 30;
+
+const startOfMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
+
+/** Judge spend of this UTC month (every run started this month). */
+export async function judgeSpendThisMonth(sql: SqlPool, tenantId: string): Promise<number> {
+  const [row] = await sql.query<{ used: string }>(
+    'select coalesce(sum(judge_total_cost_usd), 0)::text as used from eval_runs where tenant_id = $1 and started_at >= $2',
+    [tenantId, startOfMonth()],
+  );
+  return Number(row.used);
+}
+
+/** The plan's monthly judge budget (null: unlimited); 429 EVALS_NOT_AVAILABLE for plans without evals. */
+export function judgeBudgetOf(plan: string): number | null {
+  if (!(plan in JUDGE_BUDGET_USD)) {
+    throw new AppError('EVALS_NOT_AVAILABLE', `Evaluations are not available on the ${plan} plan`, { plan });
+  }
+  return JUDGE_BUDGET_USD[plan];
+}
+
+/**
+ * Checks a run may start: the plan has evals, this month's judge spend is under its budget, and
+ * (for API-key callers) the tenant started fewer than EVAL_RUNS_PER_MINUTE runs in the last minute.
+ * Returns the budget (null: unlimited).
+ */
+export async function assertEvalRunAllowed(sql: SqlPool, tenantId: string, plan: string, runsToStart = 1): Promise<number | null> {
+  const budget = judgeBudgetOf(plan);
+  if (budget !== null) {
+    const used = await judgeSpendThisMonth(sql, tenantId);
+    if (used >= budget) {
+      throw new AppError('EVALS_BUDGET_EXCEEDED', `This month's evaluation judge budget of $${budget} is spent`, {
+        budget_usd: budget,
+        used_usd: Number(used.toFixed(6)),
+        resets_at: startOfNextMonth().toISOString(),
+      });
+    }
+  }
+  const [recent] = await sql.query<{ n: number; oldest: Date | null }>(
+    `select count(*)::int as n, min(started_at) as oldest from eval_runs where tenant_id = $1 and triggered_by = 'api' and started_at > now() - interval '60 seconds'`,
+    [tenantId],
+  );
+  if (recent.n + runsToStart > EVAL_RUNS_PER_MINUTE) {
+    const retryAfter = recent.oldest ? Math.max(1, Math.ceil(60 - (Date.now() - new Date(recent.oldest).getTime()) / 1000)) : 60;
+    throw new AppError(
+      'RATE_LIMITED',
+      `At most ${EVAL_RUNS_PER_MINUTE} evaluation runs a minute may be started`,
+      { limit_per_minute: EVAL_RUNS_PER_MINUTE, retry_after_seconds: retryAfter },
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+  return budget;
+}

@@ -1,0 +1,353 @@
+// Executes an evaluation run on the job runner, case by case: the intent runs for real (or the
+// supplied response is taken) -> the deterministic check -> the judge -> the custom scorer. Each case
+// is written when it is done (its result, the run's counters and progress, the judge's usage and the
+// case's trace rows in one statement), so a run interrupted anywhere goes on with the cases not
+// written yet and never scores a case twice.
+//
+// A job works on a run for a time slice, then queues itself again: runs of several tenants take
+// turns on the job runner's slots. Cases run EVAL_CONCURRENCY at a time per run, and one tenant's
+// runs share as many slots per process, so one tenant's 5,000-case run does not hold everything.
+import type { EntityManager } from '../../db/orm.js';
+import { monthKey } from '../common/schemas.js';
+import type { AppDeps } from '../deps.js';
+import { AppError } from '../errors.js';
+import type { IntentDefinition } from '../intents/intent-definition.js';
+import { resolveIntent } from '../intents/resolve-intent.js';
+import { runIntent } from '../intents/run-intent.service.js';
+import { decryptSecret } from '../llm/secret-box.js';
+import { boundedJson } from '../runs/run-steps.js';
+import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
+import { platformKey } from '../workflows/webhook-secrets.js';
+import { checkOutput, type CheckResult } from './check-output.js';
+import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
+import { JUDGE_BUDGET_USD, judgeSpendThisMonth } from './eval-limits.js';
+import { judgeAnswer, type JudgeVerdict } from './judge.js';
+
+/** How long one job works on a run before it queues itself again. */
+export const EVAL_SLICE_MS = 15_000;
+/** Pending cases read per round. */
+const BATCH = 500;
+
+/** Errors of the platform, not of a case: the run fails (and can be resumed) instead of erroring every case. */
+const RUN_LEVEL_ERRORS = new Set(['LLM_PROVIDER_ERROR', 'LLM_NOT_CONFIGURED', 'QUOTA_EXCEEDED', 'DOMAIN_NOT_ENABLED', 'INTENT_NOT_PERMITTED', 'NOT_FOUND']);
+
+class RunFailure extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+interface ClaimedRun {
+  id: string;
+  tenant_id: string;
+  suite_id: string | null;
+  execution_mode: 'liya_intent' | 'external_output';
+  domain_key: string | null;
+  intent_key: string | null;
+  environment_id: string | null;
+  judge_rubric: string | null;
+  pass_threshold: number;
+  judge_model: string;
+  model_override: string | null;
+  billing_plan: string;
+  custom_scorer_expression: string | null;
+  custom_scorer_webhook_url: string | null;
+  custom_scorer_webhook_secret: string | null;
+}
+
+interface PendingCase {
+  id: string;
+  case_id: string | null;
+  position: number;
+  input: Record<string, unknown>;
+  message: string | null;
+  expected_output: unknown;
+  /** external_output runs: the supplied response. */
+  output: unknown;
+}
+
+// ---- Per-tenant slots ---------------------------------------------------------------------------
+
+const tenantSlots = new Map<string, { active: number; waiting: (() => void)[] }>();
+
+async function withTenantSlot<T>(tenantId: string, limit: number, work: () => Promise<T>): Promise<T> {
+  let slot = tenantSlots.get(tenantId);
+  if (!slot) tenantSlots.set(tenantId, (slot = { active: 0, waiting: [] }));
+  if (slot.active >= limit) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+  slot.active++;
+  try {
+    return await work();
+  } finally {
+    slot.active--;
+    const next = slot.waiting.shift();
+    if (next) next();
+    else if (slot.active === 0) tenantSlots.delete(tenantId);
+  }
+}
+
+// ---- Writes -------------------------------------------------------------------------------------
+
+interface CaseWrite {
+  status: 'scored' | 'errored' | 'skipped';
+  output: unknown;
+  check: CheckResult | null;
+  verdict: JudgeVerdict | null;
+  customScore: number | null;
+  passed: boolean | null;
+  latencyMs: number;
+  costUsd: number;
+  error: string | null;
+  judgeUsage: UsageEventInput[];
+  judgeFailures: number;
+  steps: { name: string; type: string; status: string; costUsd: number; promptTokens: number; completionTokens: number; latencyMs: number; error: string | null; startedAt: Date }[];
+}
+
+// The case's result (only while the run is running and the case not written yet), the run's
+// counters, the judge's usage (metered whatever happens to the case) and the case's trace rows.
+const CASE_SQL = `
+with res as (
+  update eval_results set status = $3, output = $4::jsonb, "check" = $5::jsonb, score = $6, dimension_scores = $7::jsonb, judge_reasoning = $8,
+         custom_score = $9, passed = $10, latency_ms = $11, cost_usd = $12, error = $13, completed_at = now()
+   where id = $1 and status = 'pending' and exists (select 1 from eval_runs where id = $2 and status = 'running')
+  returning position),
+run as (
+  update eval_runs set
+         cases_done = cases_done + case when exists (select 1 from res) and $3 <> 'skipped' then 1 else 0 end,
+         cases_passed = cases_passed + case when exists (select 1 from res) and $10 then 1 else 0 end,
+         judge_total_cost_usd = judge_total_cost_usd + $14, judge_calls = judge_calls + $15, judge_failures = judge_failures + $16,
+         progress = case when exists (select 1 from res) then least(99, floor(100.0 * (cases_done + 1) / greatest(cases_total, 1))::int) else progress end,
+         stage = case when exists (select 1 from res) and status = 'running' then 'case ' || (cases_done + 1) || '/' || cases_total else stage end,
+         updated_at = now()
+   where id = $2
+  returning status),
+events as (${insertUsageEventsSql('$17')}),
+counter as (
+  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) select $18, $19, 0, $20, $14 where $15 > 0
+  ${ADD_TO_USAGE_COUNTER_SQL}
+  returning 1),
+steps as (
+  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens, cost_usd,
+                         latency_ms, error, started_at, completed_at)
+  select gen_random_uuid(), $18, 'eval', $2, (select position from res) * 4 + s.ord - 1, s.type, s.name, $1::text, s.status, null, null, s.prompt_tokens,
+         s.completion_tokens, s.cost_usd, s.latency_ms, s.error, s.started_at, now()
+    from jsonb_to_recordset($21::jsonb) as s(ord int, type text, name text, status text, prompt_tokens int, completion_tokens int, cost_usd numeric,
+         latency_ms int, error text, started_at timestamptz)
+   where exists (select 1 from res)
+  on conflict (run_id, index) do nothing
+  returning 1)
+select (select count(*) from res)::int as written, (select status from run) as run_status,
+       (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) as side`;
+
+async function writeCase(deps: AppDeps, run: ClaimedRun, c: PendingCase, w: CaseWrite): Promise<string | null> {
+  const judgeCost = w.judgeUsage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
+  const usage = usageRowsOf(w.judgeUsage);
+  const [row] = await deps.sql.query<{ written: number; run_status: string | null }>(CASE_SQL, [
+    c.id, run.id, w.status, w.output === undefined ? null : boundedJson(w.output), w.check ? JSON.stringify(w.check) : null,
+    w.verdict?.score ?? null, w.verdict ? JSON.stringify(w.verdict.dimension_scores) : null, w.verdict?.reasoning ?? null, w.customScore, w.passed,
+    Math.round(w.latencyMs), w.costUsd.toFixed(6), w.error?.slice(0, 4000) ?? null, judgeCost.toFixed(6), w.judgeUsage.length, w.judgeFailures,
+    usage.json, run.tenant_id, monthKey(), usage.tokens,
+    JSON.stringify(w.steps.slice(0, 4).map((s, i) => ({
+      ord: i + 1, type: s.type, name: s.name, status: s.status, prompt_tokens: s.promptTokens, completion_tokens: s.completionTokens, cost_usd: s.costUsd.toFixed(6),
+      latency_ms: Math.round(s.latencyMs), error: s.error?.slice(0, 4000) ?? null, started_at: s.startedAt.toISOString(),
+    }))),
+  ], 'liya_eval_case');
+  return row?.run_status ?? null;
+}
+
+// ---- One case -----------------------------------------------------------------------------------
+
+interface RunContext {
+  deps: AppDeps;
+  em: EntityManager;
+  run: ClaimedRun;
+  tenant: TenantRuntime;
+  intent: IntentDefinition | null;
+  task: string;
+  scorer: CustomScorer | null;
+  budget: { limit: number | null; spent: number; capReached: boolean };
+}
+
+const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+const describe = (err: unknown) => `${codeOf(err)}: ${err instanceof Error ? err.message : String(err)}`;
+
+async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
+  const { deps, run } = ctx;
+  const started = performance.now();
+  const steps: CaseWrite['steps'] = [];
+  const base = { check: null, verdict: null, customScore: null, judgeUsage: [] as UsageEventInput[], judgeFailures: 0, steps };
+  let output: unknown = c.output;
+  let intentCost = 0;
+  if (run.execution_mode === 'liya_intent') {
+    const t0 = performance.now();
+    const at = new Date();
+    try {
+      const input = c.message ? { ...c.input, message: c.message } : c.input;
+      const res = await runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
+        model: run.model_override,
+      });
+      output = res.data.output;
+      intentCost = res.metadata.cost_usd;
+      steps.push({ name: `${run.domain_key}/${run.intent_key}`, type: 'intent', status: 'completed', costUsd: intentCost, promptTokens: res.metadata.tokens_used, completionTokens: 0, latencyMs: performance.now() - t0, error: null, startedAt: at });
+    } catch (err) {
+      if (RUN_LEVEL_ERRORS.has(codeOf(err))) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
+      steps.push({ name: `${run.domain_key}/${run.intent_key}`, type: 'intent', status: 'failed', costUsd: 0, promptTokens: 0, completionTokens: 0, latencyMs: performance.now() - t0, error: describe(err), startedAt: at });
+      return { ...base, status: 'errored', output: null, passed: false, latencyMs: performance.now() - started, costUsd: 0, error: describe(err) };
+    }
+  }
+  const check = checkOutput(c.expected_output, output);
+  if (ctx.budget.limit !== null && ctx.budget.spent >= ctx.budget.limit) {
+    ctx.budget.capReached = true;
+    return { ...base, check, status: 'skipped', output, passed: null, latencyMs: performance.now() - started, costUsd: intentCost, error: 'JUDGE_CAP_REACHED: the monthly judge budget ran out before this case was judged' };
+  }
+  const judgeUsage: UsageEventInput[] = [];
+  const sink = (event: UsageEventInput) => judgeUsage.push({ ...event, countsAsRequest: false });
+  const judgeCost = () => judgeUsage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
+  const t1 = performance.now();
+  const judgedAt = new Date();
+  let verdict: JudgeVerdict;
+  try {
+    verdict = (await judgeAnswer(ctx.em.fork(), deps, {
+      tenantId: run.tenant_id, environmentId: run.environment_id, model: run.judge_model, task: ctx.task, input: c.input, message: c.message,
+      expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink,
+    })).verdict;
+  } catch (err) {
+    ctx.budget.spent += judgeCost();
+    if (RUN_LEVEL_ERRORS.has(codeOf(err))) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
+    const judgeSteps = judgeUsage.map((u) => ({ name: 'judge', type: 'judge', status: 'failed', costUsd: u.costUsd ?? 0, promptTokens: u.promptTokens ?? 0, completionTokens: u.completionTokens ?? 0, latencyMs: u.latencyMs ?? 0, error: describe(err), startedAt: judgedAt }));
+    return {
+      ...base, steps: [...steps, ...judgeSteps.slice(0, 3)], check, judgeUsage, judgeFailures: 1, status: 'errored', output, passed: false,
+      latencyMs: performance.now() - started, costUsd: intentCost + judgeCost(), error: `JUDGE_FAILED: ${describe(err)}`,
+    };
+  }
+  ctx.budget.spent += judgeCost();
+  const judgeTokens = judgeUsage.reduce((sum, u) => ({ p: sum.p + (u.promptTokens ?? 0), c: sum.c + (u.completionTokens ?? 0) }), { p: 0, c: 0 });
+  steps.push({ name: 'judge', type: 'judge', status: 'completed', costUsd: judgeCost(), promptTokens: judgeTokens.p, completionTokens: judgeTokens.c, latencyMs: performance.now() - t1, error: null, startedAt: judgedAt });
+  let customScore: number | null = null;
+  if (ctx.scorer) {
+    const t2 = performance.now();
+    const scoredAt = new Date();
+    try {
+      customScore = await runCustomScorer(deps, ctx.scorer, { runId: run.id, caseId: c.case_id, input: c.input, output, expected: c.expected_output, judge: verdict });
+      steps.push({ name: 'custom scorer', type: 'scorer', status: 'completed', costUsd: 0, promptTokens: 0, completionTokens: 0, latencyMs: performance.now() - t2, error: null, startedAt: scoredAt });
+    } catch (err) {
+      const message = err instanceof ScorerError ? `SCORER_FAILED: ${err.message}` : describe(err);
+      steps.push({ name: 'custom scorer', type: 'scorer', status: 'failed', costUsd: 0, promptTokens: 0, completionTokens: 0, latencyMs: performance.now() - t2, error: message, startedAt: scoredAt });
+      return { ...base, check, verdict, judgeUsage, status: 'errored', output, passed: false, latencyMs: performance.now() - started, costUsd: intentCost + judgeCost(), error: message };
+    }
+  }
+  const passed = check.passed !== false && verdict.score >= Number(run.pass_threshold);
+  return { ...base, check, verdict, customScore, judgeUsage, status: 'scored', output, passed, latencyMs: performance.now() - started, costUsd: intentCost + judgeCost(), error: null };
+}
+
+// ---- The run ------------------------------------------------------------------------------------
+
+const CLAIM_SQL = `
+update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting'), updated_at = now()
+  from tenants t
+ where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
+returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
+          r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
+          (select s.custom_scorer_expression from eval_suites s where s.id = r.suite_id) as custom_scorer_expression,
+          (select s.custom_scorer_webhook_url from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_url,
+          (select s.custom_scorer_webhook_secret from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_secret`;
+
+async function failRun(deps: AppDeps, runId: string, code: string, message: string) {
+  await deps.sql.query(
+    `update eval_runs set status = 'failed', stage = null, completed_at = now(), updated_at = now(), error = $2::jsonb where id = $1 and status = 'running'`,
+    [runId, JSON.stringify({ code, message })],
+  );
+}
+
+/** Ends a run whose cases are all written: means over the scored cases, progress 100. */
+async function finishRun(deps: AppDeps, runId: string, capReached: boolean) {
+  await deps.sql.query(
+    `with skipped as (update eval_results set status = 'skipped', completed_at = now(),
+                             error = 'JUDGE_CAP_REACHED: the monthly judge budget ran out before this case was judged'
+                       where run_id = $1 and status = 'pending' and $2::boolean returning 1),
+          scored as (select score, dimension_scores from eval_results where run_id = $1 and status = 'scored')
+     update eval_runs set status = 'completed', stage = null, progress = 100, completed_at = now(), updated_at = now(),
+            judge_cap_reached = judge_cap_reached or $2::boolean,
+            cases_passed = (select count(*) from eval_results where run_id = $1 and passed),
+            mean_score = (select avg(score) from scored),
+            dimension_scores = (select case when count(*) = 0 then null else jsonb_build_object(
+                'correctness', avg((dimension_scores ->> 'correctness')::float), 'completeness', avg((dimension_scores ->> 'completeness')::float),
+                'relevance', avg((dimension_scores ->> 'relevance')::float), 'safety', avg((dimension_scores ->> 'safety')::float)) end from scored)
+      where id = $1 and status = 'running' and (select count(*) from skipped) >= 0`,
+    [runId, capReached],
+  );
+}
+
+async function scorerOf(ctx: { em: EntityManager; deps: AppDeps }, run: ClaimedRun): Promise<CustomScorer | null> {
+  if (run.custom_scorer_expression) return { kind: 'expression', source: run.custom_scorer_expression };
+  if (run.custom_scorer_webhook_url && run.custom_scorer_webhook_secret && run.suite_id) {
+    const secret = decryptSecret(await platformKey(ctx.em, ctx.deps), run.custom_scorer_webhook_secret, `eval-scorer-webhook-secret:${run.tenant_id}:${run.suite_id}`);
+    if (secret) return { kind: 'webhook', url: run.custom_scorer_webhook_url, secret };
+  }
+  return null;
+}
+
+export interface EvalJobControl {
+  /** Queues the run's job again (the next time slice). */
+  requeue(): Promise<void>;
+}
+
+/** One time slice of a run (the job `eval_run`). */
+export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; tenant_id: string }, control: EvalJobControl): Promise<void> {
+  const [run] = await deps.sql.query<ClaimedRun & TenantRuntimeRow>(CLAIM_SQL, [payload.run_id, payload.tenant_id]);
+  if (!run) return;
+  const em = deps.orm.em.fork();
+  const tenant = toTenantRuntime(run);
+  let intent: IntentDefinition | null = null;
+  if (run.execution_mode === 'liya_intent') {
+    try {
+      intent = await resolveIntent(em, tenant, run.domain_key!, run.intent_key!);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      await failRun(deps, run.id, err.code, err.message);
+      return;
+    }
+  }
+  const limit = run.billing_plan in JUDGE_BUDGET_USD ? JUDGE_BUDGET_USD[run.billing_plan] : 0;
+  const ctx: RunContext = {
+    deps, em, run, tenant, intent,
+    task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
+    scorer: await scorerOf({ em, deps }, run),
+    budget: { limit, spent: limit === null ? 0 : await judgeSpendThisMonth(deps.sql, run.tenant_id), capReached: false },
+  };
+  const deadline = Date.now() + EVAL_SLICE_MS;
+  const concurrency = deps.config.EVAL_CONCURRENCY;
+  // Set by the workers: the run stopped being `running` (cancelled), or a platform error failed it.
+  const state: { stopped: boolean; failure: RunFailure | null } = { stopped: false, failure: null };
+  const goOn = () => !state.stopped && !state.failure && !ctx.budget.capReached && Date.now() < deadline;
+  while (goOn()) {
+    const pending = await deps.sql.query<PendingCase>(
+      `select id::text, case_id::text, position, input, message, expected_output, output from eval_results where run_id = $1 and status = 'pending' order by position limit $2`,
+      [run.id, BATCH],
+    );
+    if (!pending.length) break;
+    let next = 0;
+    const worker = async () => {
+      while (goOn() && next < pending.length) {
+        const c = pending[next++];
+        await withTenantSlot(run.tenant_id, concurrency, async () => {
+          if (state.stopped || state.failure) return;
+          try {
+            const write = await scoreCase(ctx, c);
+            const status = await writeCase(deps, run, c, write);
+            if (status !== 'running') state.stopped = true;
+          } catch (err) {
+            if (err instanceof RunFailure) state.failure ??= err;
+            else throw err;
+          }
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
+  }
+  if (state.failure) return failRun(deps, run.id, state.failure.code, state.failure.message);
+  if (state.stopped) return;
+  const [left] = await deps.sql.query<{ n: number }>(`select count(*)::int as n from eval_results where run_id = $1 and status = 'pending'`, [run.id]);
+  if (left.n > 0 && !ctx.budget.capReached) return control.requeue();
+  await finishRun(deps, run.id, ctx.budget.capReached);
+}

@@ -1,0 +1,319 @@
+// Evaluation runs end to end over HTTP, on the in-process job runner, with the real openai SDK
+// talking to the fake provider: each case runs the intent, then the check, the judge (scripted per
+// case) and the custom scorer; progress and counters; cancel; a failed run resumed without scoring
+// a case twice; plan, budget and rate-limit gates; the judge budget running out mid-run.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../support/client.js';
+import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
+import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
+
+let t: TestServer;
+let fake: FakeLlm;
+let a: SignedUpTenant;
+let b: SignedUpTenant;
+/** The intent's answer when the fake follows its output schema (read once, for the checks). */
+let sampleOutput: Record<string, unknown>;
+
+const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
+const INTENT = 'resume-analysis';
+const caseInput = (marker: string) => ({ user_id: `user-${marker}`, resume_text: `Resume ${marker}: ten years of Go, PostgreSQL and Kubernetes at scale.` });
+
+const isJudge = (req: FakeRequest) => req.body?.response_format?.json_schema?.name === 'eval_judge';
+const promptOf = (req: FakeRequest) => (req.body?.messages ?? []).map((m: { content: string }) => m.content).join('\n');
+const verdict = (score: number) => ({ content: { score, dimension_scores: { correctness: score, completeness: score, relevance: 5, safety: 5 }, reasoning: `scored ${score}` } });
+
+/** Judge answers by the case's marker: LOW scores 2, BADJUDGE answers invalid JSON (twice), others 5. */
+function scriptJudge() {
+  fake.script((req) => {
+    if (!isJudge(req)) return undefined;
+    const prompt = promptOf(req);
+    if (prompt.includes('BADJUDGE')) return { content: 'not json at all' };
+    return verdict(prompt.includes('LOW') ? 2 : 5);
+  });
+}
+
+async function dataset(owner: SignedUpTenant, cases: unknown[]) {
+  const res = await t.api.post('/v1/evals/datasets', { name: 'Run set', cases }, key(owner));
+  expect(res.status, res.text).toBe(201);
+  return res.body.data.dataset.id as string;
+}
+
+async function suite(owner: SignedUpTenant, cases: unknown[], extra: Record<string, unknown> = {}) {
+  const res = await t.api.post('/v1/evals/suites', { name: 'Resume quality', domain_key: 'hiring', intent_key: INTENT, dataset_id: await dataset(owner, cases), ...extra }, key(owner));
+  expect(res.status, res.text).toBe(201);
+  return res.body.data.suite.id as string;
+}
+
+async function start(owner: SignedUpTenant, suiteId: string, body: Record<string, unknown> = {}) {
+  const res = await t.api.post(`/v1/evals/suites/${suiteId}/run`, body, key(owner));
+  expect(res.status, res.text).toBe(202);
+  expect(res.body.data.run.status).toBe('pending');
+  return res.body.data.run.id as string;
+}
+
+const readRun = async (id: string, owner = a) => (await t.api.get(`/v1/evals/runs/${id}`, key(owner))).body.data.run;
+const settled = (id: string, owner = a) =>
+  waitFor(async () => {
+    const run = await readRun(id, owner);
+    return ['completed', 'failed', 'cancelled'].includes(run.status) ? run : null;
+  }, `eval run ${id} to end`, 30_000);
+const results = async (id: string, owner = a) => (await t.api.get(`/v1/evals/runs/${id}/results`, key(owner))).body.data.results;
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  t = await startTestServer({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0', EVAL_CONCURRENCY: '3' });
+  a = await signupTenant(t.api, { companyName: 'Eval runs A' });
+  b = await signupTenant(t.api, { companyName: 'Eval runs B' });
+  const probe = await t.api.post(`/v1/hiring/${INTENT}`, { input: caseInput('probe') }, key(a));
+  expect(probe.status, probe.text).toBe(200);
+  sampleOutput = probe.body.data.output;
+});
+beforeEach(() => {
+  fake.reset();
+  scriptJudge();
+});
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+describe('a suite run', () => {
+  it('runs every case: intent, check, judge, custom scorer; counters, means and trace rows', async () => {
+    const [field, value] = Object.entries(sampleOutput).find(([, v]) => typeof v === 'string')!;
+    const suiteId = await suite(
+      a,
+      [
+        { input: caseInput('A'), expected_output: { [field]: value } },
+        { input: caseInput('B'), expected_output: { [field]: `${value}-not-this` } },
+        { input: caseInput('LOW') },
+        { input: caseInput('BADJUDGE') },
+        { input: { resume_text: 'no user id' } },
+        { input: caseInput('C'), expected_output: String(value) },
+      ],
+      { custom_scorer_expression: 'judge.score * 2', pass_threshold: 4 },
+    );
+    const runId = await start(a, suiteId);
+    const run = await settled(runId);
+    expect(run).toMatchObject({
+      status: 'completed', progress: 100, stage: null, cases_total: 6, cases_done: 6, cases_passed: 2, cases_errored: 2,
+      execution_mode: 'liya_intent', triggered_by: 'api', domain_key: 'hiring', intent_key: INTENT, suite_id: suiteId, judge_cap_reached: false, error: null,
+      judge_failures: 1, judge_model: 'gpt-4o-mini', model_override: null,
+    });
+    // Four judged cases (5, 5, 2, 5) and the bad judge answer asked twice: six judge calls.
+    expect(run.judge_calls).toBe(6);
+    expect(run.mean_score).toBeCloseTo(17 / 4, 10);
+    expect(run.dimension_scores).toMatchObject({ relevance: 5, safety: 5 });
+    expect(run.dimension_scores.correctness).toBeCloseTo(17 / 4, 10);
+    expect(run.judge_total_cost_usd).toBeGreaterThan(0);
+
+    const rows = await results(runId);
+    const byMarker = (m: string) => rows.find((r: { input: { resume_text: string } }) => r.input.resume_text.includes(`Resume ${m}:`));
+    expect(byMarker('A')).toMatchObject({ status: 'scored', passed: true, score: 5, custom_score: 10, check: { kind: 'partial_match', passed: true }, judge_reasoning: 'scored 5', error: null });
+    expect(byMarker('B')).toMatchObject({ status: 'scored', passed: false, score: 5, check: { kind: 'partial_match', passed: false, detail: `differs at ${field}` } });
+    expect(byMarker('LOW')).toMatchObject({ status: 'scored', passed: false, score: 2, custom_score: 4, check: { kind: 'none', passed: null } });
+    expect(byMarker('BADJUDGE')).toMatchObject({ status: 'errored', passed: false, score: null });
+    expect(byMarker('BADJUDGE').error).toMatch(/^JUDGE_FAILED: OUTPUT_INVALID/);
+    expect(byMarker('C')).toMatchObject({ status: 'scored', passed: true, check: { kind: 'substring', passed: true } });
+    const noUser = rows.find((r: { input: { user_id?: string } }) => r.input.user_id === undefined);
+    expect(noUser).toMatchObject({ status: 'errored', passed: false, output: null });
+    expect(noUser.error).toMatch(/^INVALID_INPUT/);
+    expect(rows.map((r: { position: number }) => r.position)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(byMarker('A').output).toEqual(sampleOutput);
+
+    // The shared trace rows: intent, judge and scorer steps of each case, with cost and latency.
+    const steps = await t.sql(`select type, status, count(*)::int as n from run_steps where run_kind = 'eval' and run_id = $1 group by type, status order by type, status`, [runId]);
+    expect(steps).toEqual([
+      { type: 'intent', status: 'completed', n: 5 },
+      { type: 'intent', status: 'failed', n: 1 },
+      { type: 'judge', status: 'completed', n: 4 },
+      { type: 'judge', status: 'failed', n: 2 },
+      { type: 'scorer', status: 'completed', n: 4 },
+    ]);
+    // Judge calls are metered like every model call, outside the request quota.
+    const usage = await t.sql(`select count(*)::int as n, bool_and(not counts_as_request) as free from usage_events where tenant_id = $1 and kind = 'eval_judge'`, [a.tenantId]);
+    expect(usage[0].n).toBeGreaterThanOrEqual(6);
+    expect(usage[0].free).toBe(true);
+
+    const list = (await t.api.get(`/v1/evals/runs?suite_id=${suiteId}`, key(a))).body.data;
+    expect(list.runs.map((r: { id: string }) => r.id)).toEqual([runId]);
+    expect((await t.api.get(`/v1/evals/suites/${suiteId}/runs`, key(a))).body.data.runs.map((r: { id: string }) => r.id)).toEqual([runId]);
+  });
+
+  it('model override: the intent runs on the given model; the run records it', async () => {
+    const suiteId = await suite(a, [{ input: caseInput('M') }]);
+    const runId = await start(a, suiteId, { model: 'gpt-4o' });
+    const run = await settled(runId);
+    expect(run).toMatchObject({ status: 'completed', model_override: 'gpt-4o' });
+    const intentCalls = fake.chatRequests().filter((r) => !isJudge(r));
+    expect(intentCalls.map((r) => r.body.model)).toEqual(['gpt-4o']);
+    expect(fake.chatRequests().filter(isJudge).map((r) => r.body.model)).toEqual(['gpt-4o-mini']);
+  });
+
+  it('cancel stops the run at its next case; nothing more is written; a cancelled run cannot be cancelled again', async () => {
+    fake.setLatency(150);
+    const suiteId = await suite(a, Array.from({ length: 30 }, (_, i) => ({ input: caseInput(`K${i}`) })));
+    const runId = await start(a, suiteId);
+    await waitFor(async () => (await readRun(runId)).cases_done >= 2, 'two cases done');
+    const cancelled = await t.api.post(`/v1/evals/runs/${runId}/cancel`, undefined, key(a));
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body.data.run.status).toBe('cancelled');
+    const doneAtCancel = cancelled.body.data.run.cases_done;
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const after = await readRun(runId);
+    expect(after).toMatchObject({ status: 'cancelled', cases_done: doneAtCancel });
+    expect(after.cases_done).toBeLessThan(30);
+    const scored = (await results(runId)).filter((r: { status: string }) => r.status !== 'pending').length;
+    expect(scored).toBe(doneAtCancel);
+    const again = await t.api.post(`/v1/evals/runs/${runId}/cancel`, undefined, key(a));
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('RUN_NOT_CANCELLABLE');
+    expect((await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a))).body.error.code).toBe('EVAL_RUN_NOT_RESUMABLE');
+  });
+
+  it('a provider outage fails the run; resume continues it without running scored cases again, and is idempotent', async () => {
+    const suiteId = await suite(a, Array.from({ length: 6 }, (_, i) => ({ input: caseInput(`R${i}`) })));
+    // The first case's intent and judge calls go through, then the provider fails.
+    let calls = 0;
+    fake.script((req) => {
+      calls++;
+      if (calls > 2) return { status: 500, error: { message: 'provider down' } };
+      return isJudge(req) ? verdict(5) : undefined;
+    });
+    t.server.deps.config.EVAL_CONCURRENCY = 1;
+    try {
+      const runId = await start(a, suiteId);
+      const failed = await settled(runId);
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatchObject({ code: 'LLM_PROVIDER_ERROR' });
+      const before = await results(runId);
+      const scoredBefore = before.filter((r: { status: string }) => r.status === 'scored');
+      expect(scoredBefore).toHaveLength(1);
+
+      scriptJudge();
+      const resumed = await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a));
+      expect(resumed.status, resumed.text).toBe(200);
+      expect(['pending', 'running', 'completed']).toContain(resumed.body.data.run.status);
+      const again = await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a));
+      expect(again.status).toBe(200);
+      const done = await settled(runId);
+      expect(done).toMatchObject({ status: 'completed', cases_done: 6, cases_passed: 6, error: null });
+      const after = await results(runId);
+      // The case scored before the outage was not run again: same result, same completion time.
+      const first = after.find((r: { id: string }) => r.id === scoredBefore[0].id);
+      expect(first).toEqual(scoredBefore[0]);
+      // Its intent was called once in all: before the outage, never after the resume.
+      const marker = (scoredBefore[0].input.resume_text as string).split(':')[0];
+      expect(fake.chatRequests().filter((r) => !isJudge(r) && promptOf(r).includes(`${marker}:`))).toHaveLength(1);
+    } finally {
+      t.server.deps.config.EVAL_CONCURRENCY = 3;
+    }
+  });
+});
+
+describe('gates', () => {
+  it('a plan without evaluations: 429 EVALS_NOT_AVAILABLE with the plan', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Free plan' });
+    const suiteId = await suite(c, [{ input: caseInput('F') }]);
+    await t.sql(`update tenants set plan = 'free' where id = $1`, [c.tenantId]);
+    const res = await t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c));
+    expect(res.status).toBe(429);
+    expect(res.body.error).toMatchObject({ code: 'EVALS_NOT_AVAILABLE', details: { plan: 'free' } });
+  });
+
+  it('the month\'s judge budget spent: 429 EVALS_BUDGET_EXCEEDED with budget, use and reset', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Spent' });
+    const suiteId = await suite(c, [{ input: caseInput('S') }]);
+    await t.sql(
+      `insert into eval_runs (id, tenant_id, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, pass_threshold, judge_total_cost_usd, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
+       values (gen_random_uuid(), $1, 'external_output', 'dashboard', 'completed', 100, 0, 0, 0, 4, 5.0, 0, 0, false, now(), now())`,
+      [c.tenantId],
+    );
+    const res = await t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c));
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('EVALS_BUDGET_EXCEEDED');
+    expect(res.body.error.details).toMatchObject({ budget_usd: 5, used_usd: 5 });
+    expect(Date.parse(res.body.error.details.resets_at)).toBeGreaterThan(Date.now());
+  });
+
+  it('the judge budget running out mid-run: judging stops, judge_cap_reached, the run completes with what it judged', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Nearly spent' });
+    const suiteId = await suite(c, Array.from({ length: 12 }, (_, i) => ({ input: caseInput(`N${i}`) })));
+    // Just under the trial budget: the first judge calls take it over.
+    await t.sql(
+      `insert into eval_runs (id, tenant_id, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, pass_threshold, judge_total_cost_usd, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
+       values (gen_random_uuid(), $1, 'external_output', 'dashboard', 'completed', 100, 0, 0, 0, 4, 4.99999, 0, 0, false, now(), now())`,
+      [c.tenantId],
+    );
+    const runId = await start(c, suiteId);
+    const run = await settled(runId, c);
+    expect(run).toMatchObject({ status: 'completed', judge_cap_reached: true, cases_total: 12 });
+    const rows = await results(runId, c);
+    const scored = rows.filter((r: { status: string }) => r.status === 'scored').length;
+    const skipped = rows.filter((r: { status: string }) => r.status === 'skipped');
+    expect(scored).toBeGreaterThan(0);
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(scored + skipped.length).toBe(12);
+    expect(skipped.every((r: { score: number | null; error: string }) => r.score === null && r.error.startsWith('JUDGE_CAP_REACHED'))).toBe(true);
+    expect(run.cases_done).toBe(scored);
+    expect((await t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c))).body.error.code).toBe('EVALS_BUDGET_EXCEEDED');
+  });
+
+  it('more than 30 runs a minute from API keys: 429 RATE_LIMITED with Retry-After', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Busy' });
+    const suiteId = await suite(c, [{ input: caseInput('Q') }]);
+    await t.sql(
+      `insert into eval_runs (id, tenant_id, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, pass_threshold, judge_total_cost_usd, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
+       select gen_random_uuid(), $1, 'external_output', 'api', 'completed', 100, 0, 0, 0, 4, 0, 0, 0, false, now() - interval '20 seconds', now() from generate_series(1, 30)`,
+      [c.tenantId],
+    );
+    const res = await t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c));
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(41);
+  });
+
+  it('an empty dataset cannot be run; an unknown suite is 404; bad bodies are 400', async () => {
+    const ds = await t.api.post('/v1/evals/datasets', { name: 'Empty' }, key(a));
+    const s = await t.api.post('/v1/evals/suites', { name: 'Empty', domain_key: 'hiring', intent_key: INTENT, dataset_id: ds.body.data.dataset.id }, key(a));
+    const res = await t.api.post(`/v1/evals/suites/${s.body.data.suite.id}/run`, {}, key(a));
+    expect(res.status).toBe(400);
+    expect((await t.api.post('/v1/evals/suites/00000000-0000-4000-8000-000000000000/run', {}, key(a))).status).toBe(404);
+    expect((await t.api.post(`/v1/evals/suites/${s.body.data.suite.id}/run`, { model: 5 }, key(a))).status).toBe(400);
+  });
+});
+
+describe('baseline and tenancy', () => {
+  it('pins a completed run as the suite baseline and clears it; only runs of the suite', async () => {
+    const suiteId = await suite(a, [{ input: caseInput('P') }]);
+    const runId = await start(a, suiteId);
+    await settled(runId);
+    const pinned = await t.api.post(`/v1/evals/suites/${suiteId}/baseline`, { run_id: runId }, key(a));
+    expect(pinned.status, pinned.text).toBe(200);
+    expect(pinned.body.data).toEqual({ suite_id: suiteId, baseline_run_id: runId });
+    expect((await t.api.get(`/v1/evals/suites/${suiteId}`, key(a))).body.data.suite.baseline_run_id).toBe(runId);
+    const other = await suite(a, [{ input: caseInput('O') }]);
+    expect((await t.api.post(`/v1/evals/suites/${other}/baseline`, { run_id: runId }, key(a))).status).toBe(400);
+    const cleared = await t.api.post(`/v1/evals/suites/${suiteId}/baseline`, { run_id: null }, key(a));
+    expect(cleared.body.data.baseline_run_id).toBeNull();
+  });
+
+  it("another tenant's runs are 404 on every route and never listed", async () => {
+    const suiteId = await suite(a, [{ input: caseInput('T') }]);
+    const runId = await start(a, suiteId);
+    await settled(runId);
+    for (const [method, path] of [
+      ['get', `/v1/evals/runs/${runId}`], ['get', `/v1/evals/runs/${runId}/results`], ['post', `/v1/evals/runs/${runId}/cancel`], ['post', `/v1/evals/runs/${runId}/resume`],
+      ['post', `/v1/evals/suites/${suiteId}/run`], ['get', `/v1/evals/suites/${suiteId}/runs`],
+    ] as const) {
+      const res = method === 'get' ? await t.api.get(path, key(b)) : await t.api.post(path, {}, key(b));
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await t.api.post(`/v1/evals/suites/${suiteId}/baseline`, { run_id: runId }, key(b))).status).toBe(404);
+    expect((await t.api.get('/v1/evals/runs', key(b))).body.data.runs.map((r: { id: string }) => r.id)).not.toContain(runId);
+    expect((await t.api.get(`/v1/evals/runs?suite_id=${suiteId}`, key(b))).body.data.runs).toEqual([]);
+  });
+});
