@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command[]>> = {
   agents: async () => [(await import('./commands/agents.js')).agentsCommand()],
   workflows: async () => [(await import('./commands/workflows.js')).workflowsCommand()],
   approvals: async () => [(await import('./commands/approvals.js')).approvalsCommand()],
+  evals: async () => [(await import('./commands/evals.js')).evalsCommand()],
   login: async () => [(await import('./commands/auth.js')).loginCommand()],
   logout: async () => [(await import('./commands/auth.js')).logoutCommand()],
 };

@@ -40,6 +40,10 @@ interface TenantIds {
   evalSuiteId: string;
   /** A run of that suite (its case errors without a model provider; the run still exists). */
   evalRunId: string;
+  /** That run's one result. */
+  evalResultId: string;
+  /** A review of it. */
+  evalReviewId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -241,6 +245,24 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/evals/runs/{id}/results': {
     params: (ids) => [{ id: ids.evalRunId }],
   },
+  '/v1/evals/suites/{id}/compare-models': {
+    params: (ids) => [{ id: ids.evalSuiteId }],
+    bodies: { post: { model_a: 'm1', model_b: 'm2' } },
+  },
+  '/v1/evals/runs/{id}/compare': {
+    params: (ids) => [{ id: ids.evalRunId }],
+  },
+  '/v1/evals/runs/{id}/compare-pairwise': {
+    params: (ids) => [{ id: ids.evalRunId }],
+    bodies: { post: { against: randomUUID() } },
+  },
+  '/v1/evals/results/{resultId}/reviews': {
+    params: (ids) => [{ resultId: ids.evalResultId }],
+    bodies: { post: { verdict: 'agree' } },
+  },
+  '/v1/evals/reviews/{id}': {
+    params: (ids) => [{ id: ids.evalReviewId }],
+  },
   '/v1/evals/runs/{id}/cancel': {
     params: (ids) => [{ id: ids.evalRunId }],
   },
@@ -383,8 +405,13 @@ beforeAll(async () => {
   expect(evalSuite.status, evalSuite.text).toBe(201);
   const evalRun = await t.api.post(`/v1/evals/suites/${evalSuite.body.data.suite.id}/run`, {}, aKey);
   expect(evalRun.status, evalRun.text).toBe(202);
+  const evalResultId = (await t.api.get(`/v1/evals/runs/${evalRun.body.data.run.id}/results`, aKey)).body.data.results[0].id;
+  const evalReview = await t.api.post(`/v1/evals/results/${evalResultId}/reviews`, { verdict: 'flag' }, aKey);
+  expect(evalReview.status, evalReview.text).toBe(201);
   aIds = {
     evalRunId: evalRun.body.data.run.id,
+    evalResultId,
+    evalReviewId: evalReview.body.data.review.id,
     evalDatasetId,
     evalCaseId,
     evalSuiteId: evalSuite.body.data.suite.id,

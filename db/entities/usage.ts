@@ -5,7 +5,11 @@ import { Tenant } from './tenant.js';
 export const UsageEvent = defineEntity({
   name: 'UsageEvent',
   tableName: 'usage_events',
-  indexes: [{ properties: ['tenant', 'createdAt'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt'] },
+    // This month's judge spend of a tenant (the evaluations budget).
+    { name: 'usage_events_eval_judge_index', expression: `create index "usage_events_eval_judge_index" on "usage_events" ("tenant_id", "created_at") where "kind" = 'eval_judge'` },
+  ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),

@@ -27,6 +27,8 @@ export class Migration20261123155733_evals extends Migration {
     this.addSql(`create index "eval_cases_dataset_id_position_index" on "eval_cases" ("dataset_id", "position");`);
     this.addSql(`create index "eval_cases_tenant_id_index" on "eval_cases" ("tenant_id");`);
 
+    this.addSql(`create index "usage_events_eval_judge_index" on "usage_events" ("tenant_id", "created_at") where "kind" = 'eval_judge';`);
+
     this.addSql(`alter table "eval_datasets" add constraint "eval_datasets_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
 
     this.addSql(`alter table "eval_suites" add constraint "eval_suites_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
@@ -51,6 +53,7 @@ export class Migration20261123155733_evals extends Migration {
   }
 
   override down(): void | Promise<void> {
+    this.addSql(`drop index if exists "usage_events_eval_judge_index";`);
     this.addSql(`alter table "eval_suites" drop constraint "eval_suites_dataset_id_foreign";`);
     this.addSql(`alter table "eval_cases" drop constraint "eval_cases_dataset_id_foreign";`);
     this.addSql(`alter table "eval_runs" drop constraint "eval_runs_suite_id_foreign";`);

@@ -13,10 +13,10 @@ export const EVAL_RUNS_PER_MINUTE = 30;
 
 const startOfMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 
-/** Judge spend of this UTC month (every run started this month). */
+/** Judge spend of this UTC month: every judge call metered (runs, scores, pairwise comparisons). */
 export async function judgeSpendThisMonth(sql: SqlPool, tenantId: string): Promise<number> {
   const [row] = await sql.query<{ used: string }>(
-    'select coalesce(sum(judge_total_cost_usd), 0)::text as used from eval_runs where tenant_id = $1 and started_at >= $2',
+    `select coalesce(sum(cost_usd), 0)::text as used from usage_events where tenant_id = $1 and kind = 'eval_judge' and created_at >= $2`,
     [tenantId, startOfMonth()],
   );
   return Number(row.used);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES, EVAL_VERDICTS } from '../../db/entities/eval.js';
+import { bodyNumber, noCoerce } from '../common/schemas.js';
+import { MAX_CASES_PER_REQUEST } from './evals.schemas.js';
 
 const dimensions = z.record(z.string(), z.number());
 
@@ -105,3 +107,110 @@ export const baselineInput = z
   })
   .strict()
   .meta({ id: 'SetEvalBaselineRequest' });
+
+export const compareInput = z.object({ id: z.string().max(64), against: z.string().max(64).optional().describe('The run to compare with (required)') });
+
+const intervalSchema = z.tuple([z.number(), z.number()]).nullable();
+
+export const comparisonSchema = z
+  .object({
+    run_id: z.string(),
+    against: z.string(),
+    n_shared: z.number().int().describe('Cases scored in both runs (paired by dataset case; inline cases by position)'),
+    mean_diff: z.number().nullable().describe('Mean of (this run - against) judge scores over the shared cases'),
+    ci95: intervalSchema.describe('95% percentile bootstrap interval of mean_diff (10,000 resamples, seed 42); null under 2 pairs'),
+    p_value: z.number().nullable().describe('Two-sided Wilcoxon signed-rank test (Pratt zero handling, continuity correction); null under 2 pairs, 1 when nothing changed'),
+    test: z.string(),
+    p_value_method: z.enum(['exact', 'normal_approx']).nullable(),
+    wins: z.number().int(),
+    losses: z.number().int(),
+    ties: z.number().int(),
+    pass_rate_diff: z.number().nullable(),
+    per_dimension: z.record(
+      z.string(),
+      z.object({ n_shared: z.number().int(), mean_diff: z.number().nullable(), ci95: intervalSchema, p_value: z.number().nullable(), wins: z.number().int(), losses: z.number().int(), ties: z.number().int() }),
+    ),
+    cases: z.array(z.object({ case_id: z.string().nullable(), position: z.number().int(), score_a: z.number(), score_b: z.number() })),
+  })
+  .meta({ id: 'EvalComparison' });
+
+export const pairwiseInput = z.object({ id: z.string().max(64), against: z.string().min(1).max(64) }).strict().meta({ id: 'ComparePairwiseRequest' });
+
+export const pairwiseSchema = z
+  .object({
+    run_id: z.string(),
+    against: z.string(),
+    n_shared: z.number().int(),
+    judged: z.number().int(),
+    judge_failures: z.number().int(),
+    judge_cap_reached: z.boolean(),
+    wins: z.number().int().describe('Both orders preferred this run'),
+    losses: z.number().int().describe('Both orders preferred the other run'),
+    ties: z.number().int().describe('The orders disagreed, or both said tie'),
+    win_rate: z.number().nullable(),
+    position_disagreements: z.number().int().describe('Cases where the two orders named different winners (position bias)'),
+    cases: z.array(z.object({ case_id: z.string().nullable(), position: z.number().int(), first_order: z.string(), second_order: z.string(), outcome: z.enum(['win', 'loss', 'tie', 'error']) })),
+  })
+  .meta({ id: 'EvalPairwiseComparison' });
+
+export const reviewInput = z
+  .object({
+    resultId: z.string().max(64),
+    verdict: z.enum(EVAL_VERDICTS),
+    corrected_score: bodyNumber(1, 5).nullable().optional().describe('Required (1-5) when verdict is override; not allowed otherwise'),
+    note: z.string().max(5000).nullable().optional(),
+  })
+  .strict()
+  .meta({ id: 'CreateEvalReviewRequest' });
+
+export const reviewId = z.object({ id: z.string().max(64) });
+
+const jsonObject = noCoerce(z.record(z.string(), z.unknown()));
+const expected = noCoerce(z.union([z.string().min(1).max(20_000), z.record(z.string(), z.unknown())])).nullable().optional();
+
+export const scoreInput = z
+  .object({
+    input: jsonObject.nullable().optional(),
+    response: noCoerce(z.union([z.string().min(1).max(200_000), z.record(z.string(), z.unknown()), z.array(z.unknown())])).describe('The answer to score (text or JSON)'),
+    expected_output: expected,
+    rubric: z.string().max(20_000).nullable().optional(),
+    pass_threshold: bodyNumber(1, 5).optional().describe('Default 4'),
+  })
+  .strict()
+  .meta({ id: 'EvalScoreRequest' });
+
+export const scoreSchema = z
+  .object({
+    score: z.number(),
+    passed: z.boolean(),
+    dimension_scores: z.record(z.string(), z.number()),
+    reasoning: z.string(),
+    check: z.object({ kind: z.enum(['none', 'substring', 'partial_match']), passed: z.boolean().nullable(), detail: z.string().optional() }),
+  })
+  .meta({ id: 'EvalScore' });
+
+export const externalRunInput = z
+  .object({
+    name: z.string().trim().min(1).max(200).nullable().optional(),
+    cases: z
+      .array(
+        z
+          .object({
+            input: jsonObject,
+            response: noCoerce(z.union([z.string().max(200_000), z.record(z.string(), z.unknown()), z.array(z.unknown())])),
+            expected_output: expected,
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(MAX_CASES_PER_REQUEST),
+    rubric: z.string().max(20_000).nullable().optional(),
+    pass_threshold: bodyNumber(1, 5).optional(),
+  })
+  .strict()
+  .meta({ id: 'CreateExternalEvalRunRequest' });
+
+export const compareModelsInput = z
+  .object({ id: z.string().max(64), model_a: z.string().trim().min(1).max(200), model_b: z.string().trim().min(1).max(200) })
+  .strict()
+  .meta({ id: 'CompareModelsRequest' });

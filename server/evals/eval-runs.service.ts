@@ -229,3 +229,12 @@ export async function setBaseline(em: EntityManager, deps: AppDeps, tenantId: st
   await em.flush();
   return { suite_id: suite.id, baseline_run_id: runId };
 }
+
+/** Two runs of the suite, the intent on model_a and on model_b (each with model_override). */
+export async function compareModels(em: EntityManager, deps: AppDeps, scope: EvalScope, suiteId: string, models: { model_a: string; model_b: string }) {
+  await findSuite(em, scope.tenantId, suiteId);
+  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan, 2);
+  const a = await startSuiteRun(em, deps, scope, suiteId, { model: models.model_a });
+  const b = await startSuiteRun(em, deps, scope, suiteId, { model: models.model_b });
+  return { runs: [a.run, b.run] };
+}

@@ -9,8 +9,14 @@ import {
   suiteId, suiteSchema, templateId, templateSchema, updateCaseInput, updateDatasetInput, updateSuiteInput,
 } from './evals.schemas.js';
 import { createSuite, deleteSuite, getSuite, listSuites, updateSuite } from './suites.service.js';
-import { baselineInput, evalResultSchema, evalRunSchema, listResultsInput, listRunsInput, runId, startSuiteRunInput } from './eval-runs.schemas.js';
-import { cancelRun, getRun, listResults, listRuns, resumeRun, setBaseline, startSuiteRun, type EvalScope } from './eval-runs.service.js';
+import {
+  baselineInput, compareInput, compareModelsInput, comparisonSchema, evalResultSchema, evalRunSchema, externalRunInput, listResultsInput, listRunsInput, pairwiseInput,
+  pairwiseSchema, reviewId, reviewInput, reviewSchema, runId, scoreInput, scoreSchema, startSuiteRunInput,
+} from './eval-runs.schemas.js';
+import { cancelRun, compareModels, getRun, listResults, listRuns, resumeRun, setBaseline, startSuiteRun, type EvalScope } from './eval-runs.service.js';
+import { comparePairwise, compareRuns, MAX_PAIRWISE_CASES } from './compare-runs.js';
+import { createReview, deleteReview } from './reviews.service.js';
+import { scoreResponse, startExternalRun } from './score.service.js';
 import type { ApiKeyScope } from '../keys/authenticate-api-key.js';
 
 const TAGS = ['Evaluations'];
@@ -189,6 +195,47 @@ export const evalsRouter = router({
     .output(ok(z.object({ suite_id: z.string(), baseline_run_id: z.string().nullable() })))
     .mutation(async ({ ctx, input }) => envelope(await setBaseline(ctx.em, ctx.deps, ctx.tenantId, input.id, input.run_id))),
 
+  compareModels: apiKeyProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${BASE}/suites/{id}/compare-models`, tags: TAGS, summary: 'Start two runs of the suite, the intent on model_a and on model_b (202); compare them when both completed' },
+      successStatus: 202,
+      errors: [...RUN_START_ERRORS],
+    })
+    .input(compareModelsInput)
+    .output(ok(z.object({ runs: z.array(evalRunSchema) })))
+    .mutation(async ({ ctx, input }) => {
+      ctx.res.status = 202;
+      return envelope(await compareModels(ctx.em, ctx.deps, evalScope(ctx), input.id, input));
+    }),
+
+  startExternalRun: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/runs`, tags: TAGS, summary: 'Score responses produced elsewhere as a run (202, execution_mode external_output; no intent runs)',
+        description: 'Each case\'s response is checked against its expected_output and judged like a suite run\'s (rubric and pass_threshold, default 4). Gated like suite runs.',
+      },
+      successStatus: 202,
+      errors: ['EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'RATE_LIMITED'],
+    })
+    .input(externalRunInput)
+    .output(runOut)
+    .mutation(async ({ ctx, input }) => {
+      ctx.res.status = 202;
+      return envelope(await startExternalRun(ctx.em, ctx.deps, evalScope(ctx), input));
+    }),
+
+  score: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/score`, tags: TAGS, summary: 'Score one response now: the check of expected_output, then the judge (no intent runs, no run is stored)',
+        description: 'Metered against the monthly judge budget like runs. passed: the check passed (or there was none) and the score reached pass_threshold (default 4).',
+      },
+      errors: ['EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'OUTPUT_INVALID', 'LLM_PROVIDER_ERROR'],
+    })
+    .input(scoreInput)
+    .output(ok(scoreSchema))
+    .mutation(async ({ ctx, input }) => envelope(await scoreResponse(ctx.em, ctx.deps, evalScope(ctx), input))),
+
   listRuns: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)' } })
     .input(listRunsInput)
@@ -206,6 +253,49 @@ export const evalsRouter = router({
     .input(listResultsInput)
     .output(ok(z.object({ results: z.array(evalResultSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })))
     .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, input))),
+
+  compareRuns: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'GET', path: `${BASE}/runs/{id}/compare`, tags: TAGS, summary: 'Compare this run with another, case by case: mean difference, 95% bootstrap interval, Wilcoxon signed-rank p-value, wins/losses/ties, per dimension',
+        description: 'Pairs the cases scored in both runs (by dataset case; inline cases of external runs by position). The interval is a percentile bootstrap of the mean difference (10,000 resamples, seed 42: the same runs always give the same numbers). The p-value is a two-sided Wilcoxon signed-rank test with Pratt\'s handling of zero differences and a continuity correction (exact distribution up to 50 pairs without ties or zeros, else the normal approximation; p_value_method says which).',
+      },
+      errors: ['NOT_FOUND'],
+    })
+    .input(compareInput)
+    .output(ok(comparisonSchema))
+    .query(async ({ ctx, input }) => envelope(await compareRuns(ctx.em, ctx.deps, ctx.tenantId, input.id, input.against))),
+
+  comparePairwise: apiKeyProcedure
+    .meta({
+      openapi: {
+        method: 'POST', path: `${BASE}/runs/{id}/compare-pairwise`, tags: TAGS, summary: 'Head-to-head judging of the shared cases: both answers shown twice, in both orders; a win counts only when both orders agree',
+        description: `Synchronous; at most ${MAX_PAIRWISE_CASES} shared scored cases (422 otherwise). Judge calls are metered against the monthly judge budget; when it runs out, judging stops (judge_cap_reached). position_disagreements counts the cases where the two orders named different winners.`,
+      },
+      errors: ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'UNPROCESSABLE'],
+    })
+    .input(pairwiseInput)
+    .output(ok(pairwiseSchema))
+    .mutation(async ({ ctx, input }) => envelope(await comparePairwise(ctx.em, ctx.deps, evalScope(ctx), input.id, input.against))),
+
+  createReview: apiKeyProcedure
+    .meta({
+      openapi: { method: 'POST', path: `${BASE}/results/{resultId}/reviews`, tags: TAGS, summary: 'Review one result: agree, override (corrected_score 1-5 required) or flag' },
+      successStatus: 201,
+      errors: ['NOT_FOUND'],
+    })
+    .input(reviewInput)
+    .output(ok(z.object({ review: reviewSchema })))
+    .mutation(async ({ ctx, input }) => envelope(await createReview(ctx.em, ctx.tenantId, ctx.actor, input.resultId, input))),
+
+  deleteReview: apiKeyProcedure
+    .meta({ openapi: { method: 'DELETE', path: `${BASE}/reviews/{id}`, tags: TAGS, summary: 'Delete a review' }, errors: ['NOT_FOUND'] })
+    .input(reviewId)
+    .output(okEmpty)
+    .mutation(async ({ ctx, input }) => {
+      await deleteReview(ctx.em, ctx.tenantId, input.id);
+      return { success: true as const };
+    }),
 
   cancelRun: apiKeyProcedure
     .meta({

@@ -225,11 +225,7 @@ describe('gates', () => {
   it('the month\'s judge budget spent: 429 EVALS_BUDGET_EXCEEDED with budget, use and reset', async () => {
     const c = await signupTenant(t.api, { companyName: 'Spent' });
     const suiteId = await suite(c, [{ input: caseInput('S') }]);
-    await t.sql(
-      `insert into eval_runs (id, tenant_id, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, pass_threshold, judge_total_cost_usd, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
-       values (gen_random_uuid(), $1, 'external_output', 'dashboard', 'completed', 100, 0, 0, 0, 4, 5.0, 0, 0, false, now(), now())`,
-      [c.tenantId],
-    );
+    await t.sql(`insert into usage_events (tenant_id, kind, cost_usd, counts_as_request, created_at) values ($1, 'eval_judge', 5.0, false, now())`, [c.tenantId]);
     const res = await t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c));
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('EVALS_BUDGET_EXCEEDED');
@@ -241,11 +237,7 @@ describe('gates', () => {
     const c = await signupTenant(t.api, { companyName: 'Nearly spent' });
     const suiteId = await suite(c, Array.from({ length: 12 }, (_, i) => ({ input: caseInput(`N${i}`) })));
     // Just under the trial budget: the first judge calls take it over.
-    await t.sql(
-      `insert into eval_runs (id, tenant_id, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, pass_threshold, judge_total_cost_usd, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
-       values (gen_random_uuid(), $1, 'external_output', 'dashboard', 'completed', 100, 0, 0, 0, 4, 4.99999, 0, 0, false, now(), now())`,
-      [c.tenantId],
-    );
+    await t.sql(`insert into usage_events (tenant_id, kind, cost_usd, counts_as_request, created_at) values ($1, 'eval_judge', 4.99999, false, now())`, [c.tenantId]);
     const runId = await start(c, suiteId);
     const run = await settled(runId, c);
     expect(run).toMatchObject({ status: 'completed', judge_cap_reached: true, cases_total: 12 });

@@ -1,0 +1,711 @@
+// `liya evals ...`: evaluation suites through the API key routes. `run` starts a suite run and
+// follows it (a live view on a terminal, a line per change elsewhere) to a summary, and is a CI gate:
+// the exit code says whether the run completed and met --min-pass-rate / --min-score, and --junit
+// writes the cases as JUnit XML. `compare` prints the paired statistics of two runs, `report` writes
+// a self-contained HTML page of a run, `runs` and `suites` list what there is.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { Box, render, Text } from 'ink';
+import { createElement as h } from 'react';
+import { action } from '../action.js';
+import { ApiError, UnreachableError, type ApiClient } from '../api-client.js';
+import { commandContext } from '../context.js';
+import { CliError, describeError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
+import { buildJUnitReport } from '../evals-junit.js';
+import {
+  buildEvalReport,
+  dimensionsOf,
+  FINAL_EVAL_RUN_STATUSES,
+  formatCi,
+  formatDateTime,
+  formatDiff,
+  formatDuration,
+  formatPercent,
+  formatPoints,
+  formatPValue,
+  formatScore,
+  formatUsd,
+  JUDGE_DIMENSIONS,
+  passRateOf,
+  runErrorText,
+  type DimensionComparison,
+  type EvalComparison,
+  type EvalResult,
+  type EvalRun,
+} from '../evals-report.js';
+import { isInteractive, printJson, show, withSpinner } from '../output.js';
+import { parseInteger, parseSeconds } from '../options.js';
+import { Details } from '../ui/details.js';
+import { progressBar } from '../ui/ingestion-progress.js';
+import { Stack } from '../ui/stack.js';
+import { StatusLine } from '../ui/status.js';
+import { Table } from '../ui/table.js';
+
+// ---------------------------------------------------------------- API types
+
+export interface EvalSuite {
+  id: string;
+  name: string;
+  domain_key: string;
+  intent_key: string;
+  dataset_id: string;
+  pass_threshold: number;
+  baseline_run_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface ResultsPage {
+  results: EvalResult[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+interface RunsPage {
+  runs: EvalRun[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+// ---------------------------------------------------------------- constants
+
+/** Time between two looks at a run: LIYA_EVAL_POLL_MS (milliseconds) or half a second. */
+export function pollIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const ms = Number(env.LIYA_EVAL_POLL_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 500;
+}
+
+/** How long `run` follows a run unless --max-wait says otherwise. */
+const MAX_WAIT_MS = 60 * 60_000;
+/** Failed looks in a row (server unreachable, 5xx, 429) before `run` gives up following. */
+const MAX_POLL_FAILURES = 5;
+/** The most results one page may hold. */
+const RESULTS_PAGE = 5000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const segment = encodeURIComponent;
+const runPath = (id: string) => `/v1/evals/runs/${segment(id)}`;
+const suitePath = (id: string) => `/v1/evals/suites/${segment(id)}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+// ---------------------------------------------------------------- errors
+
+type Operation = 'run' | 'runs' | 'compare' | 'report' | 'suites';
+
+const FIELD_LABELS: Record<Operation, FieldLabels> = {
+  run: { id: '<suite>', model: '--model' },
+  runs: { id: '<suite>', limit: '--limit' },
+  compare: { id: '<run>', against: '--against' },
+  report: { id: '<run>', against: '--against' },
+  suites: {},
+};
+
+const KEY_HINTS: Record<string, string> = {
+  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
+  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
+  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
+  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
+};
+
+function hintFor(err: ApiError, operation: Operation): string | undefined {
+  const d = err.details ?? {};
+  switch (err.code) {
+    case 'NOT_FOUND':
+      if (operation === 'run' || operation === 'runs') return 'Check the suite id or name; list the suites: liya evals suites';
+      return 'Check the run id; list a suite\'s runs: liya evals runs <suite>';
+    case 'EVALS_NOT_AVAILABLE':
+      return `Evaluations are not part of the tenant's ${typeof d.plan === 'string' ? `${d.plan} ` : ''}plan; they need a plan that includes them.`;
+    case 'EVALS_BUDGET_EXCEEDED': {
+      const used = typeof d.used_usd === 'number' ? formatUsd(d.used_usd) : null;
+      const budget = typeof d.budget_usd === 'number' ? formatUsd(d.budget_usd) : null;
+      const resets = typeof d.resets_at === 'string' ? ` It resets on ${formatDateTime(d.resets_at)}.` : '';
+      return `This month's judge budget is spent${used && budget ? ` (${used} of ${budget})` : ''}.${resets}`;
+    }
+    case 'RATE_LIMITED': {
+      const wait = typeof d.retry_after_seconds === 'number' ? ` Try again in ${d.retry_after_seconds} s.` : ' Try again in a minute.';
+      return `Too many runs started${typeof d.limit_per_minute === 'number' ? ` (at most ${d.limit_per_minute} a minute)` : ''}.${wait}`;
+    }
+    default:
+      return KEY_HINTS[err.code];
+  }
+}
+
+async function reportEvalError(err: unknown, operation: Operation): Promise<number> {
+  const report = describeError(err, FIELD_LABELS[operation]);
+  const hints = [...report.hints];
+  if (err instanceof ApiError) {
+    const hint = hintFor(err, operation);
+    if (hint && !hints.includes(hint)) hints.push(hint);
+  }
+  await show(h(StatusLine, { kind: 'error', message: report.title, lines: report.issues, hints }), process.stderr);
+  return report.exitCode;
+}
+
+/** Runs `task`; an API error is reported with the evals hints (others go to the usual reporting). */
+async function withEvalErrors(operation: Operation, task: () => Promise<number | void>): Promise<number | void> {
+  try {
+    return await task();
+  } catch (err) {
+    if (err instanceof ApiError) return reportEvalError(err, operation);
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------- flags
+
+/** --min-pass-rate: a fraction (0.9) or a percentage (90%), checked before any request. */
+export function parsePassRate(value: string): number {
+  const text = value.trim();
+  const percent = text.endsWith('%');
+  const digits = (percent ? text.slice(0, -1) : text).trim();
+  const n = Number(digits);
+  if (!digits || !Number.isFinite(n)) throw new InvalidArgumentError('Not a number; give a fraction such as 0.9 or a percentage such as 90%.');
+  const rate = percent ? n / 100 : n;
+  if (rate < 0 || rate > 1) throw new InvalidArgumentError('Must be between 0 and 1 (or 0% and 100%).');
+  return rate;
+}
+
+/** --min-score: a judge score between 1 and 5. */
+export function parseMinScore(value: string): number {
+  const text = value.trim();
+  const n = Number(text);
+  if (!text || !Number.isFinite(n)) throw new InvalidArgumentError('Not a number.');
+  if (n < 1 || n > 5) throw new InvalidArgumentError('Must be between 1 and 5 (the judge\'s scale).');
+  return n;
+}
+
+// ---------------------------------------------------------------- loading
+
+/**
+ * The suite's id for an id or an exact name: an id of the tenant's suites (or any UUID, for the
+ * server to judge) as it is; a name must match exactly one suite, else a usage error (exit 2).
+ */
+export async function resolveSuite(client: ApiClient, ref: string): Promise<string> {
+  const { suites } = await client.get<{ suites: EvalSuite[] }>('/v1/evals/suites', { auth: 'bearer' });
+  if (suites.some((s) => s.id === ref)) return ref;
+  const named = suites.filter((s) => s.name === ref);
+  if (named.length === 1) return named[0].id;
+  if (named.length > 1) {
+    throw new CliError(`${named.length} suites are named "${ref}"`, [`Give the id of one of them: ${named.map((s) => s.id).join(', ')}`]);
+  }
+  if (UUID.test(ref)) return ref;
+  const names = suites.map((s) => s.name);
+  throw new CliError(`The tenant has no suite "${ref}"`, [
+    names.length ? `Its suites: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''} (liya evals suites lists them with their ids)` : 'It has no suites yet; create one with POST /v1/evals/suites.',
+  ]);
+}
+
+async function loadRun(client: ApiClient, id: string): Promise<EvalRun> {
+  return (await client.get<{ run: EvalRun }>(runPath(id), { auth: 'bearer' })).run;
+}
+
+/** Every result of the run, in position order, page by page. */
+export async function loadResults(client: ApiClient, runId: string): Promise<EvalResult[]> {
+  const all: EvalResult[] = [];
+  for (;;) {
+    const page = await client.get<ResultsPage>(`${runPath(runId)}/results`, { auth: 'bearer', query: { limit: RESULTS_PAGE, offset: all.length } });
+    all.push(...page.results);
+    if (page.results.length === 0 || all.length >= page.total) return all;
+  }
+}
+
+async function loadComparison(client: ApiClient, runId: string, against: string): Promise<EvalComparison> {
+  return client.get<EvalComparison>(`${runPath(runId)}/compare`, { auth: 'bearer', query: { against } });
+}
+
+/** Writes a report file (its folder is created); a failure is exit 1 with the path and the reason. */
+async function writeReport(file: string, text: string, what: string): Promise<void> {
+  try {
+    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+    await writeFile(file, text, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : code === 'ENOENT' ? 'no such folder' : (err as Error).message;
+    throw new CliError(`Cannot write the ${what} to ${file}: ${reason}`, [], EXIT_FAILURE);
+  }
+}
+
+// ---------------------------------------------------------------- following a run
+
+/** One line about a run in progress (pipes and CI get one per change). */
+export function progressLine(run: EvalRun): string {
+  const parts = [
+    run.stage && run.stage !== run.status ? `${run.status} · ${run.stage}` : run.status,
+    `${Math.round(run.progress)}%`,
+    `${run.cases_done}/${run.cases_total} cases`,
+    `${run.cases_passed} passed`,
+  ];
+  if (run.cases_errored) parts.push(`${run.cases_errored} errored`);
+  parts.push(`mean ${formatScore(run.mean_score)}`, `judge ${formatUsd(run.judge_total_cost_usd ?? 0)}`);
+  return parts.join(' · ');
+}
+
+const STATUS_COLOR: Record<string, string> = { completed: 'green', failed: 'red', cancelled: 'yellow' };
+
+/** The live view on a terminal: bar, percent, stage; cases, pass rate so far, mean score, judge spend. */
+function EvalRunProgress({ run }: { run: EvalRun }) {
+  const done = FINAL_EVAL_RUN_STATUSES.has(run.status);
+  const soFar = run.cases_done > 0 ? run.cases_passed / run.cases_done : null;
+  return h(
+    Box,
+    { flexDirection: 'column', flexShrink: 0 },
+    h(Text, null, h(Text, { bold: true }, `Eval run ${run.name ?? ''}`.trim()), h(Text, { dimColor: true }, ` ${run.id}`)),
+    h(
+      Text,
+      null,
+      h(Text, { color: STATUS_COLOR[run.status] ?? 'cyan' }, progressBar(run.progress)),
+      ` ${`${Math.round(run.progress)}%`.padStart(4)} `,
+      h(Text, { dimColor: !done }, done ? run.status : (run.stage ?? run.status)),
+    ),
+    h(
+      Text,
+      null,
+      `cases ${run.cases_done}/${run.cases_total} · passed ${run.cases_passed} (${formatPercent(soFar)} so far)`,
+      run.cases_errored ? h(Text, { color: 'red' }, ` · errored ${run.cases_errored}`) : '',
+      ` · mean ${formatScore(run.mean_score)} · judge ${formatUsd(run.judge_total_cost_usd ?? 0)}`,
+    ),
+  );
+}
+
+/** Shows the run as it moves: ink on a terminal, one line per change elsewhere, nothing for --json off a terminal. */
+function progressView(current: () => EvalRun, json: boolean) {
+  const stream = json ? process.stderr : process.stdout;
+  if (isInteractive(stream)) {
+    const view = () => h(EvalRunProgress, { run: current() });
+    const instance = render(view(), { stdout: stream, patchConsole: false, exitOnCtrlC: false });
+    return {
+      update: () => instance.rerender(view()),
+      finish: async () => {
+        instance.rerender(view());
+        if (json) instance.clear();
+        instance.unmount();
+        await instance.waitUntilExit();
+      },
+    };
+  }
+  let seen = '';
+  const update = () => {
+    if (json) return;
+    const run = current();
+    const key = `${run.status}/${run.cases_done}/${run.stage ?? ''}`;
+    if (key === seen) return;
+    seen = key;
+    stream.write(`${progressLine(run)}\n`);
+  };
+  return { update, finish: async () => update() };
+}
+
+/** A look at the run that may work next time: no answer, a server error, a rate limit. */
+const transient = (err: unknown) => err instanceof UnreachableError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
+
+interface Followed {
+  run: EvalRun;
+  /** Why following stopped before the run ended. */
+  stopped?: 'interrupted' | 'max-wait';
+}
+
+/** Polls the run until it ends, Ctrl-C (a second one exits at once) or `maxWaitMs`. */
+async function followRun(client: ApiClient, initial: EvalRun, options: { json: boolean; maxWaitMs: number }): Promise<Followed> {
+  let run = initial;
+  const view = progressView(() => run, options.json);
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const deadline = Date.now() + options.maxWaitMs;
+  const interval = pollIntervalMs();
+  let failures = 0;
+  try {
+    view.update();
+    while (!FINAL_EVAL_RUN_STATUSES.has(run.status)) {
+      if (Date.now() >= deadline) return { run, stopped: 'max-wait' };
+      try {
+        await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), undefined, { signal: controller.signal });
+      } catch {
+        // aborted by Ctrl-C
+      }
+      if (controller.signal.aborted) return { run, stopped: 'interrupted' };
+      try {
+        run = await loadRun(client, run.id);
+        failures = 0;
+      } catch (err) {
+        if (!transient(err) || ++failures >= MAX_POLL_FAILURES) throw err;
+        continue;
+      }
+      view.update();
+    }
+    return { run };
+  } finally {
+    process.off('SIGINT', onSigint);
+    await view.finish();
+  }
+}
+
+// ---------------------------------------------------------------- the verdict
+
+export interface Thresholds {
+  minPassRate?: number;
+  minScore?: number;
+}
+
+/** What keeps the run from passing as a CI gate: its status, then each threshold it misses. Empty: it passes. */
+export function thresholdFailures(run: EvalRun, thresholds: Thresholds): string[] {
+  const failures: string[] = [];
+  if (run.status !== 'completed') {
+    const error = runErrorText(run.error);
+    failures.push(`the run is ${run.status}${error ? `: ${error}` : ''}`);
+  }
+  if (thresholds.minPassRate !== undefined) {
+    const rate = passRateOf(run);
+    if (rate === null) failures.push(`--min-pass-rate ${formatPercent(thresholds.minPassRate)}: the run has no cases`);
+    else if (rate < thresholds.minPassRate) {
+      failures.push(`pass rate ${formatPercent(rate)} (${run.cases_passed}/${run.cases_total}) is below --min-pass-rate ${formatPercent(thresholds.minPassRate)}`);
+    }
+  }
+  if (thresholds.minScore !== undefined) {
+    if (run.mean_score === null) failures.push(`--min-score ${thresholds.minScore}: no case was scored`);
+    else if (run.mean_score < thresholds.minScore) failures.push(`mean score ${formatScore(run.mean_score)} is below --min-score ${thresholds.minScore}`);
+  }
+  return failures;
+}
+
+function runFields(run: EvalRun): [string, string][] {
+  const notScored = Math.max(0, run.cases_total - run.cases_done);
+  const fields: [string, string][] = [
+    ['Run', run.id],
+    ['Suite', `${run.name ?? '—'}${run.suite_id ? ` (${run.suite_id})` : ''}`],
+    ['Intent', [run.domain_key, run.intent_key].filter(Boolean).join('/') || '—'],
+    ['Status', run.status],
+    ['Cases', `${run.cases_passed}/${run.cases_total} passed · ${run.cases_errored} errored${notScored ? ` · ${notScored} not scored` : ''}`],
+    ['Pass rate', `${formatPercent(passRateOf(run))} (a case passes when its check passes and its score is at least ${run.pass_threshold})`],
+    ['Mean score', `${formatScore(run.mean_score)} / 5`],
+    ['Judge', `${run.judge_model ?? '—'} · ${plural(run.judge_calls ?? 0, 'call')} · ${plural(run.judge_failures ?? 0, 'failure')} · ${formatUsd(run.judge_total_cost_usd ?? 0)}`],
+    ['Judge cap reached', run.judge_cap_reached ? 'yes (the month\'s judge budget ran out; the cases after it were skipped)' : 'no'],
+    ['Model', run.model_override ?? 'the intent\'s own'],
+    ['Duration', formatDuration(run.started_at, run.completed_at)],
+  ];
+  const error = runErrorText(run.error);
+  if (error) fields.push(['Error', error]);
+  return fields;
+}
+
+function dimensionRows(run: EvalRun): string[][] {
+  return dimensionsOf(run).map((d) => [d, formatScore(run.dimension_scores?.[d])]);
+}
+
+// ---------------------------------------------------------------- run
+
+interface RunFlags {
+  model?: string;
+  minPassRate?: number;
+  minScore?: number;
+  junit?: string;
+  maxWait: number;
+  json?: boolean;
+}
+
+async function runSuite(ref: string, flags: RunFlags, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withEvalErrors('run', async () => {
+    const started = await withSpinner(`Starting a run of suite ${ref}`, async () => {
+      const suiteId = await resolveSuite(client, ref);
+      const body = flags.model ? { model: flags.model } : {};
+      return (await client.post<{ run: EvalRun }>(`${suitePath(suiteId)}/run`, { auth: 'bearer', body })).run;
+    });
+    const { run, stopped } = await followRun(client, started, { json: Boolean(flags.json), maxWaitMs: flags.maxWait });
+
+    if (stopped) {
+      // The run does not depend on the CLI: it goes on, and can be read (or cancelled) later.
+      await show(
+        h(StatusLine, {
+          kind: 'warning',
+          message:
+            stopped === 'interrupted'
+              ? `Stopped watching: eval run ${run.id} goes on on the server`
+              : `Eval run ${run.id} is still ${run.status} after --max-wait; it goes on on the server`,
+          lines: [progressLine(run)],
+          hints: [
+            `See how it ends: GET ${runPath(run.id)}, or liya evals report ${run.id} --html report.html once it has`,
+            `Stop it: POST ${runPath(run.id)}/cancel`,
+            ...(stopped === 'max-wait' ? ['Wait longer with --max-wait <seconds>.'] : []),
+            ...(flags.junit ? [`No JUnit report was written to ${flags.junit}.`] : []),
+          ],
+        }),
+        process.stderr,
+      );
+      return EXIT_FAILURE;
+    }
+
+    if (flags.junit) {
+      const results = await loadResults(client, run.id);
+      await writeReport(flags.junit, buildJUnitReport({ run, results }), 'JUnit report');
+    }
+    const failures = thresholdFailures(run, { minPassRate: flags.minPassRate, minScore: flags.minScore });
+    const ok = failures.length === 0;
+    const verdict = ok
+      ? h(StatusLine, {
+          kind: run.judge_cap_reached ? 'warning' : 'success',
+          message: `Eval run ${run.id} completed: ${run.cases_passed}/${run.cases_total} passed (${formatPercent(passRateOf(run))}), mean score ${formatScore(run.mean_score)}`,
+          lines: run.judge_cap_reached ? ['The judge budget ran out during the run: some cases were not scored.'] : [],
+          hints: [
+            ...(flags.junit ? [`JUnit report: ${flags.junit}`] : []),
+            `HTML report: liya evals report ${run.id} --html report.html`,
+            `Compare with an earlier run: liya evals compare ${run.id} --against <run>`,
+          ],
+        })
+      : h(StatusLine, {
+          kind: 'error',
+          message: run.status === 'completed' ? `Eval run ${run.id} did not meet the thresholds` : `Eval run ${run.id} did not complete`,
+          lines: failures,
+          hints: [...(flags.junit ? [`JUnit report: ${flags.junit}`] : []), `HTML report: liya evals report ${run.id} --html report.html`],
+        });
+
+    if (flags.json) {
+      printJson(run);
+      if (!ok) await show(verdict, process.stderr);
+      return ok ? 0 : EXIT_FAILURE;
+    }
+    await show(
+      h(
+        Stack,
+        null,
+        h(Details, { title: `Eval run ${run.name ?? run.id}`, fields: runFields(run) }),
+        h(Table, { headers: ['DIMENSION', 'MEAN'], rows: dimensionRows(run), align: ['left', 'right'] }),
+      ),
+    );
+    await show(verdict, ok ? process.stdout : process.stderr);
+    return ok ? 0 : EXIT_FAILURE;
+  });
+}
+
+// ---------------------------------------------------------------- compare
+
+function comparisonFields(c: EvalComparison): [string, string][] {
+  return [
+    ['Shared cases', `${c.n_shared} (scored in both runs)`],
+    ['Mean diff', `${formatDiff(c.mean_diff)}  95% CI ${formatCi(c.ci95)}`],
+    ['p-value', `${formatPValue(c.p_value)}  (${c.test}${c.p_value_method ? `, ${c.p_value_method}` : ''})`],
+    ['Wins/losses/ties', `${c.wins} / ${c.losses} / ${c.ties}`],
+    ['Pass-rate diff', formatPoints(c.pass_rate_diff)],
+  ];
+}
+
+/** One row per dimension: shared cases, mean diff, CI, p-value, wins/losses/ties. */
+export function comparisonRows(c: EvalComparison): string[][] {
+  const row = (label: string, d: DimensionComparison, n: number | undefined) => [
+    label,
+    n === undefined ? '—' : String(n),
+    formatDiff(d.mean_diff),
+    formatCi(d.ci95),
+    formatPValue(d.p_value),
+    `${d.wins}/${d.losses}/${d.ties}`,
+  ];
+  const known: readonly string[] = JUDGE_DIMENSIONS;
+  const dims = Object.keys(c.per_dimension ?? {});
+  const ordered = [...known.filter((d) => dims.includes(d)), ...dims.filter((d) => !known.includes(d)).sort()];
+  return ordered.map((d) => row(d, c.per_dimension[d], c.per_dimension[d].n_shared));
+}
+
+/** A sentence about what the comparison shows, at the 5% level. */
+export function comparisonVerdict(c: EvalComparison): { kind: 'info' | 'success' | 'warning'; message: string } {
+  if (c.n_shared === 0) return { kind: 'warning', message: 'The runs share no scored case: there is nothing to compare.' };
+  if (c.p_value === null) return { kind: 'info', message: `Too few shared cases for a significance test (${c.n_shared}; it needs 2).` };
+  if (c.p_value < 0.05 && c.mean_diff !== null && c.mean_diff !== 0) {
+    const better = c.mean_diff > 0;
+    return {
+      kind: better ? 'success' : 'warning',
+      message: `Run ${c.run_id} scores ${better ? 'higher' : 'lower'} than run ${c.against} (mean diff ${formatDiff(c.mean_diff)}, p ${formatPValue(c.p_value)}).`,
+    };
+  }
+  return { kind: 'info', message: `No significant difference at the 5% level (p ${formatPValue(c.p_value)}).` };
+}
+
+async function compareRuns(runId: string, flags: { against: string; json?: boolean }, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withEvalErrors('compare', async () => {
+    const comparison = await withSpinner(`Comparing run ${runId} with ${flags.against}`, () => loadComparison(client, runId, flags.against));
+    if (flags.json) return printJson(comparison);
+    const verdict = comparisonVerdict(comparison);
+    await show(
+      h(
+        Stack,
+        null,
+        h(Details, { title: `Run ${comparison.run_id} vs ${comparison.against} (this run minus the other)`, fields: comparisonFields(comparison) }),
+        h(Table, {
+          headers: ['DIMENSION', 'SHARED', 'MEAN DIFF', '95% CI', 'P-VALUE', 'W/L/T'],
+          rows: comparisonRows(comparison),
+          align: ['left', 'right', 'right', 'right', 'right', 'right'],
+          empty: 'No dimension scores.',
+        }),
+        h(StatusLine, { ...verdict, hints: [`Both on one page: liya evals report ${comparison.run_id} --against ${comparison.against} --html report.html`] }),
+      ),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- report
+
+async function writeHtmlReport(runId: string, flags: { against?: string; html: string }, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withEvalErrors('report', async () => {
+    const { run, results, comparison } = await withSpinner(`Loading run ${runId}`, async () => {
+      const [run, results, comparison] = await Promise.all([
+        loadRun(client, runId),
+        loadResults(client, runId),
+        flags.against ? loadComparison(client, runId, flags.against) : Promise.resolve(null),
+      ]);
+      return { run, results, comparison };
+    });
+    const html = buildEvalReport({ run, results, comparison });
+    await writeReport(flags.html, html, 'HTML report');
+    const unfinished = !FINAL_EVAL_RUN_STATUSES.has(run.status);
+    await show(
+      h(StatusLine, {
+        kind: unfinished ? 'warning' : 'success',
+        message: `Wrote ${flags.html}: eval run ${run.name ?? run.id}, ${plural(results.length, 'case')}${comparison ? `, compared with ${comparison.against}` : ''} (${Math.ceil(Buffer.byteLength(html) / 1024)} KB)`,
+        lines: unfinished ? [`The run is still ${run.status}: the report shows it as it is now.`] : [],
+        hints: ['It is one self-contained file: open it in a browser, or keep it as a CI artifact.'],
+      }),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- runs, suites
+
+async function listRuns(ref: string, flags: { limit: number; json?: boolean }, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withEvalErrors('runs', async () => {
+    const page = await withSpinner(`Loading runs of suite ${ref}`, async () => {
+      const suiteId = await resolveSuite(client, ref);
+      return client.get<RunsPage>(`${suitePath(suiteId)}/runs`, { auth: 'bearer', query: { limit: flags.limit } });
+    });
+    if (flags.json) return printJson(page);
+    const latest = page.runs[0];
+    await show(
+      h(
+        Stack,
+        null,
+        h(Table, {
+          headers: ['RUN', 'STATUS', 'PASSED', 'PASS RATE', 'MEAN', 'JUDGE $', 'MODEL', 'STARTED'],
+          rows: page.runs.map((r) => [
+            r.id,
+            r.status,
+            `${r.cases_passed}/${r.cases_total}`,
+            formatPercent(passRateOf(r)),
+            formatScore(r.mean_score),
+            formatUsd(r.judge_total_cost_usd ?? 0),
+            r.model_override ?? '—',
+            formatDateTime(r.started_at),
+          ]),
+          align: ['left', 'left', 'right', 'right', 'right', 'right'],
+          empty: 'No runs.',
+        }),
+        h(StatusLine, {
+          kind: 'info',
+          message: page.runs.length < page.total ? `The newest ${page.runs.length} of ${plural(page.total, 'run')}.` : `${plural(page.total, 'run')}.`,
+          hints: latest
+            ? [`Report: liya evals report ${latest.id} --html report.html`, ...(page.runs[1] ? [`Compare the newest two: liya evals compare ${latest.id} --against ${page.runs[1].id}`] : [])]
+            : [`Run it: liya evals run ${ref}`],
+        }),
+      ),
+    );
+  });
+}
+
+async function listSuites(flags: { json?: boolean }, command: Command): Promise<number | void> {
+  const client = commandContext(command).withApiKey();
+  return withEvalErrors('suites', async () => {
+    const { suites } = await withSpinner('Loading suites', () => client.get<{ suites: EvalSuite[] }>('/v1/evals/suites', { auth: 'bearer' }));
+    if (flags.json) return printJson(suites);
+    await show(
+      h(
+        Stack,
+        null,
+        h(Table, {
+          headers: ['ID', 'NAME', 'INTENT', 'PASS THRESHOLD', 'BASELINE RUN'],
+          rows: suites.map((s) => [s.id, s.name, `${s.domain_key}/${s.intent_key}`, String(s.pass_threshold), s.baseline_run_id ?? '—']),
+          align: ['left', 'left', 'left', 'right'],
+          empty: 'No suites.',
+        }),
+        h(StatusLine, {
+          kind: 'info',
+          message: `${plural(suites.length, 'suite')}.`,
+          hints: suites[0] ? [`Run one: liya evals run ${suites[0].id}`] : ['Create one with POST /v1/evals/suites (a dataset, an intent and the judge rubric).'],
+        }),
+      ),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- commands
+
+export function evalsCommand(): Command {
+  const evals = new Command('evals').description('Run evaluation suites as a CI gate, compare runs, write HTML and JUnit reports; needs --api-key');
+
+  evals
+    .command('run')
+    .description(
+      'Start a run of a suite and follow it until it ends (a live view on a terminal, a line per change elsewhere), then print a summary: ' +
+        'status, cases passed, pass rate, mean score, per-dimension means, judge calls, failures and spend, duration',
+    )
+    .argument('<suite>', 'suite id, or its exact name (liya evals suites lists them)')
+    .option('--model <model>', 'run the intent on this model instead of its own')
+    .option('--min-pass-rate <rate>', 'fail (exit 1) when cases passed / cases total is below this: 0-1 or a percentage (0.9, 90%)', parsePassRate)
+    .option('--min-score <score>', 'fail (exit 1) when the mean judge score is below this (1-5)', parseMinScore)
+    .option('--junit <file>', 'write the cases as JUnit XML to this file (for CI test reports)')
+    .addOption(new Option('--max-wait <seconds>', 'how long to follow the run').argParser(parseSeconds).default(MAX_WAIT_MS, String(MAX_WAIT_MS / 1000)))
+    .option('--json', 'print only the final run as JSON (progress and threshold failures go to stderr)')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 the run completed and met --min-pass-rate and --min-score (when given); 1 it failed or
+was cancelled, missed a threshold, could not start (plan, judge budget, rate limit), or liya stopped
+following it (Ctrl-C, --max-wait; the run goes on on the server); 2 usage error (bad flag value,
+unknown suite name, missing key). LIYA_EVAL_POLL_MS sets how often the run is read (default 500).`,
+    )
+    .action(action((ref: string, flags: RunFlags, command: Command) => runSuite(ref, flags, command)));
+
+  evals
+    .command('compare')
+    .description(
+      'Compare two runs case by case (this run minus the other, over the scored cases both share): mean difference with its bootstrap 95% CI, ' +
+        'Wilcoxon signed-rank p-value, wins/losses/ties, pass-rate difference, and the same per judge dimension',
+    )
+    .argument('<run>', 'run id')
+    .requiredOption('--against <run>', 'the run to compare with (a baseline, an earlier run)')
+    .option('--json', 'print the comparison as JSON')
+    .action(action((runId: string, flags: { against: string; json?: boolean }, command: Command) => compareRuns(runId, flags, command)));
+
+  evals
+    .command('report')
+    .description(
+      'Write one self-contained HTML page of a run (no external assets): its facts, the score distribution, the per-dimension means ' +
+        '(with the 95% CI of the difference against --against), and every case with its check, judge reasoning, reviews and data',
+    )
+    .argument('<run>', 'run id')
+    .requiredOption('--html <file>', 'the HTML file to write')
+    .option('--against <run>', 'compare with this run (statistics, error bars, per-case differences)')
+    .action(action((runId: string, flags: { against?: string; html: string }, command: Command) => writeHtmlReport(runId, flags, command)));
+
+  evals
+    .command('runs')
+    .description('List a suite\'s runs, newest first: status, cases passed, pass rate, mean score, judge spend')
+    .argument('<suite>', 'suite id, or its exact name')
+    .option('--limit <n>', 'how many runs (1-200)', parseInteger(1, 200), 20)
+    .option('--json', 'print {runs, total, limit, offset} as JSON')
+    .action(action((ref: string, flags: { limit: number; json?: boolean }, command: Command) => listRuns(ref, flags, command)));
+
+  evals
+    .command('suites')
+    .description('List the tenant\'s evaluation suites')
+    .option('--json', 'print the suites as a JSON array')
+    .action(action((flags: { json?: boolean }, command: Command) => listSuites(flags, command)));
+
+  return evals;
+}
