@@ -23,7 +23,7 @@ const caseInput = (n: number) => ({ user_id: `user-${n}`, resume_text: `Resume C
 /** Intent answers carry BETTER (model gpt-4o) or WORSE (others) in a free-text field; the judge scores by it. */
 let pairwiseMode: 'by-content' | 'always-A' = 'by-content';
 function script() {
-  fake.script((req) => {
+  fake.script((req): FakeAnswer | undefined => {
     const name = schemaName(req);
     if (name === 'eval_judge') {
       const prompt = promptOf(req);
