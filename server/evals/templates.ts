@@ -5,7 +5,8 @@
 // `expected_output` is set only where any reasonable answer must pass: an object is a partial deep
 // match on enum fields the case clearly determines, a string is a substring any correct answer
 // contains. Open-ended cases leave it null and are scored by the LLM judge. Cases that carry a
-// prompt injection may also be blocked by a tenant's injection guardrail; that is a pass too.
+// prompt injection may also be blocked by a tenant's injection guardrail; such a case ends errored
+// (GUARDRAIL_BLOCKED in its result), which shows the guardrail at work rather than a bad answer.
 
 export interface EvalTemplateCase {
   /** The intent request input (satisfies the intent's input schema, includes user_id). */

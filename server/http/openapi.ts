@@ -101,6 +101,28 @@ Decisions where the specification is silent:
   (\`mode: async\`) answer 202; \`callback_url\` receives \`{type: workflow.run.<status>, timestamp, data: <run
   detail>}\` signed with the workflow secret (webhook-id \`msg_run_<run id>_<completed_at ms>\`, one per final result), retried 5 times with backoff; a
   workflow without a secret gets one on its first such run, returned once as \`webhook_secret\`.
+- Evaluations: datasets (list and create answer \`cases_count\`, the single read adds \`cases\`; import is all or
+  nothing and names the failing case indexes in \`details.failed_cases\`; a dataset a suite uses is 409
+  DATASET_IN_USE), shared starter templates for the hiring intents (clone copies one into the tenant), suites (one
+  intent fixed at creation; \`judge_rubric\`, \`pass_threshold\` 1-5 default 4; at most one custom scorer: a CEL
+  expression over {input, output, expected, judge}, or a webhook signed with its write-only secret answering
+  {score}). A run is 202 \`pending\`, then \`running\` with \`progress\` and \`stage\` ("case n/total"), on the job
+  runner: per case the intent runs for real (\`model\` overrides its model), then the check of expected_output
+  (string: substring; object: partial deep equality), the judge (score and four dimensions 1-5, re-asked once;
+  a judge answer that still fails marks the case errored and counts in \`judge_failures\`), and the custom scorer.
+  A case passes when its check passes and its score reaches pass_threshold. Cases write as they finish, so a run
+  interrupted anywhere continues without scoring a case twice. Platform errors (provider down, quota spent,
+  intent gone) fail the run; resume (failed runs only, idempotent) keeps scored cases. Cancel is cooperative
+  (pending, running or failed runs; cases in flight are not written). Result \`status\`: pending, scored, errored
+  or skipped. Judge calls are metered (usage kind \`eval_judge\`, not counted as requests) against the plan's
+  monthly judge budget (trial $5, starter $50, pro $500, enterprise unlimited; free has no evaluations): run
+  creation over it is 429 EVALS_BUDGET_EXCEEDED; a run that reaches it mid-way stops judging
+  (\`judge_cap_reached\`; the rest \`skipped\`) and completes. Run-creating requests: at most 30 a minute per
+  tenant (429 RATE_LIMITED, Retry-After). Compare pairs the cases scored in both runs (by dataset case; inline
+  cases by position) and reports a seeded percentile bootstrap interval (10,000 resamples) and a two-sided
+  Wilcoxon signed-rank p-value (Pratt zeros, continuity correction), overall and per dimension. Pairwise judging
+  asks twice per case, in both orders; a win only when both orders agree. Reviews: override needs
+  corrected_score; agree and flag take none.
 - Outbound HTTP (agent http_get, MCP servers, workflow http_request) refuses private, loopback, link-local and metadata addresses
   (checked when connecting, and after each redirect) unless the operator lists them in OUTBOUND_ALLOWED_HOSTS.`;
 

@@ -2,6 +2,9 @@
 // talking to the fake provider: each case runs the intent, then the check, the judge (scripted per
 // case) and the custom scorer; progress and counters; cancel; a failed run resumed without scoring
 // a case twice; plan, budget and rate-limit gates; the judge budget running out mid-run.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
@@ -63,7 +66,9 @@ const results = async (id: string, owner = a) => (await t.api.get(`/v1/evals/run
 
 beforeAll(async () => {
   fake = await startFakeLlm();
-  t = await startTestServer({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0', EVAL_CONCURRENCY: '3' });
+  t = await startTestServer({
+    OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0', EVAL_CONCURRENCY: '3', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+  });
   a = await signupTenant(t.api, { companyName: 'Eval runs A' });
   b = await signupTenant(t.api, { companyName: 'Eval runs B' });
   const probe = await t.api.post(`/v1/hiring/${INTENT}`, { input: caseInput('probe') }, key(a));
@@ -209,6 +214,57 @@ describe('a suite run', () => {
     } finally {
       t.server.deps.config.EVAL_CONCURRENCY = 3;
     }
+  });
+});
+
+describe('a webhook custom scorer', () => {
+  const SECRET = 'whsec_' + Buffer.from('scorer-secret-0123456789abcdef').toString('base64');
+  let scorer: http.Server;
+  let scorerUrl: string;
+  const received: { verified: boolean; body: any }[] = [];
+
+  beforeAll(async () => {
+    scorer = http.createServer((req, res) => {
+      let text = '';
+      req.on('data', (c) => (text += c));
+      req.on('end', () => {
+        let verified = true;
+        try {
+          new Webhook(SECRET).verify(text, req.headers as Record<string, string>);
+        } catch {
+          verified = false;
+        }
+        const body = JSON.parse(text);
+        received.push({ verified, body });
+        const marker = String(body.input?.resume_text ?? '');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // WH1 gets a score; WH2 an answer of the wrong shape.
+        res.end(marker.includes('WH2') ? JSON.stringify({ points: 3 }) : JSON.stringify({ score: 0.75 }));
+      });
+    });
+    await new Promise<void>((resolve) => scorer.listen(0, '127.0.0.1', resolve));
+    scorerUrl = `http://127.0.0.1:${(scorer.address() as AddressInfo).port}/score`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => scorer?.close(resolve));
+  });
+
+  it('gets each judged case signed with the suite secret; its score is stored; a wrong answer errors the case', async () => {
+    const suiteId = await suite(a, [{ input: caseInput('WH1'), expected_output: { nope: 1 } }, { input: caseInput('WH2') }], {
+      custom_scorer_webhook_url: scorerUrl, custom_scorer_webhook_secret: SECRET, custom_scorer_label: 'external',
+    });
+    const runId = await start(a, suiteId);
+    const run = await settled(runId);
+    expect(run).toMatchObject({ status: 'completed', cases_done: 2 });
+    const rows = await results(runId);
+    expect(rows[0]).toMatchObject({ status: 'scored', custom_score: 0.75, passed: false, check: { kind: 'partial_match', passed: false } });
+    expect(rows[1]).toMatchObject({ status: 'errored', custom_score: null, passed: false });
+    expect(rows[1].error).toMatch(/^SCORER_FAILED: the scorer webhook must answer/);
+    expect(received).toHaveLength(2);
+    expect(received.every((r) => r.verified)).toBe(true);
+    const first = received.find((r) => r.body.input.resume_text.includes('WH1'))!.body;
+    expect(first).toMatchObject({ run_id: runId, expected_output: { nope: 1 }, judge: { score: 5 } });
+    expect(first.output).toEqual(sampleOutput);
   });
 });
 
