@@ -236,7 +236,7 @@ function histogramSvg(bins: number[]): string {
   const max = Math.max(1, ...bins);
   const slot = plotW / bins.length;
   const barW = slot * 0.7;
-  const ticks = [...new Set([0, Math.round(max / 2), max])];
+  const ticks = max <= 6 ? Array.from({ length: max + 1 }, (_, i) => i) : [...new Set([0, Math.round(max / 4), Math.round(max / 2), Math.round((3 * max) / 4), max])];
   const y = (count: number) => top + plotH - (count / max) * plotH;
   const parts: string[] = [];
   for (const t of ticks) {
@@ -294,7 +294,8 @@ function dimensionsSvg(rows: DimensionRow[], comparing: boolean): string {
     parts.push(
       `<rect class="dim-bar" x="${labelW}" y="${num(yMid - barH / 2)}" width="${num(x(row.mean) - labelW)}" height="${barH}" data-dimension="${esc(row.label)}"><title>${esc(row.label)}: ${formatScore(row.mean)}</title></rect>`,
     );
-    parts.push(`<text class="value" x="${num(x(row.mean) + 6)}" y="${num(yMid + 4)}">${formatScore(row.mean)}</text>`);
+    // The value in its own column right of the scale, clear of the bar's whisker.
+    parts.push(`<text class="value" x="${labelW + plotW + 10}" y="${num(yMid + 4)}">${formatScore(row.mean)}</text>`);
     const d = row.diff;
     if (comparing && d && finite(d.mean_diff)) {
       const other = row.mean - d.mean_diff;

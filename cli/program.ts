@@ -46,7 +46,7 @@ export async function buildProgram(argv: string[] = process.argv): Promise<Comma
     .description('Run and manage a Liya server')
     .addOption(new Option('--url <url>', 'server URL for remote commands').env('LIYA_URL').default(DEFAULT_URL))
     .addOption(new Option('--admin-secret <secret>', 'the server\'s ADMIN_SECRET, for the tenants, keys and doctor commands').env('LIYA_ADMIN_SECRET'))
-    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents, knowledge, agents and workflows').env('LIYA_API_KEY'))
+    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents, knowledge, agents, workflows and evals').env('LIYA_API_KEY'))
     .addOption(new Option('--timeout <seconds>', 'time limit of each HTTP request').env('LIYA_TIMEOUT').argParser(parseSeconds).default(DEFAULT_TIMEOUT_MS, '15'))
     .addHelpText(
       'after',

@@ -264,7 +264,7 @@ function EvalRunProgress({ run }: { run: EvalRun }) {
     h(
       Text,
       null,
-      `cases ${run.cases_done}/${run.cases_total} · passed ${run.cases_passed} (${formatPercent(soFar)} so far)`,
+      `cases ${run.cases_done}/${run.cases_total} · passed ${run.cases_passed} (${formatPercent(soFar)}${done ? '' : ' so far'})`,
       run.cases_errored ? h(Text, { color: 'red' }, ` · errored ${run.cases_errored}`) : '',
       ` · mean ${formatScore(run.mean_score)} · judge ${formatUsd(run.judge_total_cost_usd ?? 0)}`,
     ),
