@@ -5,7 +5,6 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
-import { render } from 'ink';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
@@ -15,6 +14,7 @@ import { CliError, EXIT_FAILURE } from '../errors.js';
 import { isInteractive, printJson, show, withSpinner } from '../output.js';
 import { parseInteger, parseSeconds } from '../options.js';
 import { IngestionProgress, type UploadProgress } from '../ui/ingestion-progress.js';
+import { renderLiveView } from '../ui/live-view.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, StatusList, type StatusLineProps } from '../ui/status.js';
 import { Table } from '../ui/table.js';
@@ -176,17 +176,7 @@ function outcome(u: Upload): StatusLineProps {
 function progressView(uploads: Upload[], json: boolean) {
   const stream = json ? process.stderr : process.stdout;
   if (isInteractive(stream)) {
-    const view = () => h(IngestionProgress, { uploads: uploads.map(progressOf) });
-    const instance = render(view(), { stdout: stream, patchConsole: false, exitOnCtrlC: false });
-    return {
-      update: () => instance.rerender(view()),
-      finish: async () => {
-        instance.rerender(view());
-        if (json) instance.clear();
-        instance.unmount();
-        await instance.waitUntilExit();
-      },
-    };
+    return renderLiveView(stream, () => h(IngestionProgress, { uploads: uploads.map(progressOf) }), json);
   }
   const seen = new Map<Upload, string>();
   const update = () => {

@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { Box, render, Text } from 'ink';
+import { Box, Text } from 'ink';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
 import { ApiError, UnreachableError, type ApiClient } from '../api-client.js';
@@ -39,6 +39,7 @@ import { isInteractive, printJson, show, withSpinner } from '../output.js';
 import { parseInteger, parseSeconds } from '../options.js';
 import { Details } from '../ui/details.js';
 import { progressBar } from '../ui/ingestion-progress.js';
+import { renderLiveView } from '../ui/live-view.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
@@ -275,17 +276,7 @@ function EvalRunProgress({ run }: { run: EvalRun }) {
 function progressView(current: () => EvalRun, json: boolean) {
   const stream = json ? process.stderr : process.stdout;
   if (isInteractive(stream)) {
-    const view = () => h(EvalRunProgress, { run: current() });
-    const instance = render(view(), { stdout: stream, patchConsole: false, exitOnCtrlC: false });
-    return {
-      update: () => instance.rerender(view()),
-      finish: async () => {
-        instance.rerender(view());
-        if (json) instance.clear();
-        instance.unmount();
-        await instance.waitUntilExit();
-      },
-    };
+    return renderLiveView(stream, () => h(EvalRunProgress, { run: current() }), json);
   }
   let seen = '';
   const update = () => {
