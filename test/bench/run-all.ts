@@ -15,7 +15,10 @@
 // BENCH_WEBHOOK_WARMUP_SECONDS (2, the HTTP floor's warm-up), BENCH_WEBHOOK_DURATION_SECONDS (10, the
 // HTTP floor, and how long the measured batch is sized to last), BENCH_WEBHOOK_WARMUP_CALLS (2000),
 // BENCH_WEBHOOK_CALLS (the measured batch; default: the warm-up's rate x the duration),
-// BENCH_WEBHOOK_WORKER_CONCURRENCY (the server's WORKER_CONCURRENCY; default: the server's default).
+// BENCH_WEBHOOK_WORKER_CONCURRENCY (the server's WORKER_CONCURRENCY; default: the server's default),
+// BENCH_EVAL_CASES (200, evals' measured runs), BENCH_EVAL_WARMUP_CASES (20), BENCH_EVAL_CONCURRENCY
+// (10, the server's EVAL_CONCURRENCY), BENCH_EVAL_LATENCY_MS (500, the fake provider's latency in
+// evals' second run).
 // Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -23,6 +26,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
 import { runAgentsBench } from './agents.bench.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
+import { runEvalsBench } from './evals.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
@@ -113,6 +117,14 @@ const BENCHES: Record<string, Bench> = {
       warmupCalls: intSetting('BENCH_WEBHOOK_WARMUP_CALLS', 2000),
       calls: optionalIntSetting('BENCH_WEBHOOK_CALLS'),
       workerConcurrency: optionalIntSetting('BENCH_WEBHOOK_WORKER_CONCURRENCY'),
+      poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  evals: (adminUrl, benchCleanup) =>
+    runEvalsBench(adminUrl, benchCleanup, {
+      cases: intSetting('BENCH_EVAL_CASES', 200),
+      warmupCases: intSetting('BENCH_EVAL_WARMUP_CASES', 20),
+      concurrency: intSetting('BENCH_EVAL_CONCURRENCY', 10),
+      latencyMs: intSetting('BENCH_EVAL_LATENCY_MS', 500),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
     }),
 };

@@ -1,0 +1,824 @@
+// Evaluation runs (POST /v1/evals/suites/{id}/run) of the built-in hiring/resume-analysis intent:
+// every case runs the intent for real (quota and cache check, guardrails, prompt, model call,
+// output validation, metering) and then the LLM judge (one structured model call, response_format
+// eval_judge), on the job runner of the same server process (WORKER on, EVAL_CONCURRENCY cases at
+// a time), against the fake OpenAI-protocol provider. Two measured runs of BENCH_EVAL_CASES cases:
+//   (a) the fake provider answering at once (0 ms): the platform's own cost per case, target
+//       >= 100 cases/s;
+//   (b) the fake provider answering each call after BENCH_EVAL_LATENCY_MS (500): how close the run
+//       gets to its ideal, model calls x latency / concurrency (400 x 0.5 s / 10 = 20 s), target
+//       <= 21 s.
+// Figures per phase: the wall time by the database's timestamps of the run (started_at, written
+// with the run by the POST, to completed_at), also from the 202's arrival to completed_at, and
+// from the 202 to the first poll of GET /v1/evals/runs/{id} (every POLL_MS) that answers
+// completed; cases/s; the model calls the fake provider received (intent + judge = 2 per case);
+// the ideal; the server main thread's CPU per case (process.threadCpuUsage: HTTP, the job worker
+// and this script's polling, which share that thread; also shown less the polls, each costed by
+// POLL_CALIBRATION polls after the runs), the PostgreSQL processes' CPU per case, and how busy the
+// machine was in the second before each run (others' load: the figures of a run on a busy machine
+// are not comparable). For context (not measured here): promptfoo on this kind of machine,
+// 43-54 cases/s and 25 s. Reported as PASS/MISS, never asserted.
+//
+// The fake provider runs in a worker thread of its own (test/support/fake-llm.ts, started by a
+// small inline worker below rather than fake-llm-thread.ts, which has no way to set a latency):
+// its script handler waits the phase's latency, counts the calls in flight, tells judge calls
+// (response_format.json_schema.name eval_judge) from intent calls and notes each call's case
+// marker, then lets the fake give its default answer (the intent's and the judge's schemas
+// sampled, so every case is scored).
+//
+// Each phase uses a fresh trial tenant (own judge budget, own rate limit) and a dataset of
+// distinct cases (every resume_text carries its case marker, so the intent's output cache never
+// answers). Phases: a warm-up run of BENCH_EVAL_WARMUP_CASES cases at 0 ms (discarded, checked),
+// ANALYZE, (a), ANALYZE, (b). Finally the stored rows are checked for each phase: the run
+// completed with cases_done = cases, judge_calls = cases, no judge failure, judge_cap_reached
+// false; every result scored (API and database), one completed intent step and one completed judge
+// step per result, one metered judge call per case; the fake received exactly 2 calls per case,
+// each case's marker in exactly one intent call and one judge call (no case scored twice).
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import pg from 'pg';
+import { ensureDatabase } from '../../db/orm.js';
+import { startServer } from '../../server/boot.js';
+import { loadConfig } from '../../server/config.js';
+import { callJson, type Cleanup, fmt, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
+
+const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'evals.json');
+const DATABASE = 'liya_bench_evals';
+const DOMAIN = 'hiring';
+const INTENT = 'resume-analysis';
+const PROVIDER_KEY = 'sk-test';
+const MODEL = 'gpt-4o-mini';
+const TARGETS = { minCasesPerSecAtZero: 100, maxSecondsAtLatency: 21 };
+const PROMPTFOO_CONTEXT = 'promptfoo on this kind of machine: 43-54 cases/s and 25 s';
+/** Model calls per case: the intent, then the judge. */
+const CALLS_PER_CASE = 2;
+/** How often the run is read through GET /v1/evals/runs/{id} while it runs. */
+const POLL_MS = 100;
+/** The machine's load is sampled this long before each run (this process idle), to tell a run on a busy machine. */
+const BACKGROUND_SAMPLE_MS = 1000;
+/** Polls made after the runs to cost one poll's main thread CPU. */
+const POLL_CALIBRATION = 200;
+/** A run with no newly done case for this long fails the benchmark. */
+const STALL_MS = 60_000;
+
+export interface EvalsSettings {
+  /** Cases of each measured run. */
+  cases: number;
+  /** Cases of the warm-up run (0 ms, discarded). */
+  warmupCases: number;
+  /** The server's EVAL_CONCURRENCY. */
+  concurrency: number;
+  /** The fake provider's delay before every answer in phase (b), in ms. */
+  latencyMs: number;
+  poolMax: number;
+}
+
+/** Epoch milliseconds with sub-millisecond precision. */
+const now = () => performance.timeOrigin + performance.now();
+
+// ---------------------------------------------------------------- the fake provider's thread
+
+interface MarkerCounts {
+  /** Calls carrying a case marker. */
+  withMarker: number;
+  withoutMarker: number;
+  distinctMarkers: number;
+  /** Markers seen in more than one call (the first few). */
+  repeated: string[];
+  repeatedCount: number;
+}
+
+interface FakeStats {
+  /** Every request received (chat and anything else). */
+  requests: number;
+  chatRequests: number;
+  judge: MarkerCounts;
+  intent: MarkerCounts;
+  /** Most chat calls waiting on the latency at once (0 ms: not measured, the answer does not wait). */
+  peakInFlight: number;
+  /** The first chat call received and the last one answered (epoch ms; null: none). */
+  firstCallAt: number | null;
+  lastAnswerAt: number | null;
+  /** Between those: the time no chat call was in flight, in all and the longest stretch (latency > 0 only). */
+  idleMs: number;
+  longestIdleMs: number;
+}
+
+type FakeCommand = { id: number; cmd: 'configure'; latencyMs: number } | { id: number; cmd: 'stats' | 'close' };
+type FakeReply = { id: number; stats?: FakeStats; error?: string };
+
+// CommonJS run by `new Worker(source, { eval: true })`: it registers tsx (as ts-worker.mjs does)
+// and starts test/support/fake-llm.ts, so the thread loads the fake and nothing of the server.
+const FAKE_THREAD_SOURCE = `'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { performance } = require('node:perf_hooks');
+const now = () => performance.timeOrigin + performance.now();
+(async () => {
+  const { register } = await import(workerData.tsxApi);
+  register();
+  const { startFakeLlm } = await import(workerData.fakeLlm);
+  const fake = await startFakeLlm();
+  const MARKER = /evalbench-[a-z]+-[0-9]+/;
+  let latencyMs = 0;
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let times = { firstCallAt: null, lastAnswerAt: null, idleSince: null, idleMs: 0, longestIdleMs: 0 };
+  let seen = { judge: new Map(), intent: new Map(), judgeWithout: 0, intentWithout: 0 };
+  const textOf = (body) => (body && Array.isArray(body.messages) ? body.messages : []).map((m) => (m && typeof m.content === 'string' ? m.content : '')).join('\\n');
+  // Called for every chat request; undefined: the fake's default answer (the schema sampled).
+  const handler = async (request) => {
+    const judge = request.body?.response_format?.json_schema?.name === 'eval_judge';
+    const marker = MARKER.exec(textOf(request.body))?.[0];
+    if (marker === undefined) seen[judge ? 'judgeWithout' : 'intentWithout']++;
+    else {
+      const map = judge ? seen.judge : seen.intent;
+      map.set(marker, (map.get(marker) ?? 0) + 1);
+    }
+    const at = now();
+    if (times.firstCallAt === null) times.firstCallAt = at;
+    if (inFlight === 0 && times.idleSince !== null) {
+      const idle = at - times.idleSince;
+      times.idleMs += idle;
+      if (idle > times.longestIdleMs) times.longestIdleMs = idle;
+    }
+    inFlight++;
+    if (inFlight > peakInFlight) peakInFlight = inFlight;
+    try {
+      if (latencyMs > 0) await sleep(latencyMs);
+    } finally {
+      inFlight--;
+      times.lastAnswerAt = now();
+      if (inFlight === 0) times.idleSince = times.lastAnswerAt;
+    }
+    return undefined;
+  };
+  fake.script(handler);
+  const counts = (map, without) => {
+    const repeated = [...map].filter(([, n]) => n > 1);
+    return {
+      withMarker: [...map.values()].reduce((a, b) => a + b, 0),
+      withoutMarker: without,
+      distinctMarkers: map.size,
+      repeated: repeated.slice(0, 5).map(([m, n]) => m + ' x' + n),
+      repeatedCount: repeated.length,
+    };
+  };
+  parentPort.on('message', (msg) => {
+    (async () => {
+      if (msg.cmd === 'configure') {
+        fake.reset(); // forgets the log and the script
+        fake.script(handler);
+        latencyMs = msg.latencyMs;
+        peakInFlight = 0;
+        times = { firstCallAt: null, lastAnswerAt: null, idleSince: null, idleMs: 0, longestIdleMs: 0 };
+        seen = { judge: new Map(), intent: new Map(), judgeWithout: 0, intentWithout: 0 };
+        return { id: msg.id };
+      }
+      if (msg.cmd === 'stats') {
+        return {
+          id: msg.id,
+          stats: {
+            requests: fake.requests.length,
+            chatRequests: fake.chatRequests().length,
+            judge: counts(seen.judge, seen.judgeWithout),
+            intent: counts(seen.intent, seen.intentWithout),
+            peakInFlight: latencyMs > 0 ? peakInFlight : 0,
+            firstCallAt: times.firstCallAt,
+            lastAnswerAt: times.lastAnswerAt,
+            idleMs: latencyMs > 0 ? times.idleMs : 0,
+            longestIdleMs: latencyMs > 0 ? times.longestIdleMs : 0,
+          },
+        };
+      }
+      if (msg.cmd === 'close') await fake.close();
+      return { id: msg.id };
+    })()
+      .catch((err) => ({ id: msg.id, error: err instanceof Error ? err.message : String(err) }))
+      .then((reply) => parentPort.postMessage(reply));
+  });
+  parentPort.postMessage({ url: fake.url });
+})();
+`;
+
+interface FakeThread {
+  /** Base URL for the SDK, ending in /v1. */
+  url: string;
+  /** Sets the latency of every answer and forgets what was received so far. */
+  configure(latencyMs: number): Promise<void>;
+  stats(): Promise<FakeStats>;
+  close(): Promise<void>;
+}
+
+async function startFakeThread(): Promise<FakeThread> {
+  const worker = new Worker(FAKE_THREAD_SOURCE, {
+    eval: true,
+    workerData: { tsxApi: import.meta.resolve('tsx/esm/api'), fakeLlm: new URL('../support/fake-llm.ts', import.meta.url).href },
+  });
+  const pending = new Map<number, (reply: FakeReply) => void>();
+  let nextId = 0;
+  const url = await new Promise<string>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (msg: { url: string }) => {
+      worker.off('error', reject);
+      resolve(msg.url);
+    });
+  });
+  worker.on('message', (reply: FakeReply) => pending.get(reply.id)?.(reply));
+  const call = (command: { cmd: 'configure'; latencyMs: number } | { cmd: 'stats' | 'close' }) =>
+    new Promise<FakeReply>((resolve, reject) => {
+      const id = ++nextId;
+      pending.set(id, (reply) => {
+        pending.delete(id);
+        if (reply.error) reject(new Error(`fake provider thread: ${reply.error}`));
+        else resolve(reply);
+      });
+      worker.postMessage({ id, ...command } as FakeCommand);
+    });
+  return {
+    url,
+    async configure(latencyMs) {
+      await call({ cmd: 'configure', latencyMs });
+    },
+    async stats() {
+      return (await call({ cmd: 'stats' })).stats!;
+    },
+    async close() {
+      await call({ cmd: 'close' }).catch(() => undefined);
+      await worker.terminate();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- machine and PostgreSQL CPU
+
+// /proc/stat counts in USER_HZ ticks, 100 per second on Linux.
+const TICK_US = 10_000;
+
+/** Busy and total time of all cores in microseconds (null where /proc/stat is not readable). */
+function machineCpu(): { busyUs: number; totalUs: number } | null {
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const busy = user + nice + system + irq + softirq;
+    return { busyUs: busy * TICK_US, totalUs: (busy + idle + iowait + (steal || 0)) * TICK_US };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time (user + system, microseconds, 10 ms ticks per process) of the benchmark's PostgreSQL:
+ * the server listening on `port` (found by its command line) and its children (backends, background
+ * workers), from /proc/<pid>/stat; null where /proc is not readable or the server is not found.
+ * Backends that exit in between are not counted (the server's pools keep theirs).
+ */
+function postgresCpuUs(port: string): number | null {
+  try {
+    const procs = new Map<number, { ppid: number; comm: string; ticks: number }>();
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      // pid (comm) state ppid ... utime(14) stime(15): comm may hold spaces, so split after its ')'.
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      procs.set(Number(entry), { ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
+    }
+    const postmaster = [...procs].find(([pid, p]) => {
+      if (p.comm !== 'postgres') return false;
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.some((arg, i) => (arg === '-p' && args[i + 1] === port) || arg === `--port=${port}`);
+      } catch {
+        return false;
+      }
+    })?.[0];
+    if (postmaster === undefined) return null;
+    let ticks = 0;
+    for (const [pid, p] of procs) if (pid === postmaster || p.ppid === postmaster) ticks += p.ticks;
+    return ticks * TICK_US;
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------- set-up
+
+const SKILLS = ['Go', 'PostgreSQL', 'Kubernetes', 'TypeScript', 'React', 'Python', 'Terraform', 'Kafka', 'Rust', 'AWS', 'GCP', 'Redis', 'Java', 'Spark', 'dbt'];
+const EMPLOYERS = ['Northwind', 'Contoso', 'Initech', 'Globex', 'Umbrella Health', 'Stark Logistics', 'Wayne Retail', 'Hooli'];
+const TITLES = ['Software Engineer', 'Senior Software Engineer', 'Platform Engineer', 'Data Engineer', 'Backend Engineer', 'Site Reliability Engineer'];
+
+/** A distinct resume per case (420-470 characters), carrying the case's marker. */
+function resumeOf(marker: string, i: number): string {
+  const pick = <T>(list: T[], k: number) => list[(i * 7 + k * 3) % list.length];
+  const years = 2 + (i % 15);
+  const start = 2024 - years;
+  const mid = start + Math.max(1, Math.floor(years / 2));
+  return [
+    `Resume ${marker}`,
+    `Candidate ${marker}, ${pick(TITLES, 0)}, ${years} years of experience.`,
+    `Experience:`,
+    `- ${pick(TITLES, 1)} at ${pick(EMPLOYERS, 0)} (${mid}-present): led the migration of ${10 + (i % 40)} services to ${pick(SKILLS, 0)} and ${pick(SKILLS, 1)}; cut p99 latency by ${5 + (i % 60)}%.`,
+    `- ${pick(TITLES, 2)} at ${pick(EMPLOYERS, 1)} (${start}-${mid}): built ${pick(SKILLS, 2)} pipelines processing ${(i % 9) + 1} million events a day; on-call lead for ${(i % 5) + 2} teams.`,
+    `Skills: ${[0, 1, 2, 3, 4].map((k) => pick(SKILLS, k + 2)).join(', ')}.`,
+    `Education: BSc Computer Science, ${start - 1}.`,
+  ].join('\n');
+}
+
+const casesOf = (label: string, count: number) =>
+  Array.from({ length: count }, (_, i) => {
+    const marker = `evalbench-${label}-${i}`;
+    return { input: { user_id: `bench-${label}-${i}`, resume_text: resumeOf(marker, i) } };
+  });
+
+interface PhaseSetup {
+  label: string;
+  apiKey: string;
+  tenantId: string;
+  suiteId: string;
+}
+
+/** A fresh trial tenant with a dataset of `count` distinct cases and a suite of the intent over it. */
+async function tenantWithSuite(baseUrl: string, db: pg.Client, label: string, count: number): Promise<PhaseSetup> {
+  const signup = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName: `Bench Evals ${label}`, email: `bench-evals-${label}-${Date.now()}@example.com`, password: 'bench-password-123' });
+  if (signup.status !== 201 || !signup.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${signup.status} ${JSON.stringify(signup.body)}`);
+  const apiKey = signup.body.data.apiKey as string;
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const dataset = await callJson(baseUrl, 'POST', '/v1/evals/datasets', auth, { name: `Bench resumes ${label}`, cases: casesOf(label, count) });
+  if (dataset.status !== 201 || typeof dataset.body?.data?.dataset?.id !== 'string') throw new Error(`creating the dataset failed: HTTP ${dataset.status} ${JSON.stringify(dataset.body).slice(0, 800)}`);
+  const suite = await callJson(baseUrl, 'POST', '/v1/evals/suites', auth, { name: `Bench resume quality ${label}`, domain_key: DOMAIN, intent_key: INTENT, dataset_id: dataset.body.data.dataset.id });
+  if (suite.status !== 201 || typeof suite.body?.data?.suite?.id !== 'string') throw new Error(`creating the suite failed: HTTP ${suite.status} ${JSON.stringify(suite.body).slice(0, 800)}`);
+  return { label, apiKey, tenantId: await tenantIdOf(db, apiKey), suiteId: suite.body.data.suite.id };
+}
+
+// ---------------------------------------------------------------- one run
+
+interface RunView {
+  id: string;
+  status: string;
+  progress: number;
+  cases_done: number;
+  cases_total: number;
+  cases_errored: number;
+  judge_calls: number;
+  judge_failures: number;
+  judge_cap_reached: boolean;
+  judge_total_cost_usd: number | null;
+  mean_score: number | null;
+  started_at: string;
+  completed_at: string | null;
+  error: unknown;
+}
+
+interface Timeline {
+  /** started_at to completed_at of the run (the database's clock, microseconds). */
+  spanMs: number;
+  startedAtMs: number;
+  completedAtMs: number;
+  /** The run's first step (an intent) started this long after the run's started_at: the job's pick-up, claim and set-up. */
+  firstStepAfterStartMs: number | null;
+  /** The last case was written this long before completed_at (the run's closing statements). */
+  lastCaseBeforeCompletedMs: number | null;
+}
+
+interface PhaseRun {
+  label: string;
+  cases: number;
+  latencyMs: number;
+  runId: string;
+  run: RunView;
+  /** The POST's answer arrived (epoch ms). */
+  acceptedAt: number;
+  postMs: number;
+  /** The first poll answering completed arrived (epoch ms). */
+  seenCompletedAt: number;
+  polls: number;
+  timeline: Timeline;
+  fake: FakeStats;
+  /** CPU time of this process's main thread (the server, its job worker, this script's polling), user + system. */
+  serverCpuUs: number;
+  /** CPU time of the whole process (also the fake provider's thread). */
+  processCpuUs: number;
+  /** CPU time the rest of the machine used (PostgreSQL, and anything else running); null without /proc/stat. */
+  otherCpuUs: number | null;
+  /** CPU time of this benchmark's PostgreSQL processes; null without /proc. */
+  postgresCpuUs: number | null;
+  machineCpuBusyPct: number | null;
+  /** Share of all cores busy in the BACKGROUND_SAMPLE_MS before the run, this process idle: others' load. */
+  backgroundBusyPct: number | null;
+}
+
+async function timelineOf(db: pg.Client, runId: string): Promise<Timeline> {
+  const { rows } = await db.query<{ span_ms: number; started_ms: number; completed_ms: number; first_step_ms: number | null; last_case_ms: number | null }>(
+    `select extract(epoch from r.completed_at - r.started_at) * 1000 as span_ms,
+            extract(epoch from r.started_at) * 1000 as started_ms,
+            extract(epoch from r.completed_at) * 1000 as completed_ms,
+            (select extract(epoch from min(s.started_at) - r.started_at) * 1000 from run_steps s where s.tenant_id = r.tenant_id and s.run_kind = 'eval' and s.run_id = r.id) as first_step_ms,
+            (select extract(epoch from r.completed_at - max(x.completed_at)) * 1000 from eval_results x where x.run_id = r.id) as last_case_ms
+       from eval_runs r where r.id = $1`,
+    [runId],
+  );
+  const row = rows[0];
+  if (!row || row.span_ms === null) throw new Error(`run ${runId}: no completed_at in eval_runs`);
+  const n = (v: number | string | null) => (v === null ? null : Number(v));
+  return {
+    spanMs: Number(row.span_ms),
+    startedAtMs: Number(row.started_ms),
+    completedAtMs: Number(row.completed_ms),
+    firstStepAfterStartMs: n(row.first_step_ms),
+    lastCaseBeforeCompletedMs: n(row.last_case_ms),
+  };
+}
+
+/** Starts the suite's run at the given latency and polls it until it ends. */
+async function runPhase(baseUrl: string, db: pg.Client, pgPort: string, fake: FakeThread, setup: PhaseSetup, cases: number, latencyMs: number): Promise<PhaseRun> {
+  const auth = { authorization: `Bearer ${setup.apiKey}` };
+  await fake.configure(latencyMs);
+  const backgroundBefore = machineCpu();
+  await sleep(BACKGROUND_SAMPLE_MS);
+  const backgroundAfter = machineCpu();
+  // Read before the CPU counters of this process (listing /proc costs a few ms of this thread).
+  const postgresBefore = postgresCpuUs(pgPort);
+  const machineBefore = machineCpu();
+  const cpuBefore = process.threadCpuUsage();
+  const processBefore = process.cpuUsage();
+  const sentAt = now();
+  const started = await callJson(baseUrl, 'POST', `/v1/evals/suites/${setup.suiteId}/run`, auth, {});
+  const acceptedAt = now();
+  if (started.status !== 202 || started.body?.data?.run?.status !== 'pending') {
+    throw new Error(`${setup.label}: starting the run: expected 202 with a pending run, got HTTP ${started.status} ${JSON.stringify(started.body).slice(0, 800)}`);
+  }
+  const runId = started.body.data.run.id as string;
+  let run: RunView;
+  let polls = 0;
+  let lastDone = -1;
+  let lastProgressAt = now();
+  for (;;) {
+    await sleep(POLL_MS);
+    const read = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}`, auth);
+    polls++;
+    if (read.status !== 200) throw new Error(`${setup.label}: GET /v1/evals/runs/${runId} answered HTTP ${read.status} ${JSON.stringify(read.body).slice(0, 500)}`);
+    run = read.body.data.run as RunView;
+    if (['completed', 'failed', 'cancelled'].includes(run.status)) break;
+    if (run.cases_done !== lastDone) {
+      lastDone = run.cases_done;
+      lastProgressAt = now();
+    } else if (now() - lastProgressAt > STALL_MS) {
+      throw new Error(`${setup.label}: no case done for ${STALL_MS / 1000} s: ${JSON.stringify(run)}`);
+    }
+  }
+  const seenCompletedAt = now();
+  const cpuAfter = process.threadCpuUsage();
+  const processAfter = process.cpuUsage();
+  const machineAfter = machineCpu();
+  const postgresAfter = postgresCpuUs(pgPort);
+  if (run.status !== 'completed') throw new Error(`${setup.label}: the run ended ${run.status}: ${JSON.stringify(run)}`);
+  const serverCpuUs = cpuAfter.user - cpuBefore.user + cpuAfter.system - cpuBefore.system;
+  const processCpuUs = processAfter.user - processBefore.user + processAfter.system - processBefore.system;
+  const machine = machineBefore && machineAfter ? { busyUs: machineAfter.busyUs - machineBefore.busyUs, totalUs: machineAfter.totalUs - machineBefore.totalUs } : null;
+  return {
+    label: setup.label,
+    cases,
+    latencyMs,
+    runId,
+    run,
+    acceptedAt,
+    postMs: acceptedAt - sentAt,
+    seenCompletedAt,
+    polls,
+    timeline: await timelineOf(db, runId),
+    fake: await fake.stats(),
+    serverCpuUs,
+    processCpuUs,
+    otherCpuUs: machine ? Math.max(0, machine.busyUs - processCpuUs) : null,
+    postgresCpuUs: postgresBefore !== null && postgresAfter !== null ? postgresAfter - postgresBefore : null,
+    machineCpuBusyPct: machine && machine.totalUs > 0 ? (100 * machine.busyUs) / machine.totalUs : null,
+    backgroundBusyPct:
+      backgroundBefore && backgroundAfter && backgroundAfter.totalUs > backgroundBefore.totalUs
+        ? (100 * (backgroundAfter.busyUs - backgroundBefore.busyUs)) / (backgroundAfter.totalUs - backgroundBefore.totalUs)
+        : null,
+  };
+}
+
+// ---------------------------------------------------------------- stored rows
+
+async function storedCounts(baseUrl: string, db: pg.Client, setup: PhaseSetup, runId: string) {
+  const q = async <T extends pg.QueryResultRow>(sql: string, params: unknown[]) => (await db.query<T>(sql, params)).rows;
+  const [results] = await q<{ rows: number; positions: number; scored: number; with_score: number; completed: number }>(
+    `select count(*)::int as rows, count(distinct position)::int as positions, count(*) filter (where status = 'scored')::int as scored,
+            count(*) filter (where score is not null)::int as with_score, count(*) filter (where completed_at is not null)::int as completed
+       from eval_results where run_id = $1`,
+    [runId],
+  );
+  const byStatus = await q<{ status: string; n: number }>('select status, count(*)::int as n from eval_results where run_id = $1 group by 1 order by 2 desc', [runId]);
+  // Each case's trace: one completed intent step and one completed judge step (step_id: the result's id).
+  const stepShapes = await q<{ shape: string; n: number }>(
+    `select coalesce(s.shape, '(none)') as shape, count(*)::int as n
+       from eval_results x
+       left join (select step_id, string_agg(type || ':' || status, ',' order by index) as shape
+                    from run_steps where tenant_id = $2 and run_kind = 'eval' and run_id = $1 group by step_id) s on s.step_id = x.id::text
+      where x.run_id = $1 group by 1 order by 2 desc`,
+    [runId, setup.tenantId],
+  );
+  const usage = await q<{ kind: string; n: number }>('select kind, count(*)::int as n from usage_events where tenant_id = $1 group by 1 order by 1', [setup.tenantId]);
+  const api = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}/results?limit=1000`, { authorization: `Bearer ${setup.apiKey}` });
+  const apiResults = (api.body?.data?.results ?? []) as { status: string; position: number; score: number | null }[];
+  return {
+    results: { ...results, byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])) },
+    stepShapes: Object.fromEntries(stepShapes.map((r) => [r.shape, r.n])),
+    usageEvents: Object.fromEntries(usage.map((r) => [r.kind, r.n])),
+    api: {
+      status: api.status,
+      total: typeof api.body?.data?.total === 'number' ? (api.body.data.total as number) : null,
+      listed: apiResults.length,
+      scored: apiResults.filter((r) => r.status === 'scored' && typeof r.score === 'number').length,
+      distinctPositions: new Set(apiResults.map((r) => r.position)).size,
+    },
+  };
+}
+
+async function verifyPhase(baseUrl: string, db: pg.Client, setup: PhaseSetup, p: PhaseRun) {
+  const stored = await storedCounts(baseUrl, db, setup, p.runId);
+  const n = p.cases;
+  const r = p.run;
+  const f = p.fake;
+  const checks = {
+    runCompleted: r.status === 'completed' && r.cases_done === n && r.cases_total === n && r.progress === 100 && r.error === null,
+    judgeOncePerCaseNoFailure: r.judge_calls === n && r.judge_failures === 0 && r.cases_errored === 0,
+    judgeCapNotReached: r.judge_cap_reached === false,
+    everyResultScored: stored.results.rows === n && stored.results.scored === n && stored.results.with_score === n && stored.results.completed === n && stored.results.positions === n,
+    everyResultScoredInApi: stored.api.status === 200 && stored.api.total === n && stored.api.listed === n && stored.api.scored === n && stored.api.distinctPositions === n,
+    oneIntentAndOneJudgeStepPerResult: stored.stepShapes['intent:completed,judge:completed'] === n && Object.keys(stored.stepShapes).length === 1,
+    oneMeteredJudgeCallPerCase: stored.usageEvents.eval_judge === n,
+    fakeGotTwoCallsPerCase: f.chatRequests === CALLS_PER_CASE * n && f.requests === f.chatRequests,
+    eachCaseInOneIntentCall: f.intent.withMarker === n && f.intent.distinctMarkers === n && f.intent.withoutMarker === 0 && f.intent.repeatedCount === 0,
+    eachCaseInOneJudgeCall: f.judge.withMarker === n && f.judge.distinctMarkers === n && f.judge.withoutMarker === 0 && f.judge.repeatedCount === 0,
+  };
+  return { stored, checks, verified: Object.values(checks).every(Boolean) };
+}
+
+// ---------------------------------------------------------------- the benchmark
+
+interface PhaseFigures {
+  cases: number;
+  latencyMs: number;
+  modelCalls: number;
+  judgeCalls: number;
+  intentCalls: number;
+  /** Most model calls in flight at once (latency > 0 only). */
+  peakInFlight: number;
+  /** Model calls x latency / (the first call > the last answer): the concurrency the run kept up (latency > 0 only). */
+  averageInFlight: number | null;
+  /** Model calls x latency / concurrency. */
+  idealSeconds: number;
+  /** started_at > completed_at of the run (database timestamps). */
+  databaseSeconds: number;
+  casesPerSec: number;
+  /** The 202's arrival > completed_at. */
+  acceptedToCompletedSeconds: number;
+  /** The 202's arrival > the first poll answering completed. */
+  polledSeconds: number;
+  polledCasesPerSec: number;
+  polls: number;
+  postMs: number;
+  /** The run's started_at > its first step (an intent) started: the job's pick-up, claim and set-up. */
+  firstStepAfterStartMs: number | null;
+  /** The last case written > completed_at. */
+  lastCaseBeforeCompletedMs: number | null;
+  /** The run's started_at > the first model call at the fake provider. */
+  firstCallAfterStartMs: number | null;
+  /** The last model call answered > completed_at. */
+  lastAnswerBeforeCompletedMs: number | null;
+  /** Time between the first model call and the last answer with no call in flight, in all and the longest stretch (latency > 0 only). */
+  idleMs: number;
+  longestIdleMs: number;
+  /** Server main thread CPU per case, polls included (process.threadCpuUsage delta / cases). */
+  serverCpuUsPerCase: number;
+  /** The same less the polls (each costed by the calibration after the runs). */
+  serverCpuUsPerCaseWithoutPolls: number;
+  processCpuUsPerCase: number;
+  otherCpuUsPerCase: number | null;
+  postgresCpuUsPerCase: number | null;
+  machineCpuBusyPct: number | null;
+  backgroundBusyPct: number | null;
+  meanScore: number | null;
+  judgeTotalCostUsd: number | null;
+}
+
+function figuresOf(p: PhaseRun, concurrency: number, pollCpuUs: number): PhaseFigures {
+  const t = p.timeline;
+  const f = p.fake;
+  const polledMs = p.seenCompletedAt - p.acceptedAt;
+  return {
+    cases: p.cases,
+    latencyMs: p.latencyMs,
+    modelCalls: f.chatRequests,
+    judgeCalls: f.judge.withMarker + f.judge.withoutMarker,
+    intentCalls: f.intent.withMarker + f.intent.withoutMarker,
+    peakInFlight: f.peakInFlight,
+    averageInFlight: p.latencyMs > 0 && f.firstCallAt !== null && f.lastAnswerAt !== null ? (f.chatRequests * p.latencyMs) / (f.lastAnswerAt - f.firstCallAt) : null,
+    idealSeconds: (f.chatRequests * p.latencyMs) / 1000 / concurrency,
+    databaseSeconds: t.spanMs / 1000,
+    casesPerSec: (1000 * p.cases) / t.spanMs,
+    acceptedToCompletedSeconds: (t.completedAtMs - p.acceptedAt) / 1000,
+    polledSeconds: polledMs / 1000,
+    polledCasesPerSec: (1000 * p.cases) / polledMs,
+    polls: p.polls,
+    postMs: p.postMs,
+    firstStepAfterStartMs: t.firstStepAfterStartMs,
+    lastCaseBeforeCompletedMs: t.lastCaseBeforeCompletedMs,
+    firstCallAfterStartMs: f.firstCallAt === null ? null : f.firstCallAt - t.startedAtMs,
+    lastAnswerBeforeCompletedMs: f.lastAnswerAt === null ? null : t.completedAtMs - f.lastAnswerAt,
+    idleMs: f.idleMs,
+    longestIdleMs: f.longestIdleMs,
+    serverCpuUsPerCase: p.serverCpuUs / p.cases,
+    serverCpuUsPerCaseWithoutPolls: Math.max(0, p.serverCpuUs - p.polls * pollCpuUs) / p.cases,
+    processCpuUsPerCase: p.processCpuUs / p.cases,
+    otherCpuUsPerCase: p.otherCpuUs === null ? null : p.otherCpuUs / p.cases,
+    postgresCpuUsPerCase: p.postgresCpuUs === null ? null : p.postgresCpuUs / p.cases,
+    machineCpuBusyPct: p.machineCpuBusyPct,
+    backgroundBusyPct: p.backgroundBusyPct,
+    meanScore: p.run.mean_score,
+    judgeTotalCostUsd: p.run.judge_total_cost_usd,
+  };
+}
+
+/** Main thread CPU of one poll (GET /v1/evals/runs/{id}: this script's fetch and the server's answer), from POLL_CALIBRATION sequential polls. */
+async function pollCpuUs(baseUrl: string, setup: PhaseSetup, runId: string): Promise<number> {
+  const auth = { authorization: `Bearer ${setup.apiKey}` };
+  const before = process.threadCpuUsage();
+  for (let i = 0; i < POLL_CALIBRATION; i++) {
+    const read = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}`, auth);
+    if (read.status !== 200) throw new Error(`poll calibration: GET /v1/evals/runs/${runId} answered HTTP ${read.status}`);
+  }
+  const after = process.threadCpuUsage();
+  return (after.user - before.user + after.system - before.system) / POLL_CALIBRATION;
+}
+
+export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings: EvalsSettings) {
+  const serverSource = await sourceHash();
+  await ensureDatabase(adminUrl, DATABASE);
+  const databaseUrl = withDatabase(adminUrl, DATABASE);
+  const pgPort = new URL(adminUrl).port;
+
+  console.log('starting the fake model provider (its own thread) ...');
+  const fake = await startFakeThread();
+  cleanup.add('fake provider thread', () => fake.close());
+
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    WORKER: '1',
+    DB_POOL_MAX: String(settings.poolMax),
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: PROVIDER_KEY,
+    DEFAULT_MODEL: MODEL,
+    LLM_MAX_RETRIES: '0',
+    EVAL_CONCURRENCY: String(settings.concurrency),
+  });
+  console.log(`starting Liya (WORKER on, WORKER_CONCURRENCY=${config.WORKER_CONCURRENCY}, EVAL_CONCURRENCY=${config.EVAL_CONCURRENCY}, LLM_MAX_RETRIES=0, LOG_LEVEL=silent) ...`);
+  const liya = await startServer({ config, databaseUrl });
+  cleanup.add('liya server', () => liya.close());
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  cleanup.add('bench database client', () => db.end());
+  const analyze = () => db.query('analyze');
+
+  const n = settings.cases;
+  const c = config.EVAL_CONCURRENCY;
+
+  // Warm-up: a short run at 0 ms, checked, discarded.
+  console.log(`warm-up: a run of ${settings.warmupCases} cases, fake provider at 0 ms ...`);
+  const warmSetup = await tenantWithSuite(liya.url, db, 'warmup', settings.warmupCases);
+  const warm = await runPhase(liya.url, db, pgPort, fake, warmSetup, settings.warmupCases, 0);
+  const warmCheck = await verifyPhase(liya.url, db, warmSetup, warm);
+  if (!warmCheck.verified) throw new Error(`evals warm-up: the run does not check out: ${JSON.stringify(warmCheck.checks)} ${JSON.stringify(warmCheck.stored)} ${JSON.stringify(warm.fake)}`);
+  console.log(`${''.padEnd(6)} ${fmt(warm.timeline.spanMs / 1000, 2)} s, ${fmt((1000 * warm.cases) / warm.timeline.spanMs)} cases/s; checked`);
+
+  // The measured phases, each on a fresh tenant with its own dataset.
+  const setupA = await tenantWithSuite(liya.url, db, 'a', n);
+  const setupB = await tenantWithSuite(liya.url, db, 'b', n);
+  await analyze();
+  console.log(`phase (a): a run of ${n} cases, fake provider at 0 ms, EVAL_CONCURRENCY ${c} ...`);
+  const a = await runPhase(liya.url, db, pgPort, fake, setupA, n, 0);
+  console.log(`${''.padEnd(6)} ${fmt(a.timeline.spanMs / 1000, 2)} s, ${fmt((1000 * n) / a.timeline.spanMs)} cases/s, ${a.fake.chatRequests} model calls`);
+  await analyze();
+  console.log(`phase (b): a run of ${n} cases, fake provider at ${settings.latencyMs} ms a call, EVAL_CONCURRENCY ${c} ...`);
+  const b = await runPhase(liya.url, db, pgPort, fake, setupB, n, settings.latencyMs);
+  console.log(`${''.padEnd(6)} ${fmt(b.timeline.spanMs / 1000, 2)} s, ${fmt((1000 * n) / b.timeline.spanMs)} cases/s, ${b.fake.chatRequests} model calls`);
+
+  // One poll's main thread CPU (the client's fetch and the server's answer), to take the polls out of the CPU per case.
+  const pollCpu = await pollCpuUs(liya.url, setupA, a.runId);
+  const fa = figuresOf(a, c, pollCpu);
+  const fb = figuresOf(b, c, pollCpu);
+  const checkA = await verifyPhase(liya.url, db, setupA, a);
+  const checkB = await verifyPhase(liya.url, db, setupB, b);
+  const verified = checkA.verified && checkB.verified;
+
+  // ------------------------------------------------------------ report
+  const aPass = fa.casesPerSec >= TARGETS.minCasesPerSecAtZero;
+  const bPass = fb.databaseSeconds <= TARGETS.maxSecondsAtLatency;
+  const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
+  const ms = (v: number | null) => (v === null ? '-' : fmt(v, 0));
+  const note =
+    `PostgreSQL, the fake provider (a worker thread of this process) and the server with its job worker (one main thread, where this script's polling also runs) share this machine's ${os.cpus().length} cores;` +
+    ' figures are for this machine under these conditions, not capacity';
+
+  console.log('');
+  console.log(`server source (server/ + db/) sha256 ${serverSource}`);
+  console.log(
+    `POST /v1/evals/suites/{id}/run, ${DOMAIN}/${INTENT} run for real + LLM judge per case, on the job runner in the same process;` +
+      ` EVAL_CONCURRENCY ${c}, pool ${settings.poolMax}, fake provider in its own thread; run polled every ${POLL_MS} ms`,
+  );
+  const row = (label: string, f: PhaseFigures) => [
+    label,
+    f.cases,
+    f.latencyMs,
+    f.modelCalls,
+    fmt(f.idealSeconds, 1),
+    fmt(f.databaseSeconds, 2),
+    fmt(f.casesPerSec),
+    fmt(f.acceptedToCompletedSeconds, 2),
+    fmt(f.polledSeconds, 2),
+    fmt(f.polledCasesPerSec),
+    fmt(f.serverCpuUsPerCase, 0),
+    fmt(f.serverCpuUsPerCaseWithoutPolls, 0),
+  ];
+  console.log(
+    table(
+      ['', 'cases', 'latency ms', 'model calls', 'ideal s', 'run s (db)', 'cases/s', '202>done s', 'polled s', 'polled cases/s', 'main CPU us/case', 'less polls'],
+      [row('(a) fake provider at 0 ms', fa), row(`(b) fake provider at ${settings.latencyMs} ms`, fb)],
+    ),
+  );
+  console.log(
+    `(run s: the run's started_at > completed_at in the database; 202>done: the 202's arrival > completed_at; polled: the 202's arrival > the first GET answering completed;` +
+      ` ideal: model calls x latency / EVAL_CONCURRENCY; main CPU: the server main thread's CPU (process.threadCpuUsage) from the POST to the completed poll / cases,` +
+      ` less polls: without the ${POLL_MS} ms polls, at ${fmt(pollCpu, 0)} us each (${POLL_CALIBRATION} polls measured after the runs);` +
+      ` warm-up ${warm.cases} cases at ${fmt((1000 * warm.cases) / warm.timeline.spanMs)} cases/s, discarded)`,
+  );
+  for (const [label, f] of [['(a)', fa], ['(b)', fb]] as const) {
+    console.log(
+      `${label} model calls: ${f.intentCalls} intent + ${f.judgeCalls} judge` +
+        (f.latencyMs > 0 ? `, at most ${f.peakInFlight} in flight, ${f.averageInFlight === null ? '-' : fmt(f.averageInFlight, 2)} on average, none in flight for ${fmt(f.idleMs, 0)} ms in all (longest ${fmt(f.longestIdleMs, 0)} ms)` : '') +
+        `; started_at > first step ${ms(f.firstStepAfterStartMs)} ms, > first model call ${ms(f.firstCallAfterStartMs)} ms;` +
+        ` last answer > completed_at ${ms(f.lastAnswerBeforeCompletedMs)} ms, last case written > completed_at ${ms(f.lastCaseBeforeCompletedMs)} ms; POST answered in ${fmt(f.postMs, 0)} ms; ${f.polls} polls;` +
+        ` CPU per case: server main thread ${fmt(f.serverCpuUsPerCase, 0)} us (${fmt(f.serverCpuUsPerCaseWithoutPolls, 0)} less polls), whole process ${fmt(f.processCpuUsPerCase, 0)} us,` +
+        ` PostgreSQL ${f.postgresCpuUsPerCase === null ? '-' : fmt(f.postgresCpuUsPerCase, 0)} us, rest of the machine (PostgreSQL and anything else running) ${f.otherCpuUsPerCase === null ? '-' : fmt(f.otherCpuUsPerCase, 0)} us; machine ${f.machineCpuBusyPct === null ? '-' : fmt(f.machineCpuBusyPct, 0)}% busy` +
+        ` (in the ${BACKGROUND_SAMPLE_MS / 1000} s before the run, this process idle: ${f.backgroundBusyPct === null ? '-' : fmt(f.backgroundBusyPct, 0)}%)`,
+    );
+  }
+  console.log('');
+  console.log(`target (a): at least ${TARGETS.minCasesPerSecAtZero} cases/s at 0 ms: ${fmt(fa.casesPerSec)}  ${verdict(aPass)}`);
+  console.log(`target (b): at most ${TARGETS.maxSecondsAtLatency} s at ${settings.latencyMs} ms (ideal ${fmt(fb.idealSeconds, 1)} s): ${fmt(fb.databaseSeconds, 2)} s  ${verdict(bPass)}`);
+  console.log(`for context: "${PROMPTFOO_CONTEXT}" (quoted, not measured here)`);
+  console.log('');
+  for (const [label, p, check] of [['(a)', a, checkA], ['(b)', b, checkB]] as const) {
+    const s = check.stored;
+    console.log(
+      `stored ${label}: run ${p.run.status}, cases_done ${p.run.cases_done}/${p.run.cases_total}, judge_calls ${p.run.judge_calls}, judge_failures ${p.run.judge_failures}, judge_cap_reached ${p.run.judge_cap_reached},` +
+        ` judge spend $${p.run.judge_total_cost_usd ?? '-'}, mean_score ${p.run.mean_score ?? '-'}; results by status ${JSON.stringify(s.results.byStatus)} (${s.results.positions} positions);` +
+        ` steps per result ${JSON.stringify(s.stepShapes)}; usage events ${JSON.stringify(s.usageEvents)}; API results ${s.api.listed} listed, ${s.api.scored} scored;` +
+        ` fake: ${p.fake.chatRequests} chat requests of ${p.fake.requests}, intent markers ${p.fake.intent.distinctMarkers} distinct (${p.fake.intent.repeatedCount} repeated), judge markers ${p.fake.judge.distinctMarkers} distinct (${p.fake.judge.repeatedCount} repeated)` +
+        `  ${check.verified ? 'OK' : `MISMATCH ${JSON.stringify(check.checks)}`}`,
+    );
+  }
+  console.log('');
+  console.log(`note: ${note}`);
+
+  const results = {
+    benchmark: 'evals',
+    route: `POST /v1/evals/suites/{id}/run (${DOMAIN}/${INTENT} run for real + LLM judge per case), job runner in the same process, fake OpenAI-protocol provider in its own thread`,
+    date: new Date().toISOString(),
+    environment: { serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg(), note },
+    settings: { ...settings, evalConcurrencyEffective: c, workerConcurrency: config.WORKER_CONCURRENCY, llmMaxRetries: 0, model: MODEL, pollMs: POLL_MS, logLevel: 'silent' },
+    pollCalibration: { polls: POLL_CALIBRATION, mainThreadCpuUsPerPoll: pollCpu },
+    warmup: { cases: warm.cases, databaseSeconds: warm.timeline.spanMs / 1000, casesPerSec: (1000 * warm.cases) / warm.timeline.spanMs, modelCalls: warm.fake.chatRequests },
+    phases: { a: fa, b: fb },
+    verification: {
+      a: { runId: a.runId, run: a.run, fake: a.fake, ...checkA },
+      b: { runId: b.runId, run: b.run, fake: b.fake, ...checkB },
+      verified,
+    },
+    targets: {
+      casesPerSecAtZero: { min: TARGETS.minCasesPerSecAtZero, measured: fa.casesPerSec, pass: aPass },
+      secondsAtLatency: { max: TARGETS.maxSecondsAtLatency, ideal: fb.idealSeconds, measured: fb.databaseSeconds, pass: bPass },
+    },
+    context: PROMPTFOO_CONTEXT,
+  };
+  await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+  await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  if (!verified) throw new Error(`evals: the runs do not check out: (a) ${JSON.stringify(checkA.checks)} (b) ${JSON.stringify(checkB.checks)}`);
+  return results;
+}
