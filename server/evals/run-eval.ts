@@ -317,9 +317,11 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
   };
   const deadline = Date.now() + EVAL_SLICE_MS;
   const concurrency = deps.config.EVAL_CONCURRENCY;
-  // Set by the workers: the run stopped being `running` (cancelled), or a platform error failed it.
-  const state: { stopped: boolean; failure: RunFailure | null } = { stopped: false, failure: null };
-  const goOn = () => !state.stopped && !state.failure && !ctx.budget.capReached && Date.now() < deadline;
+  // Set by the workers: the run stopped being `running` (cancelled), a platform error failed it, or
+  // something unexpected broke (the database): then every worker stops before the job is retried,
+  // so a retry never runs beside workers of this attempt.
+  const state: { stopped: boolean; failure: RunFailure | null; broken: unknown } = { stopped: false, failure: null, broken: null };
+  const goOn = () => !state.stopped && !state.failure && !state.broken && !ctx.budget.capReached && Date.now() < deadline;
   while (goOn()) {
     const pending = await deps.sql.query<PendingCase>(
       `select id::text, case_id::text, position, input, message, expected_output, output from eval_results where run_id = $1 and status = 'pending' order by position limit $2`,
@@ -331,20 +333,21 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
       while (goOn() && next < pending.length) {
         const c = pending[next++];
         await withTenantSlot(run.tenant_id, concurrency, async () => {
-          if (state.stopped || state.failure) return;
+          if (!goOn()) return;
           try {
             const write = await scoreCase(ctx, c);
             const status = await writeCase(deps, run, c, write);
             if (status !== 'running') state.stopped = true;
           } catch (err) {
             if (err instanceof RunFailure) state.failure ??= err;
-            else throw err;
+            else state.broken ??= err;
           }
         });
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
   }
+  if (state.broken) throw state.broken;
   if (state.failure) return failRun(deps, run.id, state.failure.code, state.failure.message);
   if (state.stopped) return;
   const [left] = await deps.sql.query<{ n: number }>(`select count(*)::int as n from eval_results where run_id = $1 and status = 'pending'`, [run.id]);
