@@ -5,12 +5,10 @@
 // a self-contained HTML page of a run, `runs` and `suites` list what there is.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { Box, Text } from 'ink';
 import { createElement as h } from 'react';
 import { action } from '../action.js';
-import { ApiError, UnreachableError, type ApiClient } from '../api-client.js';
+import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext } from '../context.js';
 import { CliError, describeError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
 import { buildJUnitReport } from '../evals-junit.js';
@@ -35,11 +33,10 @@ import {
   type EvalResult,
   type EvalRun,
 } from '../evals-report.js';
-import { isInteractive, printJson, show, withSpinner } from '../output.js';
+import { followRun, progressLine } from '../evals-follow.js';
+import { printJson, show, withSpinner } from '../output.js';
 import { parseInteger, parseSeconds } from '../options.js';
 import { Details } from '../ui/details.js';
-import { progressBar } from '../ui/ingestion-progress.js';
-import { renderLiveView } from '../ui/live-view.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
@@ -74,16 +71,8 @@ interface RunsPage {
 
 // ---------------------------------------------------------------- constants
 
-/** Time between two looks at a run: LIYA_EVAL_POLL_MS (milliseconds) or half a second. */
-export function pollIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const ms = Number(env.LIYA_EVAL_POLL_MS);
-  return Number.isFinite(ms) && ms > 0 ? ms : 500;
-}
-
 /** How long `run` follows a run unless --max-wait says otherwise. */
 const MAX_WAIT_MS = 60 * 60_000;
-/** Failed looks in a row (server unreachable, 5xx, 429) before `run` gives up following. */
-const MAX_POLL_FAILURES = 5;
 /** The most results one page may hold. */
 const RESULTS_PAGE = 5000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -230,114 +219,6 @@ async function writeReport(file: string, text: string, what: string): Promise<vo
   }
 }
 
-// ---------------------------------------------------------------- following a run
-
-/** One line about a run in progress (pipes and CI get one per change). */
-export function progressLine(run: EvalRun): string {
-  const parts = [
-    run.stage && run.stage !== run.status ? `${run.status} · ${run.stage}` : run.status,
-    `${Math.round(run.progress)}%`,
-    `${run.cases_done}/${run.cases_total} cases`,
-    `${run.cases_passed} passed`,
-  ];
-  if (run.cases_errored) parts.push(`${run.cases_errored} errored`);
-  parts.push(`mean ${formatScore(run.mean_score)}`, `judge ${formatUsd(run.judge_total_cost_usd ?? 0)}`);
-  return parts.join(' · ');
-}
-
-const STATUS_COLOR: Record<string, string> = { completed: 'green', failed: 'red', cancelled: 'yellow' };
-
-/** The live view on a terminal: bar, percent, stage; cases, pass rate so far, mean score, judge spend. */
-function EvalRunProgress({ run }: { run: EvalRun }) {
-  const done = FINAL_EVAL_RUN_STATUSES.has(run.status);
-  const soFar = run.cases_done > 0 ? run.cases_passed / run.cases_done : null;
-  return h(
-    Box,
-    { flexDirection: 'column', flexShrink: 0 },
-    h(Text, null, h(Text, { bold: true }, `Eval run ${run.name ?? ''}`.trim()), h(Text, { dimColor: true }, ` ${run.id}`)),
-    h(
-      Text,
-      null,
-      h(Text, { color: STATUS_COLOR[run.status] ?? 'cyan' }, progressBar(run.progress)),
-      ` ${`${Math.round(run.progress)}%`.padStart(4)} `,
-      h(Text, { dimColor: !done }, done ? run.status : (run.stage ?? run.status)),
-    ),
-    h(
-      Text,
-      null,
-      `cases ${run.cases_done}/${run.cases_total} · passed ${run.cases_passed} (${formatPercent(soFar)}${done ? '' : ' so far'})`,
-      run.cases_errored ? h(Text, { color: 'red' }, ` · errored ${run.cases_errored}`) : '',
-      ` · mean ${formatScore(run.mean_score)} · judge ${formatUsd(run.judge_total_cost_usd ?? 0)}`,
-    ),
-  );
-}
-
-/** Shows the run as it moves: ink on a terminal, one line per change elsewhere, nothing for --json off a terminal. */
-function progressView(current: () => EvalRun, json: boolean) {
-  const stream = json ? process.stderr : process.stdout;
-  if (isInteractive(stream)) {
-    return renderLiveView(stream, () => h(EvalRunProgress, { run: current() }), json);
-  }
-  let seen = '';
-  const update = () => {
-    if (json) return;
-    const run = current();
-    const key = `${run.status}/${run.cases_done}/${run.stage ?? ''}`;
-    if (key === seen) return;
-    seen = key;
-    stream.write(`${progressLine(run)}\n`);
-  };
-  return { update, finish: async () => update() };
-}
-
-/** A look at the run that may work next time: no answer, a server error, a rate limit. */
-const transient = (err: unknown) => err instanceof UnreachableError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
-
-interface Followed {
-  run: EvalRun;
-  /** Why following stopped before the run ended. */
-  stopped?: 'interrupted' | 'max-wait';
-}
-
-/** Polls the run until it ends, Ctrl-C (a second one exits at once) or `maxWaitMs`. */
-async function followRun(client: ApiClient, initial: EvalRun, options: { json: boolean; maxWaitMs: number }): Promise<Followed> {
-  let run = initial;
-  const view = progressView(() => run, options.json);
-  const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort();
-  };
-  process.on('SIGINT', onSigint);
-  const deadline = Date.now() + options.maxWaitMs;
-  const interval = pollIntervalMs();
-  let failures = 0;
-  try {
-    view.update();
-    while (!FINAL_EVAL_RUN_STATUSES.has(run.status)) {
-      if (Date.now() >= deadline) return { run, stopped: 'max-wait' };
-      try {
-        await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), undefined, { signal: controller.signal });
-      } catch {
-        // aborted by Ctrl-C
-      }
-      if (controller.signal.aborted) return { run, stopped: 'interrupted' };
-      try {
-        run = await loadRun(client, run.id);
-        failures = 0;
-      } catch (err) {
-        if (!transient(err) || ++failures >= MAX_POLL_FAILURES) throw err;
-        continue;
-      }
-      view.update();
-    }
-    return { run };
-  } finally {
-    process.off('SIGINT', onSigint);
-    await view.finish();
-  }
-}
-
 // ---------------------------------------------------------------- the verdict
 
 export interface Thresholds {
@@ -409,7 +290,7 @@ async function runSuite(ref: string, flags: RunFlags, command: Command): Promise
       const body = flags.model ? { model: flags.model } : {};
       return (await client.post<{ run: EvalRun }>(`${suitePath(suiteId)}/run`, { auth: 'bearer', body })).run;
     });
-    const { run, stopped } = await followRun(client, started, { json: Boolean(flags.json), maxWaitMs: flags.maxWait });
+    const { run, stopped } = await followRun((id) => loadRun(client, id), started, { json: Boolean(flags.json), maxWaitMs: flags.maxWait });
 
     if (stopped) {
       // The run does not depend on the CLI: it goes on, and can be read (or cancelled) later.
