@@ -13,19 +13,20 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentTool } from '../../server/agents/agent-tools.js';
 import type { FakeAnswer, FakeRequest } from '../support/fake-llm.js';
+import { startFakeProviderThread, serveFakeProviderThread } from './fake-llm-thread.js';
 import { sendJson as send, readJsonBody as readJson } from './lib.js';
 
 // ---------------------------------------------------------------- the scripted provider thread
 
 const WORKER_ROLE = 'agent-fake-llm';
 
-type Command = { id: number; cmd: 'stats' | 'reset' | 'close' };
-type Reply = { id: number; chatRequests?: number; toolResultRequests?: number; firstChats?: unknown[]; error?: string };
+type Command = { cmd: 'stats' | 'reset' | 'close' };
+type Reply = { chatRequests?: number; toolResultRequests?: number; firstChats?: unknown[] };
 
 export interface AgentFakeStats {
   /** Chat requests since the start or the last reset. */
@@ -64,66 +65,37 @@ function scriptedAnswer(request: FakeRequest): FakeAnswer {
 }
 
 export async function startAgentFakeLlmThread(): Promise<AgentFakeLlmThread> {
-  const worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { entry: import.meta.url, role: WORKER_ROLE } });
-  const pending = new Map<number, (reply: Reply) => void>();
-  let nextId = 0;
-  const url = await new Promise<string>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (msg: { url: string }) => {
-      worker.off('error', reject);
-      resolve(msg.url);
-    });
-  });
-  worker.on('message', (reply: Reply) => pending.get(reply.id)?.(reply));
-  const call = (cmd: Command['cmd']) =>
-    new Promise<Reply>((resolve, reject) => {
-      const id = ++nextId;
-      pending.set(id, (reply) => {
-        pending.delete(id);
-        if (reply.error) reject(new Error(`agent fake provider thread: ${reply.error}`));
-        else resolve(reply);
-      });
-      worker.postMessage({ id, cmd } satisfies Command);
-    });
+  const thread = await startFakeProviderThread<Command, Reply>(import.meta.url, 'agent fake provider thread', { role: WORKER_ROLE });
   return {
-    url,
+    url: thread.url,
     async stats() {
-      const reply = await call('stats');
+      const reply = await thread.call({ cmd: 'stats' });
       return { chatRequests: reply.chatRequests ?? 0, toolResultRequests: reply.toolResultRequests ?? 0, firstChats: reply.firstChats ?? [] };
     },
     async reset() {
-      await call('reset');
+      await thread.call({ cmd: 'reset' });
     },
-    async close() {
-      await call('close').catch(() => undefined);
-      await worker.terminate();
-    },
+    close: () => thread.close(),
   };
 }
 
 if (!isMainThread && parentPort && (workerData as { role?: string } | null)?.role === WORKER_ROLE) {
-  const port = parentPort;
   const { startFakeLlm } = await import('../support/fake-llm.js');
   const fake = await startFakeLlm();
   fake.script(scriptedAnswer);
-  port.on('message', (msg: Command) => {
-    void (async (): Promise<Reply> => {
-      if (msg.cmd === 'stats') {
-        const chats = fake.chatRequests();
-        const toolResultRequests = chats.filter((c) => (c.body?.messages ?? []).at(-1)?.role === 'tool').length;
-        return { id: msg.id, chatRequests: chats.length, toolResultRequests, firstChats: chats.slice(0, 2).map((c) => c.body) };
-      }
-      if (msg.cmd === 'reset') {
-        fake.reset(); // clears the script too
-        fake.script(scriptedAnswer);
-      }
-      if (msg.cmd === 'close') await fake.close();
-      return { id: msg.id };
-    })()
-      .catch((err: unknown) => ({ id: msg.id, error: err instanceof Error ? err.message : String(err) }))
-      .then((reply) => port.postMessage(reply));
+  serveFakeProviderThread<Command, Reply>(parentPort, fake.url, async (msg) => {
+    if (msg.cmd === 'stats') {
+      const chats = fake.chatRequests();
+      const toolResultRequests = chats.filter((c) => (c.body?.messages ?? []).at(-1)?.role === 'tool').length;
+      return { chatRequests: chats.length, toolResultRequests, firstChats: chats.slice(0, 2).map((c) => c.body) };
+    }
+    if (msg.cmd === 'reset') {
+      fake.reset(); // clears the script too
+      fake.script(scriptedAnswer);
+    }
+    if (msg.cmd === 'close') await fake.close();
+    return {};
   });
-  port.postMessage({ url: fake.url });
 }
 
 // ---------------------------------------------------------------- the baseline server

@@ -25,7 +25,7 @@ import { loadConfig } from '../../server/config.js';
 import { FINAL_ANSWER_PREFIX, startAgentBaselineServer, startAgentFakeLlmThread } from './agent-baseline-server.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
+import { callJson, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'agents.json');
 const DATABASE = 'liya_bench_agents';
@@ -139,38 +139,22 @@ async function sequential(targets: Target[], runs: number, warmup: number): Prom
 
 // ---------------------------------------------------------------- set-up and verification
 
-async function call(baseUrl: string, method: string, route: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${baseUrl}${route}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // left as text
-  }
-  return { status: res.status, body: parsed };
-}
-
 async function signUp(baseUrl: string): Promise<string> {
-  const res = await call(baseUrl, 'POST', '/auth/signup', {}, { companyName: 'Bench Agents Corp', email: `bench-agents-${Date.now()}@example.com`, password: 'bench-password-123' });
+  const res = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName: 'Bench Agents Corp', email: `bench-agents-${Date.now()}@example.com`, password: 'bench-password-123' });
   if (res.status !== 201 || !res.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data.apiKey as string;
 }
 
 async function createAgent(baseUrl: string, apiKey: string): Promise<void> {
   const auth = { authorization: `Bearer ${apiKey}` };
-  const created = await call(baseUrl, 'POST', '/v1/agents', auth, {
+  const created = await callJson(baseUrl, 'POST', '/v1/agents', auth, {
     agent_key: AGENT_KEY,
     name: 'Bench Clock',
     goal: 'Tell people the current time',
     tools_config: { enabled_platform_tools: ['current_time'] },
   });
   if (created.status !== 201) throw new Error(`creating the agent failed: HTTP ${created.status} ${JSON.stringify(created.body)}`);
-  const deployed = await call(baseUrl, 'POST', `/v1/agents/${AGENT_KEY}/deploy`, auth);
+  const deployed = await callJson(baseUrl, 'POST', `/v1/agents/${AGENT_KEY}/deploy`, auth);
   if (deployed.status !== 200) throw new Error(`deploying the agent failed: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
 }
 

@@ -40,11 +40,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { ensureDatabase } from '../../db/orm.js';
 import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
+import { startEvalsFakeThread, type EvalsFakeStats as FakeStats, type EvalsFakeThread as FakeThread } from './evals-fake-thread.js';
 import { callJson, type Cleanup, fmt, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'evals.json');
@@ -80,180 +80,6 @@ export interface EvalsSettings {
 
 /** Epoch milliseconds with sub-millisecond precision. */
 const now = () => performance.timeOrigin + performance.now();
-
-// ---------------------------------------------------------------- the fake provider's thread
-
-interface MarkerCounts {
-  /** Calls carrying a case marker. */
-  withMarker: number;
-  withoutMarker: number;
-  distinctMarkers: number;
-  /** Markers seen in more than one call (the first few). */
-  repeated: string[];
-  repeatedCount: number;
-}
-
-interface FakeStats {
-  /** Every request received (chat and anything else). */
-  requests: number;
-  chatRequests: number;
-  judge: MarkerCounts;
-  intent: MarkerCounts;
-  /** Most chat calls waiting on the latency at once (0 ms: not measured, the answer does not wait). */
-  peakInFlight: number;
-  /** The first chat call received and the last one answered (epoch ms; null: none). */
-  firstCallAt: number | null;
-  lastAnswerAt: number | null;
-  /** Between those: the time no chat call was in flight, in all and the longest stretch (latency > 0 only). */
-  idleMs: number;
-  longestIdleMs: number;
-}
-
-type FakeCommand = { id: number; cmd: 'configure'; latencyMs: number } | { id: number; cmd: 'stats' | 'close' };
-type FakeReply = { id: number; stats?: FakeStats; error?: string };
-
-// CommonJS run by `new Worker(source, { eval: true })`: it registers tsx (as ts-worker.mjs does)
-// and starts test/support/fake-llm.ts, so the thread loads the fake and nothing of the server.
-const FAKE_THREAD_SOURCE = `'use strict';
-const { parentPort, workerData } = require('node:worker_threads');
-const { setTimeout: sleep } = require('node:timers/promises');
-const { performance } = require('node:perf_hooks');
-const now = () => performance.timeOrigin + performance.now();
-(async () => {
-  const { register } = await import(workerData.tsxApi);
-  register();
-  const { startFakeLlm } = await import(workerData.fakeLlm);
-  const fake = await startFakeLlm();
-  const MARKER = /evalbench-[a-z]+-[0-9]+/;
-  let latencyMs = 0;
-  let inFlight = 0;
-  let peakInFlight = 0;
-  let times = { firstCallAt: null, lastAnswerAt: null, idleSince: null, idleMs: 0, longestIdleMs: 0 };
-  let seen = { judge: new Map(), intent: new Map(), judgeWithout: 0, intentWithout: 0 };
-  const textOf = (body) => (body && Array.isArray(body.messages) ? body.messages : []).map((m) => (m && typeof m.content === 'string' ? m.content : '')).join('\\n');
-  // Called for every chat request; undefined: the fake's default answer (the schema sampled).
-  const handler = async (request) => {
-    const judge = request.body?.response_format?.json_schema?.name === 'eval_judge';
-    const marker = MARKER.exec(textOf(request.body))?.[0];
-    if (marker === undefined) seen[judge ? 'judgeWithout' : 'intentWithout']++;
-    else {
-      const map = judge ? seen.judge : seen.intent;
-      map.set(marker, (map.get(marker) ?? 0) + 1);
-    }
-    const at = now();
-    if (times.firstCallAt === null) times.firstCallAt = at;
-    if (inFlight === 0 && times.idleSince !== null) {
-      const idle = at - times.idleSince;
-      times.idleMs += idle;
-      if (idle > times.longestIdleMs) times.longestIdleMs = idle;
-    }
-    inFlight++;
-    if (inFlight > peakInFlight) peakInFlight = inFlight;
-    try {
-      if (latencyMs > 0) await sleep(latencyMs);
-    } finally {
-      inFlight--;
-      times.lastAnswerAt = now();
-      if (inFlight === 0) times.idleSince = times.lastAnswerAt;
-    }
-    return undefined;
-  };
-  fake.script(handler);
-  const counts = (map, without) => {
-    const repeated = [...map].filter(([, n]) => n > 1);
-    return {
-      withMarker: [...map.values()].reduce((a, b) => a + b, 0),
-      withoutMarker: without,
-      distinctMarkers: map.size,
-      repeated: repeated.slice(0, 5).map(([m, n]) => m + ' x' + n),
-      repeatedCount: repeated.length,
-    };
-  };
-  parentPort.on('message', (msg) => {
-    (async () => {
-      if (msg.cmd === 'configure') {
-        fake.reset(); // forgets the log and the script
-        fake.script(handler);
-        latencyMs = msg.latencyMs;
-        peakInFlight = 0;
-        times = { firstCallAt: null, lastAnswerAt: null, idleSince: null, idleMs: 0, longestIdleMs: 0 };
-        seen = { judge: new Map(), intent: new Map(), judgeWithout: 0, intentWithout: 0 };
-        return { id: msg.id };
-      }
-      if (msg.cmd === 'stats') {
-        return {
-          id: msg.id,
-          stats: {
-            requests: fake.requests.length,
-            chatRequests: fake.chatRequests().length,
-            judge: counts(seen.judge, seen.judgeWithout),
-            intent: counts(seen.intent, seen.intentWithout),
-            peakInFlight: latencyMs > 0 ? peakInFlight : 0,
-            firstCallAt: times.firstCallAt,
-            lastAnswerAt: times.lastAnswerAt,
-            idleMs: latencyMs > 0 ? times.idleMs : 0,
-            longestIdleMs: latencyMs > 0 ? times.longestIdleMs : 0,
-          },
-        };
-      }
-      if (msg.cmd === 'close') await fake.close();
-      return { id: msg.id };
-    })()
-      .catch((err) => ({ id: msg.id, error: err instanceof Error ? err.message : String(err) }))
-      .then((reply) => parentPort.postMessage(reply));
-  });
-  parentPort.postMessage({ url: fake.url });
-})();
-`;
-
-interface FakeThread {
-  /** Base URL for the SDK, ending in /v1. */
-  url: string;
-  /** Sets the latency of every answer and forgets what was received so far. */
-  configure(latencyMs: number): Promise<void>;
-  stats(): Promise<FakeStats>;
-  close(): Promise<void>;
-}
-
-async function startFakeThread(): Promise<FakeThread> {
-  const worker = new Worker(FAKE_THREAD_SOURCE, {
-    eval: true,
-    workerData: { tsxApi: import.meta.resolve('tsx/esm/api'), fakeLlm: new URL('../support/fake-llm.ts', import.meta.url).href },
-  });
-  const pending = new Map<number, (reply: FakeReply) => void>();
-  let nextId = 0;
-  const url = await new Promise<string>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (msg: { url: string }) => {
-      worker.off('error', reject);
-      resolve(msg.url);
-    });
-  });
-  worker.on('message', (reply: FakeReply) => pending.get(reply.id)?.(reply));
-  const call = (command: { cmd: 'configure'; latencyMs: number } | { cmd: 'stats' | 'close' }) =>
-    new Promise<FakeReply>((resolve, reject) => {
-      const id = ++nextId;
-      pending.set(id, (reply) => {
-        pending.delete(id);
-        if (reply.error) reject(new Error(`fake provider thread: ${reply.error}`));
-        else resolve(reply);
-      });
-      worker.postMessage({ id, ...command } as FakeCommand);
-    });
-  return {
-    url,
-    async configure(latencyMs) {
-      await call({ cmd: 'configure', latencyMs });
-    },
-    async stats() {
-      return (await call({ cmd: 'stats' })).stats!;
-    },
-    async close() {
-      await call({ cmd: 'close' }).catch(() => undefined);
-      await worker.terminate();
-    },
-  };
-}
 
 // ---------------------------------------------------------------- machine and PostgreSQL CPU
 
@@ -671,7 +497,7 @@ export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings
   const pgPort = new URL(adminUrl).port;
 
   console.log('starting the fake model provider (its own thread) ...');
-  const fake = await startFakeThread();
+  const fake = await startEvalsFakeThread();
   cleanup.add('fake provider thread', () => fake.close());
 
   const config = loadConfig({

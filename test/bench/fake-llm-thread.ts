@@ -1,11 +1,11 @@
 // The fake model provider (test/support/fake-llm.ts) in a worker thread of its own, so benchmarks
 // do not run the provider on the event loop of the server they measure (a real provider is remote;
 // here it still shares the machine's cores).
-import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { isMainThread, type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { FakeRequest } from '../support/fake-llm.js';
 
-type Command = { id: number; cmd: 'stats' | 'reset' | 'close' };
-type Reply = { id: number; chatRequests?: number; firstChat?: Pick<FakeRequest, 'path' | 'body'> | null; error?: string };
+type Command = { cmd: 'stats' | 'reset' | 'close' };
+type Reply = { chatRequests?: number; firstChat?: Pick<FakeRequest, 'path' | 'body'> | null };
 
 export interface FakeLlmThread {
   /** Base URL for the SDK, ending in /v1. */
@@ -17,9 +17,23 @@ export interface FakeLlmThread {
   close(): Promise<void>;
 }
 
-export async function startFakeLlmThread(): Promise<FakeLlmThread> {
-  const worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { entry: import.meta.url } });
-  const pending = new Map<number, (reply: Reply) => void>();
+/** A fake provider running in a worker thread, and the way to send it numbered commands. */
+export interface FakeProviderThread<C extends { cmd: string }, R> {
+  url: string;
+  /** Sends one command and resolves with the thread's reply (rejects with the thread's error). */
+  call(command: C): Promise<R>;
+  /** Sends `{cmd: 'close'}` (errors ignored) and ends the thread. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the TypeScript module `entry` (a file URL) in a worker thread through ts-worker.mjs (workers
+ * do not inherit the tsx loader), waits for its `{url}` and connects the command channel. The module
+ * answers with {@link serveFakeProviderThread}; `workerData` reaches it beside `entry`.
+ */
+export async function startFakeProviderThread<C extends { cmd: string }, R>(entry: string, label: string, workerData: Record<string, unknown> = {}): Promise<FakeProviderThread<C, R>> {
+  const worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { ...workerData, entry } });
+  const pending = new Map<number, (reply: R & { id: number; error?: string }) => void>();
   let nextId = 0;
   const url = await new Promise<string>((resolve, reject) => {
     worker.once('error', reject);
@@ -28,51 +42,64 @@ export async function startFakeLlmThread(): Promise<FakeLlmThread> {
       resolve(msg.url);
     });
   });
-  worker.on('message', (reply: Reply) => pending.get(reply.id)?.(reply));
-  const call = (cmd: Command['cmd']) =>
-    new Promise<Reply>((resolve, reject) => {
+  worker.on('message', (reply: R & { id: number; error?: string }) => pending.get(reply.id)?.(reply));
+  const call = (command: C) =>
+    new Promise<R>((resolve, reject) => {
       const id = ++nextId;
       pending.set(id, (reply) => {
         pending.delete(id);
-        if (reply.error) reject(new Error(`fake provider thread: ${reply.error}`));
+        if (reply.error) reject(new Error(`${label}: ${reply.error}`));
         else resolve(reply);
       });
-      worker.postMessage({ id, cmd } satisfies Command);
+      worker.postMessage({ ...command, id });
     });
   return {
     url,
-    async stats() {
-      const reply = await call('stats');
-      return { chatRequests: reply.chatRequests ?? 0, firstChat: reply.firstChat ?? null };
-    },
-    async reset() {
-      await call('reset');
-    },
+    call,
     async close() {
-      await call('close').catch(() => undefined);
+      await call({ cmd: 'close' } as C).catch(() => undefined);
       await worker.terminate();
     },
   };
 }
 
-// ---------------------------------------------------------------- inside the worker
-
-if (!isMainThread && parentPort) {
-  const port = parentPort;
-  const { startFakeLlm } = await import('../support/fake-llm.js');
-  const fake = await startFakeLlm();
-  port.on('message', (msg: Command) => {
-    void (async (): Promise<Reply> => {
-      if (msg.cmd === 'stats') {
-        const chats = fake.chatRequests();
-        return { id: msg.id, chatRequests: chats.length, firstChat: chats[0] ? { path: chats[0].path, body: chats[0].body } : null };
-      }
-      if (msg.cmd === 'reset') fake.reset();
-      if (msg.cmd === 'close') await fake.close();
-      return { id: msg.id };
-    })()
-      .catch((err: unknown) => ({ id: msg.id, error: err instanceof Error ? err.message : String(err) }))
+/** Inside the thread: answers each command with `handle` (an error becomes the reply's `error`), then announces `url`. */
+export function serveFakeProviderThread<C extends { cmd: string }, R extends object>(port: MessagePort, url: string, handle: (command: C) => Promise<R>): void {
+  port.on('message', (msg: C & { id: number }) => {
+    handle(msg)
+      .then((reply) => ({ ...reply, id: msg.id }), (err: unknown) => ({ id: msg.id, error: err instanceof Error ? err.message : String(err) }))
       .then((reply) => port.postMessage(reply));
   });
-  port.postMessage({ url: fake.url });
+  port.postMessage({ url });
+}
+
+export async function startFakeLlmThread(): Promise<FakeLlmThread> {
+  const thread = await startFakeProviderThread<Command, Reply>(import.meta.url, 'fake provider thread');
+  return {
+    url: thread.url,
+    async stats() {
+      const reply = await thread.call({ cmd: 'stats' });
+      return { chatRequests: reply.chatRequests ?? 0, firstChat: reply.firstChat ?? null };
+    },
+    async reset() {
+      await thread.call({ cmd: 'reset' });
+    },
+    close: () => thread.close(),
+  };
+}
+
+// ---------------------------------------------------------------- inside the worker
+
+if (!isMainThread && parentPort && !(workerData as { role?: string } | null)?.role) {
+  const { startFakeLlm } = await import('../support/fake-llm.js');
+  const fake = await startFakeLlm();
+  serveFakeProviderThread<Command, Reply>(parentPort, fake.url, async (msg) => {
+    if (msg.cmd === 'stats') {
+      const chats = fake.chatRequests();
+      return { chatRequests: chats.length, firstChat: chats[0] ? { path: chats[0].path, body: chats[0].body } : null };
+    }
+    if (msg.cmd === 'reset') fake.reset();
+    if (msg.cmd === 'close') await fake.close();
+    return {};
+  });
 }
