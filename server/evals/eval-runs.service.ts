@@ -131,6 +131,18 @@ export async function listResults(em: EntityManager, tenantId: string, id: strin
   return { results: results.map((r) => toResultDto(r, byResult.get(r.id) ?? [])), total, limit: page.limit, offset: page.offset };
 }
 
+/** A run-admitting statement's row: the inserted run's columns plus how many cases and jobs it wrote. */
+export type AdmittedRunRow = Record<string, unknown> & { admitted_cases: number; queued: number };
+
+/**
+ * The run as it was admitted, from the inserting statement's own row: the job runner may already be
+ * working on it by the time a read would reach it, and the 202 promises the pending run.
+ */
+export function admittedRun(em: EntityManager, tenantId: string, row: AdmittedRunRow) {
+  const { admitted_cases: _cases, queued: _queued, ...columns } = row;
+  return { run: toRunDto(em.map(EvalRun, columns), tenantId, 0) };
+}
+
 // The run, one pending result per case of the dataset (a snapshot: editing a case later does not
 // change a run) and its job, in one statement; nothing when the dataset has no cases.
 const START_RUN_SQL = `
@@ -143,13 +155,14 @@ run as (
                          judge_cap_reached, model_override, started_at, updated_at)
   select $1, $2, $3, $5, $6, $7, 'liya_intent', $8, 'pending', 0, (select count(*) from cases), 0, 0, $9, $10, $11, 0, $12, 0, 0, false, $13, now(), now()
    where exists (select 1 from cases)
-  returning id),
+  returning *),
 results as (
   insert into eval_results (id, tenant_id, run_id, case_id, position, status, input, message, expected_output, cost_usd, created_at)
   select gen_random_uuid(), $2, (select id from run), id, position, 'pending', input, message, expected_output, 0, now() from cases
   returning 1),
 job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $1::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || $1::text) from run)
-select (select count(*) from results)::int as cases, (select count(*) from job)::int as queued`;
+select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued
+  from (select 1) one left join run on true`;
 
 /** The judge's model: EVAL_JUDGE_MODEL, else the platform's default model. */
 export const judgeModelOf = (deps: AppDeps) => deps.config.EVAL_JUDGE_MODEL ?? deps.config.DEFAULT_MODEL;
@@ -168,12 +181,12 @@ export async function startSuiteRun(em: EntityManager, deps: AppDeps, scope: Eva
     throw new AppError('UNPROCESSABLE', `The suite's intent ${suite.domainKey}/${suite.intentKey} cannot run: ${err.message}`, { code: err.code });
   }
   const id = randomUUID();
-  const [row] = await deps.sql.query<{ cases: number; queued: number }>(START_RUN_SQL, [
+  const [row] = await deps.sql.query<AdmittedRunRow>(START_RUN_SQL, [
     id, scope.tenantId, suite.id, idOf(suite.dataset), suite.name, suite.domainKey, suite.intentKey, options.triggeredBy ?? 'api', scope.environmentId,
     suite.judgeRubric ?? null, Number(suite.passThreshold), judgeModelOf(deps), options.model ?? null,
   ]);
-  if (row.cases === 0) throw invalidInput("The suite's dataset has no cases", [{ path: 'dataset_id', message: 'the dataset has no cases' }]);
-  return getRun(em, deps, scope.tenantId, id);
+  if (row.admitted_cases === 0) throw invalidInput("The suite's dataset has no cases", [{ path: 'dataset_id', message: 'the dataset has no cases' }]);
+  return admittedRun(em, scope.tenantId, row);
 }
 
 /** Cooperative cancel: the run stops at its next case; a run that already ended cannot be cancelled. */

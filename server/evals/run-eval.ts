@@ -254,8 +254,8 @@ returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.d
 
 async function failRun(deps: AppDeps, runId: string, code: string, message: string) {
   await deps.sql.query(
-    `update eval_runs set status = 'failed', stage = null, completed_at = now(), updated_at = now(), error = $2::jsonb where id = $1 and status = 'running'`,
-    [runId, JSON.stringify({ code, message })],
+    `update eval_runs set status = 'failed', stage = null, completed_at = now(), updated_at = now(), error = $2::jsonb where id = $1 and status in ('pending', 'running')`,
+    [runId, JSON.stringify({ code, message: message.slice(0, 2000) })],
   );
 }
 
@@ -285,6 +285,16 @@ async function scorerOf(ctx: { em: EntityManager; deps: AppDeps }, run: ClaimedR
     if (secret) return { kind: 'webhook', url: run.custom_scorer_webhook_url, secret };
   }
   return null;
+}
+
+/**
+ * The job's last attempt ended in an unexpected error: the run fails (and can be resumed) instead of
+ * staying `running` with no job left to move it.
+ */
+export async function giveUpEvalRun(deps: AppDeps, runId: string, err: unknown) {
+  // The cause goes to the log, not to the tenant: it is the platform's (a database error, say).
+  deps.log.error({ err, run: runId }, 'evaluation run gave up after its last attempt');
+  await failRun(deps, runId, 'INTERNAL_ERROR', 'The run stopped after repeated unexpected errors; resume it to try again');
 }
 
 export interface EvalJobControl {

@@ -7,7 +7,7 @@ import type { AppDeps } from '../deps.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput } from './check-output.js';
 import { assertEvalRunAllowed } from './eval-limits.js';
-import { getRun, judgeModelOf, type EvalScope } from './eval-runs.service.js';
+import { admittedRun, judgeModelOf, type AdmittedRunRow, type EvalScope } from './eval-runs.service.js';
 import { judgeAnswer } from './judge.js';
 
 const DEFAULT_PASS_THRESHOLD = 4;
@@ -55,7 +55,7 @@ run as (
   insert into eval_runs (id, tenant_id, suite_id, name, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, environment_id,
                          judge_rubric, pass_threshold, judge_total_cost_usd, judge_model, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
   values ($1, $2, null, $4, 'external_output', $5, 'pending', 0, (select count(*) from cases), 0, 0, $6, $7, $8, 0, $9, 0, 0, false, now(), now())
-  returning id),
+  returning *),
 inline as (
   insert into eval_cases (id, tenant_id, dataset_id, position, input, message, expected_output, notes, created_at)
   select gen_random_uuid(), $2, null, position, input, null, nullif(expected, 'null'::jsonb), null, now() from cases
@@ -66,16 +66,16 @@ results as (
     from cases c join inline i on i.position = c.position
   returning 1),
 job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $1::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || $1::text) from run)
-select (select count(*) from results)::int as cases, (select count(*) from job)::int as queued`;
+select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued from run`;
 
 /** An external_output run: 202 with the pending run; its supplied responses are checked and judged. */
 export async function startExternalRun(em: EntityManager, deps: AppDeps, scope: EvalScope, body: ExternalRunInput) {
   await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   const id = randomUUID();
   const cases = body.cases.map((c, ord) => ({ ord, input: c.input, response: c.response ?? null, expected_output: c.expected_output ?? null }));
-  const [row] = await deps.sql.query<{ cases: number; queued: number }>(START_EXTERNAL_SQL, [
+  const [row] = await deps.sql.query<AdmittedRunRow>(START_EXTERNAL_SQL, [
     id, scope.tenantId, JSON.stringify(cases), body.name ?? null, 'api', scope.environmentId, body.rubric ?? null, body.pass_threshold ?? DEFAULT_PASS_THRESHOLD, judgeModelOf(deps),
   ]);
-  deps.log.debug({ run: id, cases: row.cases }, 'external evaluation run queued');
-  return getRun(em, deps, scope.tenantId, id);
+  deps.log.debug({ run: id, cases: row.admitted_cases }, 'external evaluation run queued');
+  return admittedRun(em, scope.tenantId, row);
 }

@@ -99,4 +99,46 @@ describe('an evaluation run whose process is killed', () => {
     const [steps] = await sql(`select count(*)::int as n, count(distinct index)::int as distinct_index from run_steps where run_kind = 'eval' and run_id = $1`, [runId]);
     expect(steps).toEqual({ n: CASES * 2, distinct_index: CASES * 2 });
   });
+
+  it('fails, resumably, when its job used up its attempts; resume then completes it', { timeout: 90_000 }, async () => {
+    fake.setLatency(0);
+    const proc = await start('eval-process-3');
+    const signup = await proc.api.post('/auth/signup', { companyName: 'Eval give up', email: uniqueEmail('evalgiveup'), password: 'eval give up password' });
+    expect(signup.status, signup.text).toBe(201);
+    const auth = { headers: bearer(signup.body.data.apiKey) };
+    const ds = await proc.api.post('/v1/evals/datasets', { name: 'Give up', cases: [{ input: { user_id: 'g1', resume_text: 'Resume: Go.' } }, { input: { user_id: 'g2', resume_text: 'Resume: Rust.' } }] }, auth);
+    expect(ds.status, ds.text).toBe(201);
+    const suite = await proc.api.post('/v1/evals/suites', { name: 'Give up', domain_key: 'hiring', intent_key: 'resume-analysis', dataset_id: ds.body.data.dataset.id }, auth);
+    expect(suite.status, suite.text).toBe(201);
+    // A real failure of the database on every write of this tenant's results.
+    const tenantId = signup.body.data.tenant.tenantId;
+    await sql(`
+      create function test_refuse_result_write() returns trigger language plpgsql as $$
+      begin raise exception 'results are read-only for this test'; end $$;
+      create trigger test_refuse_result_write before update on eval_results for each row
+        when (new.tenant_id = '${tenantId}' and new.status <> 'pending') execute function test_refuse_result_write();
+    `);
+    const started = await proc.api.post(`/v1/evals/suites/${suite.body.data.suite.id}/run`, {}, auth);
+    expect(started.status, started.text).toBe(202);
+    const runId = started.body.data.run.id;
+    const jobOf = async () => (await sql(`select id, attempts, max_attempts, last_error from graphile_worker.jobs where key = $1`, [`eval-run:${runId}`]))[0];
+    await waitFor(async () => ((await jobOf())?.attempts >= 1 && (await jobOf())?.last_error ? true : null), 'the first attempt to fail', 30_000);
+    // Skip to the last attempt instead of waiting out the backoff of 24.
+    await sql(`update graphile_worker._private_jobs set attempts = max_attempts - 1, run_at = now() where key = $1`, [`eval-run:${runId}`]);
+    const failed = await waitFor(async () => {
+      const run = (await proc.api.get(`/v1/evals/runs/${runId}`, auth)).body.data.run;
+      return run.status === 'failed' ? run : null;
+    }, 'the run to fail after its last attempt', 30_000);
+    expect(failed.error).toEqual({ code: 'INTERNAL_ERROR', message: expect.stringContaining('resume it') });
+    expect(JSON.stringify(failed.error)).not.toContain('read-only');
+
+    await sql(`drop trigger test_refuse_result_write on eval_results`);
+    const resumed = await proc.api.post(`/v1/evals/runs/${runId}/resume`, {}, auth);
+    expect(resumed.status, resumed.text).toBe(200);
+    const done = await waitFor(async () => {
+      const run = (await proc.api.get(`/v1/evals/runs/${runId}`, auth)).body.data.run;
+      return run.status === 'completed' ? run : null;
+    }, 'the resumed run to complete', 30_000);
+    expect(done).toMatchObject({ cases_total: 2, cases_done: 2, error: null });
+  });
 });
