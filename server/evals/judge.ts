@@ -3,6 +3,7 @@
 // answer that still fails is a judge failure (the case is errored, never given a made-up score).
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
+import type { StoredProviderKey } from '../llm/llm.types.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 
 export const JUDGE_DIMENSIONS = ['correctness', 'completeness', 'relevance', 'safety'] as const;
@@ -60,6 +61,8 @@ export interface JudgeRequest {
   answer: unknown;
   rubric: string | null;
   usageSink: (event: UsageEventInput) => void;
+  /** The tenant's stored key for the judge's provider, when the caller already read it. */
+  storedKey?: StoredProviderKey;
 }
 
 export interface JudgeOutcome {
@@ -82,6 +85,7 @@ export async function judgeAnswer(em: EntityManager, deps: AppDeps, request: Jud
   const result = await deps.llm.completeStructured(em, {
     usage: { tenantId: request.tenantId, environmentId: request.environmentId, kind: 'eval_judge' },
     usageSink: request.usageSink,
+    storedKey: request.storedKey,
     model: request.model,
     messages: [
       { role: 'system', content: JUDGE_SYSTEM_PROMPT },

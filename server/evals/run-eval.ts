@@ -14,6 +14,8 @@ import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
+import type { StoredProviderKey } from '../llm/llm.types.js';
+import { parseModelRef } from '../llm/providers.js';
 import { decryptSecret } from '../llm/secret-box.js';
 import { boundedJson } from '../runs/run-steps.js';
 import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
@@ -54,6 +56,8 @@ interface ClaimedRun {
   custom_scorer_expression: string | null;
   custom_scorer_webhook_url: string | null;
   custom_scorer_webhook_secret: string | null;
+  /** The tenant's encrypted provider keys by provider, read once per slice for the judge's calls. */
+  provider_keys: Record<string, string> | null;
 }
 
 interface PendingCase {
@@ -166,6 +170,8 @@ interface RunContext {
   task: string;
   scorer: CustomScorer | null;
   budget: { limit: number | null; spent: number; capReached: boolean };
+  /** The tenant's own key for the judge's provider (encryptedKey null: none), so no case looks it up. */
+  judgeKey: StoredProviderKey;
 }
 
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
@@ -209,7 +215,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
   try {
     verdict = (await judgeAnswer(ctx.em.fork(), deps, {
       tenantId: run.tenant_id, environmentId: run.environment_id, model: run.judge_model, task: ctx.task, input: c.input, message: c.message,
-      expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink,
+      expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink, storedKey: ctx.judgeKey,
     })).verdict;
   } catch (err) {
     ctx.budget.spent += judgeCost();
@@ -250,7 +256,8 @@ returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.d
           r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
           (select s.custom_scorer_expression from eval_suites s where s.id = r.suite_id) as custom_scorer_expression,
           (select s.custom_scorer_webhook_url from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_url,
-          (select s.custom_scorer_webhook_secret from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_secret`;
+          (select s.custom_scorer_webhook_secret from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_secret,
+          (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;
 
 async function failRun(deps: AppDeps, runId: string, code: string, message: string) {
   await deps.sql.query(
@@ -318,12 +325,14 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
       return;
     }
   }
+  const judgeProvider = parseModelRef(run.judge_model).provider;
   const limit = run.billing_plan in JUDGE_BUDGET_USD ? JUDGE_BUDGET_USD[run.billing_plan] : 0;
   const ctx: RunContext = {
     deps, em, run, tenant, intent,
     task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
     scorer: await scorerOf({ em, deps }, run),
     budget: { limit, spent: limit === null ? 0 : await judgeSpendThisMonth(deps.sql, run.tenant_id), capReached: false },
+    judgeKey: { provider: judgeProvider, encryptedKey: run.provider_keys?.[judgeProvider] ?? null },
   };
   const deadline = Date.now() + EVAL_SLICE_MS;
   const concurrency = deps.config.EVAL_CONCURRENCY;

@@ -156,6 +156,17 @@ describe('a suite run', () => {
     expect(fake.chatRequests().filter(isJudge).map((r) => r.body.model)).toEqual(['gpt-4o-mini']);
   });
 
+  it("a tenant's own provider key pays for its intent and judge calls", async () => {
+    const own = await signupTenant(t.api, { companyName: 'Eval own key' });
+    const set = await t.api.request('PUT', '/dashboard/provider-keys/openai', { apiKey: 'sk-eval-tenant-key-0001' }, { headers: bearer(own.token) });
+    expect(set.status, set.text).toBe(200);
+    const runId = await start(own, await suite(own, [{ input: caseInput('K1') }, { input: caseInput('K2') }]));
+    expect(await settled(runId, own)).toMatchObject({ status: 'completed', cases_done: 2, judge_calls: 2 });
+    const calls = fake.chatRequests();
+    expect(calls.filter(isJudge)).toHaveLength(2);
+    expect(new Set(calls.map((r) => r.headers.authorization))).toEqual(new Set(['Bearer sk-eval-tenant-key-0001']));
+  });
+
   it('cancel stops the run at its next case; nothing more is written; a cancelled run cannot be cancelled again', async () => {
     fake.setLatency(150);
     const suiteId = await suite(a, Array.from({ length: 30 }, (_, i) => ({ input: caseInput(`K${i}`) })));
