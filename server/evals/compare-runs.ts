@@ -6,7 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput } from '../errors.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
-import { assertEvalRunAllowed, judgeBudgetOf, judgeSpendThisMonth } from './eval-limits.js';
+import { assertEvalRunAllowed, judgeSpendThisMonth } from './eval-limits.js';
 import { findRun, judgeModelOf, type EvalScope } from './eval-runs.service.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
 import { comparePaired, passRateDiff, type PairedScores } from './statistics.js';
@@ -103,15 +103,13 @@ const cut = (v: unknown) => {
 };
 
 export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: EvalScope, id: string, against: string) {
-  judgeBudgetOf(scope.plan);
-  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan, 0);
+  const budget = await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   const { run, other, shared } = await pairedRuns(em, deps, scope.tenantId, id, against);
   if (shared.length > MAX_PAIRWISE_CASES) {
     throw new AppError('UNPROCESSABLE', `The runs share ${shared.length} scored cases; a pairwise comparison judges at most ${MAX_PAIRWISE_CASES}`, { n_shared: shared.length, max: MAX_PAIRWISE_CASES });
   }
   const model = judgeModelOf(deps);
-  const budget = judgeBudgetOf(scope.plan);
-  let spent = budget === null ? 0 : await judgeSpendThisMonth(deps.sql, scope.tenantId);
+  let spent = budget === null ? 0 : await judgeSpendThisMonth(deps.sql.query, scope.tenantId);
   const ask = async (input: unknown, message: string | null, first: unknown, second: unknown): Promise<'A' | 'B' | 'tie'> => {
     const usage: UsageEventInput[] = [];
     try {

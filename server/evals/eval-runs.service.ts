@@ -2,14 +2,15 @@
 // written with it), read, list, results, cooperative cancel, resume of a failed run, and the suite's
 // pinned baseline. The execution itself is run-eval.ts, on the job runner.
 import { randomUUID } from 'node:crypto';
-import { EvalResult, EvalReview, EvalRun, type IEvalResult, type IEvalReview, type IEvalRun } from '../../db/entities/eval.js';
+import { EvalResult, EvalReview, EvalRun, type IEvalResult, type IEvalReview, type IEvalRun, type IEvalSuite } from '../../db/entities/eval.js';
+import type { SqlPool } from '../../db/sql-pool.js';
 import type { EntityManager } from '../../db/orm.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
-import { assertEvalRunAllowed } from './eval-limits.js';
+import { admitEvalRuns, assertEvalRunAllowed, judgeBudgetOf } from './eval-limits.js';
 import type { EvalResultDto, EvalRunDto, ReviewDto } from './eval-runs.schemas.js';
 import { findSuite } from './suites.service.js';
 
@@ -172,21 +173,31 @@ export const judgeModelOf = (deps: AppDeps) => deps.config.EVAL_JUDGE_MODEL ?? d
  * the rate limit; the suite's intent must still be runnable and its dataset must have cases.
  */
 export async function startSuiteRun(em: EntityManager, deps: AppDeps, scope: EvalScope, suiteId: string, options: { model?: string | null; triggeredBy?: 'api' | 'dashboard' } = {}) {
+  const suite = await runnableSuite(em, scope, suiteId);
+  const row = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (query) => insertSuiteRun(query, deps, scope, suite, options));
+  return admittedRun(em, scope.tenantId, row);
+}
+
+/** The suite, when its intent can still run (else 422 with the reason). */
+async function runnableSuite(em: EntityManager, scope: EvalScope, suiteId: string) {
   const suite = await findSuite(em, scope.tenantId, suiteId);
-  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
+  judgeBudgetOf(scope.plan);
   try {
     await resolveIntent(em, scope.tenant, suite.domainKey, suite.intentKey);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     throw new AppError('UNPROCESSABLE', `The suite's intent ${suite.domainKey}/${suite.intentKey} cannot run: ${err.message}`, { code: err.code });
   }
-  const id = randomUUID();
-  const [row] = await deps.sql.query<AdmittedRunRow>(START_RUN_SQL, [
-    id, scope.tenantId, suite.id, idOf(suite.dataset), suite.name, suite.domainKey, suite.intentKey, options.triggeredBy ?? 'api', scope.environmentId,
+  return suite;
+}
+
+async function insertSuiteRun(query: SqlPool['query'], deps: AppDeps, scope: EvalScope, suite: IEvalSuite, options: { model?: string | null; triggeredBy?: 'api' | 'dashboard' }) {
+  const [row] = await query<AdmittedRunRow>(START_RUN_SQL, [
+    randomUUID(), scope.tenantId, suite.id, idOf(suite.dataset), suite.name, suite.domainKey, suite.intentKey, options.triggeredBy ?? 'api', scope.environmentId,
     suite.judgeRubric ?? null, Number(suite.passThreshold), judgeModelOf(deps), options.model ?? null,
   ]);
   if (row.admitted_cases === 0) throw invalidInput("The suite's dataset has no cases", [{ path: 'dataset_id', message: 'the dataset has no cases' }]);
-  return admittedRun(em, scope.tenantId, row);
+  return row;
 }
 
 /** Cooperative cancel: the run stops at its next case; a run that already ended cannot be cancelled. */
@@ -213,7 +224,7 @@ export async function resumeRun(em: EntityManager, deps: AppDeps, scope: EvalSco
   if (run.status !== 'failed') {
     throw new AppError('EVAL_RUN_NOT_RESUMABLE', `The run is ${run.status}; only a failed run can be resumed`, { status: run.status });
   }
-  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan, 0);
+  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   await deps.sql.query(
     `with reset as (
        update eval_results set status = 'pending', error = null, output = null, passed = null, score = null, dimension_scores = null, "check" = null,
@@ -243,11 +254,12 @@ export async function setBaseline(em: EntityManager, deps: AppDeps, tenantId: st
   return { suite_id: suite.id, baseline_run_id: runId };
 }
 
-/** Two runs of the suite, the intent on model_a and on model_b (each with model_override). */
+/** Two runs of the suite, the intent on model_a and on model_b (each with model_override), started together or not at all. */
 export async function compareModels(em: EntityManager, deps: AppDeps, scope: EvalScope, suiteId: string, models: { model_a: string; model_b: string }) {
-  await findSuite(em, scope.tenantId, suiteId);
-  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan, 2);
-  const a = await startSuiteRun(em, deps, scope, suiteId, { model: models.model_a });
-  const b = await startSuiteRun(em, deps, scope, suiteId, { model: models.model_b });
-  return { runs: [a.run, b.run] };
+  const suite = await runnableSuite(em, scope, suiteId);
+  const rows = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 2, async (query) => [
+    await insertSuiteRun(query, deps, scope, suite, { model: models.model_a }),
+    await insertSuiteRun(query, deps, scope, suite, { model: models.model_b }),
+  ]);
+  return { runs: rows.map((row) => admittedRun(em, scope.tenantId, row).run) };
 }

@@ -90,6 +90,37 @@ async function withTenantSlot<T>(tenantId: string, limit: number, work: () => Pr
   }
 }
 
+// ---- The tenant's judge spend ------------------------------------------------------------------
+
+/**
+ * This month's judge spend of a tenant, shared by all its slices running in this process: each
+ * judged case adds to it at once, so concurrent runs of one tenant stop together at the budget
+ * instead of each counting only its own calls since it started. Every slice refreshes it from the
+ * usage events (which other processes write too) when it starts.
+ */
+interface TenantSpend {
+  month: string;
+  spent: number;
+  slices: number;
+}
+
+const tenantSpends = new Map<string, TenantSpend>();
+
+async function openTenantSpend(deps: AppDeps, tenantId: string, limited: boolean): Promise<TenantSpend> {
+  const spent = limited ? await judgeSpendThisMonth(deps.sql.query, tenantId) : 0;
+  const month = monthKey();
+  let entry = tenantSpends.get(tenantId);
+  if (!entry || entry.month !== month) tenantSpends.set(tenantId, (entry = { month, spent, slices: 0 }));
+  else entry.spent = Math.max(entry.spent, spent);
+  entry.slices++;
+  return entry;
+}
+
+function closeTenantSpend(tenantId: string, entry: TenantSpend) {
+  entry.slices--;
+  if (entry.slices <= 0 && tenantSpends.get(tenantId) === entry) tenantSpends.delete(tenantId);
+}
+
 // ---- Writes -------------------------------------------------------------------------------------
 
 interface CaseWrite {
@@ -169,7 +200,7 @@ interface RunContext {
   intent: IntentDefinition | null;
   task: string;
   scorer: CustomScorer | null;
-  budget: { limit: number | null; spent: number; capReached: boolean };
+  budget: { limit: number | null; spend: TenantSpend; capReached: boolean };
   /** The tenant's own key for the judge's provider (encryptedKey null: none), so no case looks it up. */
   judgeKey: StoredProviderKey;
 }
@@ -202,7 +233,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
     }
   }
   const check = checkOutput(c.expected_output, output);
-  if (ctx.budget.limit !== null && ctx.budget.spent >= ctx.budget.limit) {
+  if (ctx.budget.limit !== null && ctx.budget.spend.spent >= ctx.budget.limit) {
     ctx.budget.capReached = true;
     return { ...base, check, status: 'skipped', output, passed: null, latencyMs: performance.now() - started, costUsd: intentCost, error: 'JUDGE_CAP_REACHED: the monthly judge budget ran out before this case was judged' };
   }
@@ -218,7 +249,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
       expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink, storedKey: ctx.judgeKey,
     })).verdict;
   } catch (err) {
-    ctx.budget.spent += judgeCost();
+    ctx.budget.spend.spent += judgeCost();
     if (RUN_LEVEL_ERRORS.has(codeOf(err))) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
     const judgeSteps = judgeUsage.map((u) => ({ name: 'judge', type: 'judge', status: 'failed', costUsd: u.costUsd ?? 0, promptTokens: u.promptTokens ?? 0, completionTokens: u.completionTokens ?? 0, latencyMs: u.latencyMs ?? 0, error: describe(err), startedAt: judgedAt }));
     return {
@@ -226,7 +257,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
       latencyMs: performance.now() - started, costUsd: intentCost + judgeCost(), error: `JUDGE_FAILED: ${describe(err)}`,
     };
   }
-  ctx.budget.spent += judgeCost();
+  ctx.budget.spend.spent += judgeCost();
   const judgeTokens = judgeUsage.reduce((sum, u) => ({ p: sum.p + (u.promptTokens ?? 0), c: sum.c + (u.completionTokens ?? 0) }), { p: 0, c: 0 });
   steps.push({ name: 'judge', type: 'judge', status: 'completed', costUsd: judgeCost(), promptTokens: judgeTokens.p, completionTokens: judgeTokens.c, latencyMs: performance.now() - t1, error: null, startedAt: judgedAt });
   let customScore: number | null = null;
@@ -327,13 +358,23 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
   }
   const judgeProvider = parseModelRef(run.judge_model).provider;
   const limit = run.billing_plan in JUDGE_BUDGET_USD ? JUDGE_BUDGET_USD[run.billing_plan] : 0;
-  const ctx: RunContext = {
-    deps, em, run, tenant, intent,
-    task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
-    scorer: await scorerOf({ em, deps }, run),
-    budget: { limit, spent: limit === null ? 0 : await judgeSpendThisMonth(deps.sql, run.tenant_id), capReached: false },
-    judgeKey: { provider: judgeProvider, encryptedKey: run.provider_keys?.[judgeProvider] ?? null },
-  };
+  const spend = await openTenantSpend(deps, run.tenant_id, limit !== null);
+  try {
+    await workSlice({
+      deps, em, run, tenant, intent,
+      task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
+      scorer: await scorerOf({ em, deps }, run),
+      budget: { limit, spend, capReached: false },
+      judgeKey: { provider: judgeProvider, encryptedKey: run.provider_keys?.[judgeProvider] ?? null },
+    }, control);
+  } finally {
+    closeTenantSpend(run.tenant_id, spend);
+  }
+}
+
+/** Scores pending cases until the slice's time is up, the run stops, or they are all written. */
+async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void> {
+  const { deps, run } = ctx;
   const deadline = Date.now() + EVAL_SLICE_MS;
   const concurrency = deps.config.EVAL_CONCURRENCY;
   // Set by the workers: the run stopped being `running` (cancelled), a platform error failed it, or

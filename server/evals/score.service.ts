@@ -6,7 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput } from './check-output.js';
-import { assertEvalRunAllowed } from './eval-limits.js';
+import { admitEvalRuns, assertEvalRunAllowed } from './eval-limits.js';
 import { admittedRun, judgeModelOf, type AdmittedRunRow, type EvalScope } from './eval-runs.service.js';
 import { judgeAnswer } from './judge.js';
 
@@ -22,7 +22,7 @@ export interface ScoreInput {
 
 /** Judges one caller-supplied response (after the check of expected_output); metered like every judge call. */
 export async function scoreResponse(em: EntityManager, deps: AppDeps, scope: EvalScope, body: ScoreInput) {
-  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan, 0);
+  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   const check = checkOutput(body.expected_output ?? null, body.response);
   const usage: UsageEventInput[] = [];
   try {
@@ -70,12 +70,13 @@ select run.*, (select count(*) from results)::int as admitted_cases, (select cou
 
 /** An external_output run: 202 with the pending run; its supplied responses are checked and judged. */
 export async function startExternalRun(em: EntityManager, deps: AppDeps, scope: EvalScope, body: ExternalRunInput) {
-  await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   const id = randomUUID();
   const cases = body.cases.map((c, ord) => ({ ord, input: c.input, response: c.response ?? null, expected_output: c.expected_output ?? null }));
-  const [row] = await deps.sql.query<AdmittedRunRow>(START_EXTERNAL_SQL, [
-    id, scope.tenantId, JSON.stringify(cases), body.name ?? null, 'api', scope.environmentId, body.rubric ?? null, body.pass_threshold ?? DEFAULT_PASS_THRESHOLD, judgeModelOf(deps),
-  ]);
+  const [row] = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (query) =>
+    query<AdmittedRunRow>(START_EXTERNAL_SQL, [
+      id, scope.tenantId, JSON.stringify(cases), body.name ?? null, 'api', scope.environmentId, body.rubric ?? null, body.pass_threshold ?? DEFAULT_PASS_THRESHOLD, judgeModelOf(deps),
+    ]),
+  );
   deps.log.debug({ run: id, cases: row.admitted_cases }, 'external evaluation run queued');
   return admittedRun(em, scope.tenantId, row);
 }

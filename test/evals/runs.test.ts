@@ -319,6 +319,22 @@ describe('gates', () => {
     expect((await t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c))).body.error.code).toBe('EVALS_BUDGET_EXCEEDED');
   });
 
+  it("two runs of one tenant share the budget's last cents: together they judge no more than its slots hold at once", async () => {
+    const c = await signupTenant(t.api, { companyName: 'Two at the edge' });
+    const suiteId = await suite(c, Array.from({ length: 12 }, (_, i) => ({ input: caseInput(`E${i}`) })));
+    await t.sql(`insert into usage_events (tenant_id, kind, cost_usd, counts_as_request, created_at) values ($1, 'eval_judge', 4.99999, false, now())`, [c.tenantId]);
+    fake.setLatency(30);
+    try {
+      const [first, second] = [await start(c, suiteId), await start(c, suiteId)];
+      const runs = [await settled(first, c), await settled(second, c)];
+      expect(runs.map((r) => [r.status, r.judge_cap_reached])).toEqual([['completed', true], ['completed', true]]);
+      // EVAL_CONCURRENCY is 3 per tenant: once the first judge call is metered, no case of either run starts judging.
+      expect(runs[0].cases_done + runs[1].cases_done).toBeLessThanOrEqual(3);
+    } finally {
+      fake.setLatency(0);
+    }
+  });
+
   it('more than 30 runs a minute from API keys: 429 RATE_LIMITED with Retry-After', async () => {
     const c = await signupTenant(t.api, { companyName: 'Busy' });
     const suiteId = await suite(c, [{ input: caseInput('Q') }]);
@@ -333,6 +349,33 @@ describe('gates', () => {
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(41);
+  });
+
+  it('the rate limit is exact under a burst; compare-models starts both runs or neither', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Bursty' });
+    const suiteId = await suite(c, [{ input: caseInput('BURST') }]);
+    const recentRuns = async () =>
+      (await t.sql<{ n: number }>(`select count(*)::int as n from eval_runs where tenant_id = $1 and started_at > now() - interval '60 seconds'`, [c.tenantId]))[0].n;
+    await t.sql(
+      `insert into eval_runs (id, tenant_id, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, pass_threshold, judge_total_cost_usd, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
+       select gen_random_uuid(), $1, 'external_output', 'api', 'completed', 100, 0, 0, 0, 4, 0, 0, 0, false, now() - interval '5 seconds', now() from generate_series(1, 24)`,
+      [c.tenantId],
+    );
+    // Six places left: 12 parallel starts, suite runs and external runs mixed.
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 2 ? t.api.post(`/v1/evals/suites/${suiteId}/run`, {}, key(c)) : t.api.post('/v1/evals/runs', { cases: [{ input: { q: i }, response: 'an answer' }] }, key(c)),
+      ),
+    );
+    expect(burst.map((r) => r.status).sort()).toEqual([...Array(6).fill(202), ...Array(6).fill(429)]);
+    expect(await recentRuns()).toBe(30);
+
+    await t.sql(`delete from eval_runs where id = (select id from eval_runs where tenant_id = $1 and execution_mode = 'external_output' and cases_total = 0 limit 1)`, [c.tenantId]);
+    expect(await recentRuns()).toBe(29);
+    const both = await t.api.post(`/v1/evals/suites/${suiteId}/compare-models`, { model_a: 'gpt-4o', model_b: 'gpt-4o-mini' }, key(c));
+    expect(both.status, both.text).toBe(429);
+    expect(await recentRuns()).toBe(29);
+    for (const r of burst.filter((x) => x.status === 202)) await settled(r.body.data.run.id, c);
   });
 
   it('an empty dataset cannot be run; an unknown suite is 404; bad bodies are 400', async () => {
