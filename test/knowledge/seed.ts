@@ -38,7 +38,7 @@ export async function insertDocument(sql: Sql, doc: SeedDocument): Promise<{ doc
   const [row] = await sql<{ id: string }>(
     `insert into documents (tenant_id, name, category, mime_type, size_bytes, content_hash, status, characters, chunk_count, embedding_model, uploaded_by, uploaded_at, updated_at)
      values ($1, $2, $3, 'text/plain', $4, $5, $6, $7, $8, $9, 'seed@example.com', now(), now()) returning id`,
-    [doc.tenantId, doc.name, doc.category ?? 'document', Buffer.byteLength(all), createHash('sha256').update(all).digest('hex'), doc.status ?? 'ready', all.length, chunks.length, doc.embeddingModel ?? null],
+    [doc.tenantId, doc.name, doc.category ?? 'document', Buffer.byteLength(all), createHash('sha256').update(all).digest('hex'), doc.status ?? 'ready', all.length, 0, doc.embeddingModel ?? null],
   );
   for (const collectionId of doc.collectionIds) {
     await sql('insert into document_collections (document_id, collection_id, tenant_id, created_at) values ($1, $2, $3, now())', [row.id, collectionId, doc.tenantId]);
@@ -57,5 +57,8 @@ export async function insertDocument(sql: Sql, doc: SeedDocument): Promise<{ doc
     const vectors = chunks.map((c) => `[${fakeEmbedding(c.text, doc.dimension).map((x) => Math.fround(x)).join(',')}]`);
     await sql('update document_chunks c set embedding_vector = v.vector::vector from unnest($1::uuid[], $2::text[]) as v(id, vector) where c.id = v.id', [chunkIds, vectors]);
   }
+  // Its chunks counted last, as an ingestion finishing does: whatever read the document while its
+  // chunks were being written (the vocabulary check) sees it change again.
+  await sql('update documents set chunk_count = $2, updated_at = clock_timestamp() where id = $1', [row.id, chunks.length]);
   return { documentId: row.id, chunkIds };
 }
