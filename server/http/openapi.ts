@@ -112,13 +112,14 @@ Decisions where the specification is silent:
   a judge answer that still fails marks the case errored and counts in \`judge_failures\`), and the custom scorer.
   A case passes when its check passes and its score reaches pass_threshold. Cases write as they finish, so a run
   interrupted anywhere continues without scoring a case twice. Platform errors (provider down, quota spent,
-  intent gone) fail the run; resume (failed runs only, idempotent) keeps scored cases. Cancel is cooperative
+  intent gone) fail the run, as does a job that fails unexpectedly until its retries are used up (INTERNAL_ERROR);
+  resume (failed runs only, idempotent) keeps scored cases. compare-models starts both runs or neither. Cancel is cooperative
   (pending, running or failed runs; cases in flight are not written). Result \`status\`: pending, scored, errored
   or skipped. Judge calls are metered (usage kind \`eval_judge\`, not counted as requests) against the plan's
   monthly judge budget (trial $5, starter $50, pro $500, enterprise unlimited; free has no evaluations): run
   creation over it is 429 EVALS_BUDGET_EXCEEDED; a run that reaches it mid-way stops judging
   (\`judge_cap_reached\`; the rest \`skipped\`) and completes. Run-creating requests: at most 30 a minute per
-  tenant (429 RATE_LIMITED, Retry-After). Compare pairs the cases scored in both runs (by dataset case; inline
+  tenant (429 RATE_LIMITED, Retry-After), decided under a per-tenant lock in PostgreSQL (exact under a burst). Compare pairs the cases scored in both runs (by dataset case; inline
   cases by position) and reports a seeded percentile bootstrap interval (10,000 resamples) and a two-sided
   Wilcoxon signed-rank p-value (Pratt zeros, continuity correction), overall and per dimension. Pairwise judging
   asks twice per case, in both orders; a win only when both orders agree. Reviews: override needs
