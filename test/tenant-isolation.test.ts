@@ -34,6 +34,8 @@ interface TenantIds {
   workflowId: string;
   workflowKey: string;
   workflowRunId: string;
+  /** A run of another workflow of tenant A waiting at an approval step. */
+  approvalId: string;
   /** An evaluation dataset with one case, and a suite on it. */
   evalDatasetId: string;
   evalCaseId: string;
@@ -189,9 +191,8 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/workflows/{workflowId}/runs/{runId}/cancel': {
     params: (ids) => [{ workflowId: ids.workflowId, runId: ids.workflowRunId }, { workflowId: ids.workflowKey, runId: ids.workflowRunId }],
   },
-  // Deciding another tenant's approval is covered with a real approval in test/workflows/durable.test.ts.
   '/v1/workflows/approvals/{approvalId}/decision': {
-    params: (ids) => [{ approvalId: ids.workflowRunId }],
+    params: (ids) => [{ approvalId: ids.approvalId }],
     bodies: { post: { decision: 'approve' } },
   },
   '/v1/workflows/{workflowIdOrKey}/webhook-secret/rotate': {
@@ -397,6 +398,18 @@ beforeAll(async () => {
   expect((await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/deploy`, undefined, aKey)).status).toBe(200);
   const workflowRun = await t.api.post(`/v1/workflows/${workflow.body.data.workflow.id}/run`, { input: {} }, aKey);
   expect(workflowRun.body.data?.status, workflowRun.text).toBe('completed');
+  const approvalFlow = await t.api.post('/v1/workflows', {
+    name: 'A approval flow',
+    steps: [
+      { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } },
+      { id: 'ask', step_type: 'approval', config: { message: 'Go on?' } },
+      { id: 'done', step_type: 'end', config: { output: {} } },
+    ],
+  }, aKey);
+  expect(approvalFlow.status, approvalFlow.text).toBe(201);
+  expect((await t.api.post(`/v1/workflows/${approvalFlow.body.data.workflow.id}/deploy`, undefined, aKey)).status).toBe(200);
+  const awaiting = await t.api.post(`/v1/workflows/${approvalFlow.body.data.workflow.id}/run`, { input: {} }, aKey);
+  expect(awaiting.body.data?.status, awaiting.text).toBe('awaiting_approval');
   const evalDataset = await t.api.post('/v1/evals/datasets', { name: 'A set', cases: [{ input: { user_id: 'a' } }] }, aKey);
   expect(evalDataset.status, evalDataset.text).toBe(201);
   const evalDatasetId = evalDataset.body.data.dataset.id;
@@ -418,6 +431,7 @@ beforeAll(async () => {
     workflowId: workflow.body.data.workflow.id,
     workflowKey: workflow.body.data.workflow.workflow_key,
     workflowRunId: workflowRun.body.data.run_id,
+    approvalId: awaiting.body.data.approval_id,
     agentKey: 'a-agent',
     agentRunId: agentRun.body.data.run_id,
     agentSessionId: agentRun.body.data.session_id,
