@@ -123,8 +123,12 @@ describe('an evaluation run whose process is killed', () => {
     const runId = started.body.data.run.id;
     const jobOf = async () => (await sql(`select id, attempts, max_attempts, last_error from graphile_worker.jobs where key = $1`, [`eval-run:${runId}`]))[0];
     await waitFor(async () => ((await jobOf())?.attempts >= 1 && (await jobOf())?.last_error ? true : null), 'the first attempt to fail', 30_000);
-    // Skip to the last attempt instead of waiting out the backoff of 24.
-    await sql(`update graphile_worker._private_jobs set attempts = max_attempts - 1, run_at = now() where key = $1`, [`eval-run:${runId}`]);
+    // Skip to the last attempt instead of waiting out the backoff of 24 (between attempts, never during one).
+    await waitFor(
+      async () => (await sql(`update graphile_worker._private_jobs set attempts = max_attempts - 1, run_at = now() where key = $1 and locked_at is null returning 1`, [`eval-run:${runId}`])).length > 0,
+      'the job between two attempts',
+      30_000,
+    );
     const failed = await waitFor(async () => {
       const run = (await proc.api.get(`/v1/evals/runs/${runId}`, auth)).body.data.run;
       return run.status === 'failed' ? run : null;
