@@ -12,6 +12,7 @@ import { signupTenant, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { runLiya, type CliRunOptions } from './support/cli.js';
 import { waitFor } from './support/wait-for.js';
+import { createWorkflow, MANUAL_TRIGGER } from './support/workflows.js';
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -30,17 +31,10 @@ function liya(args: string[], options: CliRunOptions = {}) {
 
 const key = () => ({ headers: bearer(a.apiKey) });
 
-const trigger = { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } };
+const trigger = MANUAL_TRIGGER;
 
 /** Creates and deploys a workflow; returns its workflow_key. */
-async function createWorkflow(name: string, steps: unknown[]): Promise<string> {
-  const res = await t.api.post('/v1/workflows', { name, steps }, key());
-  expect(res.status, res.text).toBe(201);
-  const workflowKey = res.body.data.workflow.workflow_key as string;
-  const dep = await t.api.post(`/v1/workflows/${workflowKey}/deploy`, undefined, key());
-  expect(dep.status, dep.text).toBe(200);
-  return workflowKey;
-}
+const deployedKey = async (name: string, steps: unknown[]) => (await createWorkflow(t.api, a.apiKey, name, steps)).workflow_key;
 
 /** Starts a run through the API (not the CLI under test) and returns its result. */
 async function startRun(workflowKey: string, input: Record<string, unknown> = {}) {
@@ -102,7 +96,7 @@ describe('liya workflows runs', () => {
 
   beforeAll(async () => {
     // Fails when the input has no `missing` (the condition cannot be evaluated), completes otherwise.
-    picky = await createWorkflow('Picky', [trigger, { id: 'check', step_type: 'condition', config: { expression: 'trigger.missing.x > 1' } }, { id: 'done', step_type: 'end', config: { output: 'ok' } }]);
+    picky = await deployedKey('Picky', [trigger, { id: 'check', step_type: 'condition', config: { expression: 'trigger.missing.x > 1' } }, { id: 'done', step_type: 'end', config: { output: 'ok' } }]);
     completedRuns = [(await startRun(picky, { missing: { x: 2 } })).run_id];
     const failed = await startRun(picky, {});
     expect(failed.status).toBe('failed');
@@ -182,7 +176,7 @@ describe('liya workflows runs', () => {
 
 describe('liya workflows retry', () => {
   it('continues a failed run from its failed step: fails again while the cause remains (exit 1), completes once fixed (exit 0)', async () => {
-    const flaky = await createWorkflow('Flaky', [
+    const flaky = await deployedKey('Flaky', [
       trigger,
       { id: 'call', step_type: 'action', action_id: 'http_request', config: { method: 'GET', url: `${webUrl}/flaky` } },
       { id: 'done', step_type: 'end', config: { output: '{{steps.call.output.body}}' } },
@@ -230,7 +224,7 @@ describe('liya workflows retry', () => {
 
 describe('liya workflows cancel', () => {
   it('cancels a run waiting at a delay step; a second cancel is refused', async () => {
-    const later = await createWorkflow('Later', [trigger, { id: 'pause', step_type: 'delay', config: { seconds: 3600 } }, { id: 'done', step_type: 'end', config: { output: 'later' } }]);
+    const later = await deployedKey('Later', [trigger, { id: 'pause', step_type: 'delay', config: { seconds: 3600 } }, { id: 'done', step_type: 'end', config: { output: 'later' } }]);
     const [waiting, other] = [await startRun(later), await startRun(later)];
     for (const run of [waiting, other]) {
       expect(run.status).toBe('waiting');
@@ -276,7 +270,7 @@ describe('liya workflows cancel', () => {
 
 describe('liya approvals decide', () => {
   it('approves a run awaiting approval (it goes on to its end); deciding again is APPROVAL_DECIDED (exit 1)', async () => {
-    const gate = await createWorkflow('Gate', [trigger, { id: 'ask', step_type: 'approval', config: { message: 'ok?' } }, { id: 'done', step_type: 'end', config: { output: 'approved' } }]);
+    const gate = await deployedKey('Gate', [trigger, { id: 'ask', step_type: 'approval', config: { message: 'ok?' } }, { id: 'done', step_type: 'end', config: { output: 'approved' } }]);
     const run = await startRun(gate);
     expect(run.status).toBe('awaiting_approval');
     expect(run.approval_id).toEqual(expect.any(String));
@@ -310,7 +304,7 @@ describe('liya approvals decide', () => {
   }, 60_000);
 
   it('--json prints {approval, run}; a rejected run ends rejected', async () => {
-    const gate = await createWorkflow('Gate two', [trigger, { id: 'ask', step_type: 'approval', config: { message: 'ok?' } }, { id: 'done', step_type: 'end', config: { output: 'approved' } }]);
+    const gate = await deployedKey('Gate two', [trigger, { id: 'ask', step_type: 'approval', config: { message: 'ok?' } }, { id: 'done', step_type: 'end', config: { output: 'approved' } }]);
     const run = await startRun(gate);
     expect(run.status).toBe('awaiting_approval');
     const r = await liya(['approvals', 'decide', run.approval_id!, 'reject', '--json']);

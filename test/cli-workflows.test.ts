@@ -12,6 +12,7 @@ import { signupTenant, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { runLiya, type CliRunOptions } from './support/cli.js';
 import { waitFor } from './support/wait-for.js';
+import { createWorkflow, MANUAL_TRIGGER } from './support/workflows.js';
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -34,7 +35,7 @@ function liya(args: string[], options: CliRunOptions = {}) {
 
 const key = () => ({ headers: bearer(a.apiKey) });
 
-const trigger = { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } };
+const trigger = MANUAL_TRIGGER;
 const BRANCHING = [
   trigger,
   { id: 'check', step_type: 'condition', name: 'Is it big?', config: { expression: 'trigger.amount > 100' }, on_success_ref: 'big', on_failure_ref: 'small' },
@@ -43,16 +44,7 @@ const BRANCHING = [
 ];
 
 /** Creates a workflow (a draft) and, unless told otherwise, deploys it; returns its workflow_key. */
-async function createWorkflow(name: string, steps: unknown[], deploy = true): Promise<string> {
-  const res = await t.api.post('/v1/workflows', { name, steps }, key());
-  expect(res.status, res.text).toBe(201);
-  const workflowKey = res.body.data.workflow.workflow_key as string;
-  if (deploy) {
-    const dep = await t.api.post(`/v1/workflows/${workflowKey}/deploy`, undefined, key());
-    expect(dep.status, dep.text).toBe(200);
-  }
-  return workflowKey;
-}
+const deployedKey = async (name: string, steps: unknown[], deploy = true) => (await createWorkflow(t.api, a.apiKey, name, steps, { deploy })).workflow_key;
 
 async function inputFile(name: string, content: string): Promise<string> {
   const file = path.join(dir, name);
@@ -70,12 +62,12 @@ beforeAll(async () => {
   webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   t = await startTestServer({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
   a = await signupTenant(t.api, { companyName: 'CLI Workflows Co' });
-  await createWorkflow('Branching', BRANCHING);
-  await createWorkflow('Failing hard', [trigger, { id: 'boom', step_type: 'condition', config: { expression: 'trigger.missing.x > 1' } }, { id: 'done', step_type: 'end', config: { output: 1 } }]);
-  await createWorkflow('Later', [trigger, { id: 'done', step_type: 'end', config: { output: { deployed: 'by the CLI' } } }], false);
-  await createWorkflow('Broken', [{ id: 'done', step_type: 'end', config: { output: 1 } }], false);
-  await createWorkflow('Switch me', [trigger, { id: 'done', step_type: 'end', config: { output: 'on' } }]);
-  await createWorkflow('Slow', [
+  await deployedKey('Branching', BRANCHING);
+  await deployedKey('Failing hard', [trigger, { id: 'boom', step_type: 'condition', config: { expression: 'trigger.missing.x > 1' } }, { id: 'done', step_type: 'end', config: { output: 1 } }]);
+  await deployedKey('Later', [trigger, { id: 'done', step_type: 'end', config: { output: { deployed: 'by the CLI' } } }], false);
+  await deployedKey('Broken', [{ id: 'done', step_type: 'end', config: { output: 1 } }], false);
+  await deployedKey('Switch me', [trigger, { id: 'done', step_type: 'end', config: { output: 'on' } }]);
+  await deployedKey('Slow', [
     trigger,
     { id: 'call', step_type: 'action', action_id: 'http_request', config: { method: 'GET', url: `${webUrl}/slow`, timeout_ms: 60_000 } },
     { id: 'done', step_type: 'end', config: { output: '{{steps.call.output.body}}' } },

@@ -25,7 +25,7 @@ import { loadConfig } from '../../server/config.js';
 import { FINAL_ANSWER_PREFIX, startAgentBaselineServer, startAgentFakeLlmThread } from './agent-baseline-server.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { callJson, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
+import { callJson, signUpBenchTenant, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'agents.json');
 const DATABASE = 'liya_bench_agents';
@@ -139,11 +139,7 @@ async function sequential(targets: Target[], runs: number, warmup: number): Prom
 
 // ---------------------------------------------------------------- set-up and verification
 
-async function signUp(baseUrl: string): Promise<string> {
-  const res = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName: 'Bench Agents Corp', email: `bench-agents-${Date.now()}@example.com`, password: 'bench-password-123' });
-  if (res.status !== 201 || !res.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data.apiKey as string;
-}
+const signUp = (baseUrl: string) => signUpBenchTenant(baseUrl, 'Bench Agents Corp');
 
 async function createAgent(baseUrl: string, apiKey: string): Promise<void> {
   const auth = { authorization: `Bearer ${apiKey}` };

@@ -45,7 +45,7 @@ import { ensureDatabase } from '../../db/orm.js';
 import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { startEvalsFakeThread, type EvalsFakeStats as FakeStats, type EvalsFakeThread as FakeThread } from './evals-fake-thread.js';
-import { callJson, type Cleanup, fmt, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
+import { callJson, signUpBenchTenant, type Cleanup, fmt, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'evals.json');
 const DATABASE = 'liya_bench_evals';
@@ -175,9 +175,7 @@ interface PhaseSetup {
 
 /** A fresh trial tenant with a dataset of `count` distinct cases and a suite of the intent over it. */
 async function tenantWithSuite(baseUrl: string, db: pg.Client, label: string, count: number): Promise<PhaseSetup> {
-  const signup = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName: `Bench Evals ${label}`, email: `bench-evals-${label}-${Date.now()}@example.com`, password: 'bench-password-123' });
-  if (signup.status !== 201 || !signup.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${signup.status} ${JSON.stringify(signup.body)}`);
-  const apiKey = signup.body.data.apiKey as string;
+  const apiKey = await signUpBenchTenant(baseUrl, `Bench Evals ${label}`);
   const auth = { authorization: `Bearer ${apiKey}` };
   const dataset = await callJson(baseUrl, 'POST', '/v1/evals/datasets', auth, { name: `Bench resumes ${label}`, cases: casesOf(label, count) });
   if (dataset.status !== 201 || typeof dataset.body?.data?.dataset?.id !== 'string') throw new Error(`creating the dataset failed: HTTP ${dataset.status} ${JSON.stringify(dataset.body).slice(0, 800)}`);

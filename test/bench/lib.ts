@@ -234,3 +234,21 @@ export async function callJson(baseUrl: string, method: string, route: string, h
   }
   return { status: res.status, body: parsed };
 }
+
+/** Signs a fresh tenant up through the API (a unique e-mail per call); returns its API key. */
+export async function signUpBenchTenant(baseUrl: string, companyName: string): Promise<string> {
+  const slug = companyName.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  const res = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName, email: `${slug}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`, password: 'bench-password-123' });
+  if (res.status !== 201 || !res.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data.apiKey as string;
+}
+
+/** Creates a workflow and deploys it; returns the deploy answer's data (the workflow, and a webhook's URL and secret). */
+export async function deployBenchWorkflow(baseUrl: string, apiKey: string, name: string, steps: unknown[]): Promise<any> {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const created = await callJson(baseUrl, 'POST', '/v1/workflows', auth, { name, steps });
+  if (created.status !== 201) throw new Error(`creating the workflow failed: HTTP ${created.status} ${JSON.stringify(created.body)}`);
+  const deployed = await callJson(baseUrl, 'POST', `/v1/workflows/${created.body.data.workflow.id}/deploy`, auth);
+  if (deployed.status !== 200) throw new Error(`deploying the workflow failed: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
+  return deployed.body.data;
+}

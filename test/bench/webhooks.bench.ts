@@ -38,7 +38,7 @@ import { ensureDatabase } from '../../db/orm.js';
 import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { checkRun } from './collections-list.bench.js';
-import { callJson, type Cleanup, fmt, measure, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
+import { callJson, deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, measure, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
 
 // The parts of autocannon's options this benchmark adds to test/bench/autocannon.d.ts.
 declare module 'autocannon' {
@@ -347,17 +347,10 @@ interface Setup {
 }
 
 async function tenantWithWebhookWorkflow(baseUrl: string, db: pg.Client): Promise<Setup> {
-  const signup = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName: 'Bench Webhooks', email: `bench-webhooks-${Date.now()}@example.com`, password: 'bench-password-123' });
-  if (signup.status !== 201 || !signup.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${signup.status} ${JSON.stringify(signup.body)}`);
-  const apiKey = signup.body.data.apiKey as string;
-  const auth = { authorization: `Bearer ${apiKey}` };
-  const created = await callJson(baseUrl, 'POST', '/v1/workflows', auth, { name: WORKFLOW_NAME, steps: DEFINITION });
-  if (created.status !== 201) throw new Error(`creating the workflow failed: HTTP ${created.status} ${JSON.stringify(created.body)}`);
-  const deployed = await callJson(baseUrl, 'POST', `/v1/workflows/${created.body.data.workflow.id}/deploy`, auth);
-  if (deployed.status !== 200) throw new Error(`deploying the workflow failed: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
-  const data = deployed.body.data as { workflow: { id: string; workflow_key: string }; webhook_url?: unknown; webhook_secret?: unknown };
+  const apiKey = await signUpBenchTenant(baseUrl, 'Bench Webhooks');
+  const data = (await deployBenchWorkflow(baseUrl, apiKey, WORKFLOW_NAME, DEFINITION)) as { workflow: { id: string; workflow_key: string }; webhook_url?: unknown; webhook_secret?: unknown };
   if (typeof data.webhook_url !== 'string' || typeof data.webhook_secret !== 'string' || !data.webhook_secret.startsWith('whsec_')) {
-    throw new Error(`deploying a webhook workflow answered no webhook_url / webhook_secret (whsec_...): ${JSON.stringify(deployed.body).slice(0, 800)}`);
+    throw new Error(`deploying a webhook workflow answered no webhook_url / webhook_secret (whsec_...): ${JSON.stringify(data).slice(0, 800)}`);
   }
   // The URL is built from APP_URL: only its path is used, against this server.
   const webhookPath = new URL(data.webhook_url).pathname;

@@ -27,7 +27,7 @@ import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { callJson, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash } from './lib.js';
+import { deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash } from './lib.js';
 import { startWorkflowBaselineServer } from './workflow-baseline-server.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'workflows.json');
@@ -154,15 +154,8 @@ interface Tenant {
 
 /** A tenant with the benchmark's workflow created and deployed. */
 async function tenantWithWorkflow(baseUrl: string, label: string): Promise<Tenant> {
-  const signup = await callJson(baseUrl, 'POST', '/auth/signup', {}, { companyName: `Bench Workflows ${label}`, email: `bench-workflows-${label}-${Date.now()}@example.com`, password: 'bench-password-123' });
-  if (signup.status !== 201 || !signup.body?.data?.apiKey) throw new Error(`signup failed: HTTP ${signup.status} ${JSON.stringify(signup.body)}`);
-  const apiKey = signup.body.data.apiKey as string;
-  const auth = { authorization: `Bearer ${apiKey}` };
-  const created = await callJson(baseUrl, 'POST', '/v1/workflows', auth, { name: WORKFLOW_NAME, steps: DEFINITION });
-  if (created.status !== 201) throw new Error(`creating the workflow failed: HTTP ${created.status} ${JSON.stringify(created.body)}`);
-  const deployed = await callJson(baseUrl, 'POST', `/v1/workflows/${created.body.data.workflow.id}/deploy`, auth);
-  if (deployed.status !== 200) throw new Error(`deploying the workflow failed: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
-  const wf = deployed.body.data.workflow as { id: string; tenant_id: string; workflow_key: string; version: number };
+  const apiKey = await signUpBenchTenant(baseUrl, `Bench Workflows ${label}`);
+  const wf = (await deployBenchWorkflow(baseUrl, apiKey, WORKFLOW_NAME, DEFINITION)).workflow as { id: string; tenant_id: string; workflow_key: string; version: number };
   return { apiKey, tenantId: wf.tenant_id, workflowId: wf.id, workflowKey: wf.workflow_key, version: wf.version };
 }
 

@@ -20,6 +20,7 @@ import { uniqueEmail } from '../support/fixtures.js';
 import { ADMIN_SECRET, createTestDatabase } from '../support/server.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
+import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 
 const HEARTBEAT_MS = 300;
 const POLL_MS = 20_000;
@@ -153,7 +154,7 @@ async function answerHeld(prefix: string) {
 
 // ---- Workflows ---------------------------------------------------------------------------------------
 
-const trigger = { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } };
+const trigger = MANUAL_TRIGGER;
 const post = (id: string, p: string, body: Record<string, unknown>) => ({ id, step_type: 'action', action_id: 'http_request', config: { method: 'POST', url: `${recorderUrl}${p}`, body } });
 
 /** trigger -> POST first (fast) -> POST slow (held at the first attempt) -> POST after (fast) -> end. */
@@ -179,13 +180,7 @@ async function startAsyncRuns(api: ApiClient, workflowKey: string, count: number
 const jobsOf = async (runIds: string[]) =>
   (await sql<{ key: string }>('select key from graphile_worker._private_jobs where key = any($1::text[]) order by key', [runIds.map((id) => `wf-run:${id}`)])).map((j) => j.key);
 
-async function deploy(api: ApiClient, name: string, steps: unknown[]) {
-  const res = await api.post('/v1/workflows', { name, steps }, auth());
-  expect(res.status, res.text).toBe(201);
-  const dep = await api.post(`/v1/workflows/${res.body.data.workflow.id}/deploy`, undefined, auth());
-  expect(dep.status, dep.text).toBe(200);
-  return dep.body.data.workflow as { id: string; workflow_key: string };
-}
+const deploy = (api: ApiClient, name: string, steps: unknown[]) => createWorkflow(api, apiKey, name, steps);
 
 /** Polls the run through `api` until it is completed (fails at once on another final status). */
 async function completed(api: ApiClient, workflowKey: string, runId: string) {

@@ -7,6 +7,7 @@ import { bearer } from '../support/client.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
+import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 
 let t: TestServer;
 let web: http.Server;
@@ -18,15 +19,8 @@ const received: Record<string, unknown[]> = {};
 let failNext = 0;
 
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
-const trigger = { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } };
-
-async function deployed(name: string, steps: unknown[]) {
-  const res = await t.api.post('/v1/workflows', { name, steps }, key(a));
-  expect(res.status, res.text).toBe(201);
-  const dep = await t.api.post(`/v1/workflows/${res.body.data.workflow.id}/deploy`, undefined, key(a));
-  expect(dep.status, dep.text).toBe(200);
-  return dep.body.data.workflow as { id: string; workflow_key: string };
-}
+const trigger = MANUAL_TRIGGER;
+const deployed = (name: string, steps: unknown[]) => createWorkflow(t.api, a.apiKey, name, steps);
 const run = (ref: string, body: Record<string, unknown>) => t.api.post(`/v1/workflows/${ref}/run`, body, key(a));
 const detail = async (ref: string, runId: string) => (await t.api.get(`/v1/workflows/${ref}/runs/${runId}`, key(a))).body.data.run;
 const settled = (ref: string, runId: string, status: string) =>

@@ -11,6 +11,7 @@ import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { ADMIN_SECRET, JWT_SECRET, startTestServer, type TestServer } from '../support/server.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
+import { createWorkflow } from '../support/workflows.js';
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -34,17 +35,13 @@ const trigger = { id: 't', step_type: 'trigger', config: { trigger_subtype: 'man
 const FINAL = ['completed', 'failed', 'cancelled', 'rejected'];
 
 async function deployed(name: string, steps: unknown[], maxConcurrentRuns?: number) {
-  const res = await t.api.post('/v1/workflows', { name, steps }, key());
-  expect(res.status, res.text).toBe(201);
-  const workflowKey = res.body.data.workflow.workflow_key as string;
-  const dep = await t.api.post(`/v1/workflows/${workflowKey}/deploy`, undefined, key());
-  expect(dep.status, dep.text).toBe(200);
+  const { id, workflow_key: workflowKey, webhook_secret: webhookSecret } = await createWorkflow(t.api, a.apiKey, name, steps);
   if (maxConcurrentRuns !== undefined) {
     const patched = await t.api.patch(`/v1/workflows/${workflowKey}`, { max_concurrent_runs: maxConcurrentRuns }, key());
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.data.workflow.max_concurrent_runs).toBe(maxConcurrentRuns);
   }
-  return { workflowKey, id: res.body.data.workflow.id as string, webhookSecret: dep.body.data.webhook_secret as string | undefined };
+  return { workflowKey, id, webhookSecret };
 }
 
 /** A workflow whose run calls the local web service and waits `ms` for its answer. */

@@ -8,6 +8,7 @@ import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
+import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 
 let t: TestServer;
 let fake: FakeLlm;
@@ -16,15 +17,8 @@ let webUrl: string;
 let a: SignedUpTenant;
 
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
-const trigger = { id: 'start', step_type: 'trigger', config: { trigger_subtype: 'manual' } };
-
-async function deployed(name: string, steps: unknown[]) {
-  const res = await t.api.post('/v1/workflows', { name, steps }, key(a));
-  expect(res.status, res.text).toBe(201);
-  const dep = await t.api.post(`/v1/workflows/${res.body.data.workflow.id}/deploy`, undefined, key(a));
-  expect(dep.status, dep.text).toBe(200);
-  return dep.body.data.workflow;
-}
+const trigger = MANUAL_TRIGGER;
+const deployed = (name: string, steps: unknown[]) => createWorkflow(t.api, a.apiKey, name, steps);
 const run = (ref: string, body: Record<string, unknown>) => t.api.post(`/v1/workflows/${ref}/run`, body, key(a));
 
 beforeAll(async () => {
