@@ -21,7 +21,7 @@ import {
   type EvalRun,
 } from '../cli/evals-report.js';
 import { bearer } from './support/client.js';
-import { startFakeLlm, type FakeLlm, type FakeRequest } from './support/fake-llm.js';
+import { promptOf, schemaNameOf, startFakeLlm, type FakeLlm, type FakeRequest } from './support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { runLiya, type CliRunOptions } from './support/cli.js';
@@ -42,8 +42,7 @@ const INJECTED = '<script>alert("pwned")</script>';
 const caseInput = (marker: string, extra = '') => ({ user_id: `user-${marker}`, resume_text: `Resume ${marker}: ten years of Go, PostgreSQL and Kubernetes.${extra}` });
 
 const key = () => ({ headers: bearer(a.apiKey) });
-const isJudge = (req: FakeRequest) => req.body?.response_format?.json_schema?.name === 'eval_judge';
-const promptOf = (req: FakeRequest) => (req.body?.messages ?? []).map((m: { content: string }) => m.content).join('\n');
+const isJudge = (req: FakeRequest) => schemaNameOf(req) === 'eval_judge';
 
 /** The judge gives the LOW case `low` and every other case 5; its reasoning carries markup to escape. */
 function scriptJudge(low = 2) {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { comparePaired } from '../../server/evals/statistics.js';
 import { bearer } from '../support/client.js';
-import { sampleFromSchema, startFakeLlm, type FakeAnswer, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
+import { promptOf, sampleFromSchema, schemaNameOf, startFakeLlm, type FakeAnswer, type FakeLlm } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
@@ -16,15 +16,13 @@ let a: SignedUpTenant;
 let b: SignedUpTenant;
 
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
-const schemaName = (req: FakeRequest) => req.body?.response_format?.json_schema?.name as string | undefined;
-const promptOf = (req: FakeRequest) => (req.body?.messages ?? []).map((m: { content: string }) => m.content).join('\n');
 const caseInput = (n: number) => ({ user_id: `user-${n}`, resume_text: `Resume CASE${n}: Go and PostgreSQL for ${n} years.` });
 
 /** Intent answers carry BETTER (model gpt-4o) or WORSE (others) in a free-text field; the judge scores by it. */
 let pairwiseMode: 'by-content' | 'always-A' = 'by-content';
 function script() {
   fake.script((req): FakeAnswer | undefined => {
-    const name = schemaName(req);
+    const name = schemaNameOf(req);
     if (name === 'eval_judge') {
       const prompt = promptOf(req);
       const answer = prompt.slice(prompt.indexOf('## Answer to evaluate'));
@@ -127,7 +125,7 @@ describe('pairwise', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toMatchObject({ n_shared: 10, judged: 10, wins: 10, losses: 0, ties: 0, win_rate: 1, position_disagreements: 0, judge_failures: 0 });
     // Both orders were asked for every case.
-    expect(fake.chatRequests().filter((r) => schemaName(r) === 'eval_pairwise')).toHaveLength(20);
+    expect(fake.chatRequests().filter((r) => schemaNameOf(r) === 'eval_pairwise')).toHaveLength(20);
   });
 
   it('a judge that always prefers the first answer shown: every case a tie, every case a position disagreement', async () => {
@@ -200,7 +198,7 @@ describe('scoring responses produced elsewhere', () => {
       ['BETTER three', false, 5],
     ]);
     // No intent was run: only judge calls.
-    expect(fake.chatRequests().every((r) => schemaName(r) === 'eval_judge')).toBe(true);
+    expect(fake.chatRequests().every((r) => schemaNameOf(r) === 'eval_judge')).toBe(true);
 
     const second = await t.api.post('/v1/evals/runs', body('WORSE'), key(a));
     const other = await settled(second.body.data.run.id);

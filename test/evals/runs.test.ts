@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer } from '../support/client.js';
-import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
+import { promptOf, schemaNameOf, startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
@@ -23,8 +23,7 @@ const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
 const INTENT = 'resume-analysis';
 const caseInput = (marker: string) => ({ user_id: `user-${marker}`, resume_text: `Resume ${marker}: ten years of Go, PostgreSQL and Kubernetes at scale.` });
 
-const isJudge = (req: FakeRequest) => req.body?.response_format?.json_schema?.name === 'eval_judge';
-const promptOf = (req: FakeRequest) => (req.body?.messages ?? []).map((m: { content: string }) => m.content).join('\n');
+const isJudge = (req: FakeRequest) => schemaNameOf(req) === 'eval_judge';
 const verdict = (score: number) => ({ content: { score, dimension_scores: { correctness: score, completeness: score, relevance: 5, safety: 5 }, reasoning: `scored ${score}` } });
 
 /** Judge answers by the case's marker: LOW scores 2, BADJUDGE answers invalid JSON (twice), others 5. */

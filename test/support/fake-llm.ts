@@ -262,8 +262,17 @@ function defaultAnswerText(body: any): string {
   return body?.response_format?.type === 'json_object' ? JSON.stringify({ echo: text }) : text;
 }
 
+/** Every message of a chat request's prompt, as one text. */
+const promptTextOf = (body: any): string => (body?.messages ?? []).map((m: any) => messageText(m?.content)).join('\n');
+
+/** A chat request's prompt, as one text (for scripts that answer by what the prompt says). */
+export const promptOf = (request: FakeRequest): string => promptTextOf(request.body);
+
+/** The name of the JSON schema a chat request asks its answer to follow (`eval_judge`, an intent's), if any. */
+export const schemaNameOf = (request: FakeRequest): string | undefined => request.body?.response_format?.json_schema?.name;
+
 function buildAnswer(body: any, scripted: Exclude<FakeAnswer, string> | undefined): ChatAnswer {
-  const promptText = (body?.messages ?? []).map((m: any) => messageText(m?.content)).join('\n');
+  const promptText = promptTextOf(body);
   const toolCalls = (scripted?.tool_calls ?? []).map((call, i) => ({
     id: call.id ?? `call_${i + 1}`,
     name: call.name,
