@@ -20,6 +20,8 @@ export interface RequestOptions {
   auth?: Auth;
   body?: unknown;
   query?: Record<string, string | number | undefined>;
+  /** Abandons the request (Ctrl-C while following something); it then throws UnreachableError. */
+  signal?: AbortSignal;
 }
 
 export interface RawResponse {
@@ -102,7 +104,8 @@ export function createApiClient(options: ApiClientOptions) {
     let res: Response;
     let text: string;
     try {
-      res = await doFetch(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      const timeout = AbortSignal.timeout(timeoutMs);
+      res = await doFetch(url, { method, headers, body, signal: request.signal ? AbortSignal.any([timeout, request.signal]) : timeout });
       text = await res.text();
     } catch (err) {
       throw new UnreachableError(baseUrl, describeFetchFailure(err, timeoutMs));

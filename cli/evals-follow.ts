@@ -87,7 +87,7 @@ export interface Followed {
 }
 
 /** Polls the run until it ends, Ctrl-C (a second one exits at once) or `maxWaitMs`. */
-export async function followRun(load: (id: string) => Promise<EvalRun>, initial: EvalRun, options: { json: boolean; maxWaitMs: number }): Promise<Followed> {
+export async function followRun(load: (id: string, signal: AbortSignal) => Promise<EvalRun>, initial: EvalRun, options: { json: boolean; maxWaitMs: number }): Promise<Followed> {
   let run = initial;
   const view = progressView(() => run, options.json);
   const controller = new AbortController();
@@ -110,9 +110,11 @@ export async function followRun(load: (id: string) => Promise<EvalRun>, initial:
       }
       if (controller.signal.aborted) return { run, stopped: 'interrupted' };
       try {
-        run = await load(run.id);
+        run = await load(run.id, controller.signal);
         failures = 0;
       } catch (err) {
+        // Ctrl-C during a look abandons it at once rather than after --timeout.
+        if (controller.signal.aborted) return { run, stopped: 'interrupted' };
         if (!transient(err) || ++failures >= MAX_POLL_FAILURES) throw err;
         continue;
       }

@@ -295,6 +295,27 @@ describe('liya evals run', () => {
     expect(printed).toEqual(await readRun(printed.id));
   });
 
+  it('--max-wait: exit 1 while the run goes on; --json still prints the run as last seen', async () => {
+    fake.setLatency(1500);
+    try {
+      const res = await liya(['evals', 'run', suiteId, '--json', '--max-wait', '1']);
+      expect(res.code, res.stderr).toBe(1);
+      const printed = JSON.parse(res.stdout) as EvalRun;
+      expect(printed).toMatchObject({ suite_id: suiteId, cases_total: 4 });
+      expect(['pending', 'running']).toContain(printed.status);
+      expect(res.stderr).toContain(`Eval run ${printed.id} is still ${printed.status} after --max-wait; it goes on on the server`);
+      expect(res.stderr).toContain('Wait longer with --max-wait <seconds>.');
+      fake.setLatency(0);
+      const ended = await waitFor(async () => {
+        const run = await readRun(printed.id);
+        return run.status === 'completed' ? run : null;
+      }, 'the run to complete on the server', 30_000);
+      expect(ended.cases_done).toBe(4);
+    } finally {
+      fake.setLatency(0);
+    }
+  });
+
   it('usage errors (exit 2): a bad threshold, an unknown or ambiguous suite name, no key', async () => {
     await createSuite(a, 'Twin', [{ input: caseInput('T1') }]);
     await createSuite(a, 'Twin', [{ input: caseInput('T2') }]);
@@ -317,7 +338,7 @@ describe('liya evals run', () => {
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('This command needs a tenant API key');
     // Nothing was started by any of them.
-    const runs = (await t.api.get(`/v1/evals/runs?limit=200`, key())).body.data.runs as EvalRun[];
+    const runs = (await t.api.get(`/v1/evals/runs?pageSize=100`, key())).body.data.runs as EvalRun[];
     expect(runs.filter((r) => r.name === 'Twin')).toEqual([]);
   });
 

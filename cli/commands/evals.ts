@@ -57,16 +57,12 @@ export interface EvalSuite {
 
 interface ResultsPage {
   results: EvalResult[];
-  total: number;
-  limit: number;
-  offset: number;
+  pagination: { total: number; limit: number; offset: number };
 }
 
 interface RunsPage {
   runs: EvalRun[];
-  total: number;
-  limit: number;
-  offset: number;
+  pagination: { total: number; limit: number; offset: number };
 }
 
 // ---------------------------------------------------------------- constants
@@ -74,7 +70,7 @@ interface RunsPage {
 /** How long `run` follows a run unless --max-wait says otherwise. */
 const MAX_WAIT_MS = 60 * 60_000;
 /** The most results one page may hold. */
-const RESULTS_PAGE = 5000;
+const RESULTS_PAGE = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const segment = encodeURIComponent;
@@ -189,17 +185,17 @@ export async function resolveSuite(client: ApiClient, ref: string): Promise<stri
   ]);
 }
 
-async function loadRun(client: ApiClient, id: string): Promise<EvalRun> {
-  return (await client.get<{ run: EvalRun }>(runPath(id), { auth: 'bearer' })).run;
+async function loadRun(client: ApiClient, id: string, signal?: AbortSignal): Promise<EvalRun> {
+  return (await client.get<{ run: EvalRun }>(runPath(id), { auth: 'bearer', signal })).run;
 }
 
 /** Every result of the run, in position order, page by page. */
 export async function loadResults(client: ApiClient, runId: string): Promise<EvalResult[]> {
   const all: EvalResult[] = [];
-  for (;;) {
-    const page = await client.get<ResultsPage>(`${runPath(runId)}/results`, { auth: 'bearer', query: { limit: RESULTS_PAGE, offset: all.length } });
+  for (let pageNumber = 1; ; pageNumber++) {
+    const page = await client.get<ResultsPage>(`${runPath(runId)}/results`, { auth: 'bearer', query: { page: pageNumber, pageSize: RESULTS_PAGE } });
     all.push(...page.results);
-    if (page.results.length === 0 || all.length >= page.total) return all;
+    if (page.results.length === 0 || all.length >= page.pagination.total) return all;
   }
 }
 
@@ -290,10 +286,12 @@ async function runSuite(ref: string, flags: RunFlags, command: Command): Promise
       const body = flags.model ? { model: flags.model } : {};
       return (await client.post<{ run: EvalRun }>(`${suitePath(suiteId)}/run`, { auth: 'bearer', body })).run;
     });
-    const { run, stopped } = await followRun((id) => loadRun(client, id), started, { json: Boolean(flags.json), maxWaitMs: flags.maxWait });
+    const { run, stopped } = await followRun((id, signal) => loadRun(client, id, signal), started, { json: Boolean(flags.json), maxWaitMs: flags.maxWait });
 
     if (stopped) {
       // The run does not depend on the CLI: it goes on, and can be read (or cancelled) later.
+      // --json still prints the run as last seen, so a script reading stdout has its id and state.
+      if (flags.json) printJson(run);
       await show(
         h(StatusLine, {
           kind: 'warning',
@@ -455,7 +453,7 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
   return withEvalErrors('runs', async () => {
     const page = await withSpinner(`Loading runs of suite ${ref}`, async () => {
       const suiteId = await resolveSuite(client, ref);
-      return client.get<RunsPage>(`${suitePath(suiteId)}/runs`, { auth: 'bearer', query: { limit: flags.limit } });
+      return client.get<RunsPage>(`${suitePath(suiteId)}/runs`, { auth: 'bearer', query: { pageSize: flags.limit } });
     });
     if (flags.json) return printJson(page);
     const latest = page.runs[0];
@@ -480,7 +478,7 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
         }),
         h(StatusLine, {
           kind: 'info',
-          message: page.runs.length < page.total ? `The newest ${page.runs.length} of ${plural(page.total, 'run')}.` : `${plural(page.total, 'run')}.`,
+          message: page.runs.length < page.pagination.total ? `The newest ${page.runs.length} of ${plural(page.pagination.total, 'run')}.` : `${plural(page.pagination.total, 'run')}.`,
           hints: latest
             ? [`Report: liya evals report ${latest.id} --html report.html`, ...(page.runs[1] ? [`Compare the newest two: liya evals compare ${latest.id} --against ${page.runs[1].id}`] : [])]
             : [`Run it: liya evals run ${ref}`],
@@ -569,8 +567,8 @@ unknown suite name, missing key). LIYA_EVAL_POLL_MS sets how often the run is re
     .command('runs')
     .description('List a suite\'s runs, newest first: status, cases passed, pass rate, mean score, judge spend')
     .argument('<suite>', 'suite id, or its exact name')
-    .option('--limit <n>', 'how many runs (1-200)', parseInteger(1, 200), 20)
-    .option('--json', 'print {runs, total, limit, offset} as JSON')
+    .option('--limit <n>', 'how many runs (1-100)', parseInteger(1, 100), 20)
+    .option('--json', 'print {runs, pagination} as JSON')
     .action(action((ref: string, flags: { limit: number; json?: boolean }, command: Command) => listRuns(ref, flags, command)));
 
   evals

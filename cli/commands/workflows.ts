@@ -128,8 +128,11 @@ export interface WorkflowRunPage {
   pagination: { total: number; limit: number; offset: number };
 }
 
-/** Statuses a run may end with and still count as done (exit code 0). */
-export const SUCCESSFUL_WORKFLOW_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'needs_input']);
+/**
+ * Statuses a run (or a retry) may answer with and still count as done (exit code 0): completed, or
+ * paused where the workflow means to wait (for input, at a delay, for an approval); the run goes on.
+ */
+export const SUCCESSFUL_WORKFLOW_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'needs_input', 'waiting', 'awaiting_approval']);
 
 /** The time limit of a synchronous run (model calls, web requests) unless --timeout / LIYA_TIMEOUT says otherwise. */
 export const WORKFLOW_RUN_TIMEOUT_MS = 300_000;
@@ -334,8 +337,9 @@ async function showRunSummary(result: WorkflowRunResult, key: string): Promise<v
     const failed = [...result.trace].reverse().find((s) => s.status === 'failed');
     if (failed?.error) lines.push(`step ${failed.step_id ?? failed.name} failed: ${oneLine(failed.error, 500)}`);
     if (result.error?.message) lines.push(`${result.error.code ?? 'ERROR'}: ${result.error.message}`);
-    // The server retries only a run that got past a step (can_retry); a failed trigger means a new run.
-    if (result.status === 'failed' && result.run_id && result.trace.some((s) => s.status === 'completed')) {
+    // The server retries a run that failed at a step after others completed (can_retry, which a run's
+    // answer does not carry); a failed trigger means a new run.
+    if (result.status === 'failed' && result.run_id && failed?.step_id && result.trace.some((s) => s.status === 'completed')) {
       hints.push(`Once the cause is fixed, continue it from the failed step: liya workflows retry ${result.run_id}`);
     }
   }
@@ -463,12 +467,6 @@ export function parseRunStatus(value: string): WorkflowRunStatus {
   return status as WorkflowRunStatus;
 }
 
-/**
- * Statuses a retry may end with and still count as done (exit 0) are all but these: a retry that
- * pauses again (input, a delay, an approval) did its job, the run goes on.
- */
-export const FAILED_RETRY_STATUSES: ReadonlySet<string> = new Set(['failed', 'rejected', 'cancelled']);
-
 /** A run by its id alone: retry and cancel need its workflow, which the user should not have to name. */
 const runPath = (runId: string) => `/v1/workflows/runs/${segment(runId)}`;
 const runActionPath = (run: WorkflowRunDetail, verb: 'retry' | 'cancel') => `${workflowPath(run.workflow_id)}/runs/${segment(run.run_id)}/${verb}`;
@@ -552,7 +550,7 @@ function refusal(run: WorkflowRunDetail, operation: 'retry' | 'cancel'): CliErro
   if (operation === 'retry') {
     const why =
       run.status === 'failed'
-        ? `It failed before any step completed, so there is nothing to continue from; start a new run: liya workflows run ${key}`
+        ? `It has no failed step to continue from (it failed at its trigger or outside a step); start a new run: liya workflows run ${key}`
         : 'Only a failed run can be retried.';
     return new CliError(`Run ${run.run_id} cannot be retried: it is ${run.status}`, [why, `Runs that can be retried say "retry" in: liya workflows runs ${key}`], EXIT_FAILURE);
   }
@@ -576,7 +574,7 @@ async function retryRun(runId: string, flags: { json?: boolean }, command: Comma
     const printer = flags.json ? null : new TracePrinter(process.stdout);
     result.trace.forEach((entry) => printer?.step(entry));
     await printRunResult(result, run.workflow_key, printer);
-    return FAILED_RETRY_STATUSES.has(result.status) ? EXIT_FAILURE : 0;
+    return SUCCESSFUL_WORKFLOW_RUN_STATUSES.has(result.status) ? 0 : EXIT_FAILURE;
   });
 }
 
@@ -810,8 +808,8 @@ export function workflowsCommand(): Command {
     .addHelpText(
       'after',
       `
-Exit codes: 0 the run completed or waits for input (needs_input); 1 it ended otherwise (failed, waiting,
-awaiting_approval, ...), was refused or the server was unreachable; 2 usage error (unreadable or invalid
+Exit codes: 0 the run completed or paused where the workflow waits (needs_input, waiting at a delay or
+callback, awaiting_approval); 1 it failed, was refused or the server was unreachable; 2 usage error (unreadable or invalid
 --input, missing key). --timeout limits the whole run (default ${WORKFLOW_RUN_TIMEOUT_MS / 1000} s here) or, with --stream, how long
 the stream may stay silent (default ${WORKFLOW_STREAM_IDLE_MS / 1000} s). Ctrl-C stops watching; the run goes on on the server.`,
     )

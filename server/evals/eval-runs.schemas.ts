@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES, EVAL_VERDICTS } from '../../db/entities/eval.js';
-import { bodyNumber, noCoerce } from '../common/schemas.js';
+import { bodyNumber, noCoerce, pageQuery } from '../common/schemas.js';
 import { MAX_CASES_PER_REQUEST } from './evals.schemas.js';
 
 const dimensions = z.record(z.string(), z.number());
@@ -86,26 +86,17 @@ export const startSuiteRunInput = z
     id: z.string().max(64),
     model: z.string().trim().min(1).max(200).optional().describe('Run the intent on this model instead of its own (stored as model_override)'),
   })
-  .strict()
   .meta({ id: 'StartEvalRunRequest' });
 
-export const listRunsInput = z.object({
-  suite_id: z.string().max(64).optional(),
-  limit: z.coerce.number().int().min(1).default(50).transform((n) => Math.min(n, 200)),
-  offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
-});
+export const listRunsInput = z.object({ suite_id: z.string().max(64).optional(), ...pageQuery });
 
-export const listResultsInput = runId.extend({
-  limit: z.coerce.number().int().min(1).default(1000).transform((n) => Math.min(n, 5000)),
-  offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
-});
+export const listResultsInput = runId.extend(pageQuery);
 
 export const baselineInput = z
   .object({
     id: z.string().max(64),
     run_id: z.string().max(64).nullable().describe('A completed run of this suite, or null to clear the baseline'),
   })
-  .strict()
   .meta({ id: 'SetEvalBaselineRequest' });
 
 export const compareInput = z.object({ id: z.string().max(64), against: z.string().max(64).optional().describe('The run to compare with (required)') });
@@ -134,7 +125,7 @@ export const comparisonSchema = z
   })
   .meta({ id: 'EvalComparison' });
 
-export const pairwiseInput = z.object({ id: z.string().max(64), against: z.string().min(1).max(64) }).strict().meta({ id: 'ComparePairwiseRequest' });
+export const pairwiseInput = z.object({ id: z.string().max(64), against: z.string().min(1).max(64) }).meta({ id: 'ComparePairwiseRequest' });
 
 export const pairwiseSchema = z
   .object({
@@ -160,7 +151,6 @@ export const reviewInput = z
     corrected_score: bodyNumber(1, 5).nullable().optional().describe('Required (1-5) when verdict is override; not allowed otherwise'),
     note: z.string().max(5000).nullable().optional(),
   })
-  .strict()
   .meta({ id: 'CreateEvalReviewRequest' });
 
 export const reviewId = z.object({ id: z.string().max(64) });
@@ -176,7 +166,6 @@ export const scoreInput = z
     rubric: z.string().max(20_000).nullable().optional(),
     pass_threshold: bodyNumber(1, 5).optional().describe('Default 4'),
   })
-  .strict()
   .meta({ id: 'EvalScoreRequest' });
 
 export const scoreSchema = z
@@ -199,18 +188,15 @@ export const externalRunInput = z
             input: jsonObject,
             response: noCoerce(z.union([z.string().max(200_000), z.record(z.string(), z.unknown()), z.array(z.unknown())])),
             expected_output: expected,
-          })
-          .strict(),
+          }),
       )
       .min(1)
       .max(MAX_CASES_PER_REQUEST),
     rubric: z.string().max(20_000).nullable().optional(),
     pass_threshold: bodyNumber(1, 5).optional(),
   })
-  .strict()
   .meta({ id: 'CreateExternalEvalRunRequest' });
 
 export const compareModelsInput = z
   .object({ id: z.string().max(64), model_a: z.string().trim().min(1).max(200), model_b: z.string().trim().min(1).max(200) })
-  .strict()
   .meta({ id: 'CompareModelsRequest' });

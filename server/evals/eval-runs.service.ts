@@ -113,11 +113,11 @@ export async function getRun(em: EntityManager, deps: AppDeps, tenantId: string,
 }
 
 export async function listRuns(em: EntityManager, deps: AppDeps, tenantId: string, filter: { suite_id?: string; limit: number; offset: number }) {
-  if (filter.suite_id !== undefined && !isUuid(filter.suite_id)) return { runs: [], total: 0, limit: filter.limit, offset: filter.offset };
+  if (filter.suite_id !== undefined && !isUuid(filter.suite_id)) return { runs: [], pagination: { total: 0, limit: filter.limit, offset: filter.offset } };
   const where = filter.suite_id !== undefined ? { tenant: tenantId, suite: filter.suite_id } : { tenant: tenantId };
   const [runs, total] = await em.findAndCount(EvalRun, where, { orderBy: { startedAt: 'desc', id: 'asc' }, limit: filter.limit, offset: filter.offset });
   const errored = await erroredCounts(deps, runs.map((r) => r.id));
-  return { runs: runs.map((r) => toRunDto(r, tenantId, errored.get(r.id) ?? 0)), total, limit: filter.limit, offset: filter.offset };
+  return { runs: runs.map((r) => toRunDto(r, tenantId, errored.get(r.id) ?? 0)), pagination: { total, limit: filter.limit, offset: filter.offset } };
 }
 
 export async function listResults(em: EntityManager, tenantId: string, id: string, page: { limit: number; offset: number }) {
@@ -129,7 +129,7 @@ export async function listResults(em: EntityManager, tenantId: string, id: strin
     const key = idOf(review.result)!;
     byResult.set(key, [...(byResult.get(key) ?? []), toReviewDto(review, tenantId)]);
   }
-  return { results: results.map((r) => toResultDto(r, byResult.get(r.id) ?? [])), total, limit: page.limit, offset: page.offset };
+  return { results: results.map((r) => toResultDto(r, byResult.get(r.id) ?? [])), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 /** A run-admitting statement's row: the inserted run's columns plus how many cases and jobs it wrote. */

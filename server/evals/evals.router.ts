@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envelope, ok, okEmpty } from '../common/schemas.js';
+import { envelope, ok, okEmpty, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import {
   addCase, cloneTemplate, createDataset, deleteCase, deleteDataset, getDataset, importCases, listDatasets, listTemplates, updateCase, updateDataset,
@@ -26,7 +26,7 @@ const datasetOut = ok(z.object({ dataset: datasetSchema }));
 const caseOut = ok(z.object({ case: caseSchema }));
 const suiteOut = ok(z.object({ suite: suiteSchema }));
 const runOut = ok(z.object({ run: evalRunSchema }));
-const runsOut = ok(z.object({ runs: z.array(evalRunSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }));
+const runsOut = ok(z.object({ runs: z.array(evalRunSchema), pagination: paginationSchema }));
 const RUN_START_ERRORS = ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'RATE_LIMITED', 'UNPROCESSABLE'] as const;
 
 const evalScope = (ctx: { tenantId: string; apiKey: ApiKeyScope }): EvalScope => ({
@@ -186,7 +186,7 @@ export const evalsRouter = router({
     .output(runsOut)
     .query(async ({ ctx, input }) => {
       await getSuite(ctx.em, ctx.tenantId, input.id);
-      return envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.id, limit: input.limit, offset: input.offset }));
+      return envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.id, ...pageToLimitOffset(input.page, input.pageSize) }));
     }),
 
   setBaseline: apiKeyProcedure
@@ -240,7 +240,7 @@ export const evalsRouter = router({
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)' } })
     .input(listRunsInput)
     .output(runsOut)
-    .query(async ({ ctx, input }) => envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, input))),
+    .query(async ({ ctx, input }) => envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.suite_id, ...pageToLimitOffset(input.page, input.pageSize) }))),
 
   getRun: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}`, tags: TAGS, summary: 'One run: status, progress, stage, scores, judge spend' }, errors: ['NOT_FOUND'] })
@@ -251,8 +251,8 @@ export const evalsRouter = router({
   listResults: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}/results`, tags: TAGS, summary: 'The run\'s cases in order, with output, check, scores, judge reasoning and reviews' }, errors: ['NOT_FOUND'] })
     .input(listResultsInput)
-    .output(ok(z.object({ results: z.array(evalResultSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })))
-    .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, input))),
+    .output(ok(z.object({ results: z.array(evalResultSchema), pagination: paginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, pageToLimitOffset(input.page, input.pageSize)))),
 
   compareRuns: apiKeyProcedure
     .meta({

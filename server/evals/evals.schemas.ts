@@ -20,7 +20,6 @@ export const caseInput = z
     expected_output: expectedOutputField,
     notes: z.string().max(5000).nullable().optional(),
   })
-  .strict()
   .meta({ id: 'EvalCaseInput' });
 export type CaseInput = z.infer<typeof caseInput>;
 
@@ -62,7 +61,6 @@ export const createDatasetInput = z
     description: z.string().max(5000).nullable().optional(),
     cases: z.array(caseInput).max(MAX_CASES_PER_REQUEST).optional(),
   })
-  .strict()
   .meta({ id: 'CreateEvalDatasetRequest' });
 export type CreateDatasetInput = z.infer<typeof createDatasetInput>;
 
@@ -71,7 +69,6 @@ export const updateDatasetInput = datasetId
     name: z.string().trim().min(1).max(200).optional(),
     description: z.string().max(5000).nullable().optional(),
   })
-  .strict()
   .meta({ id: 'UpdateEvalDatasetRequest' });
 
 export const importCasesInput = datasetId
@@ -79,10 +76,9 @@ export const importCasesInput = datasetId
     // Each case is checked by the service, so a 400 can name every failing case by its index.
     cases: noCoerce(z.array(z.unknown()).min(1).max(MAX_CASES_PER_REQUEST)).describe(`1-${MAX_CASES_PER_REQUEST} cases, each an EvalCaseInput`),
   })
-  .strict()
   .meta({ id: 'ImportEvalCasesRequest' });
 
-export const createCaseInput = datasetId.extend(caseInput.shape).strict().meta({ id: 'CreateEvalCaseRequest' });
+export const createCaseInput = datasetId.extend(caseInput.shape).meta({ id: 'CreateEvalCaseRequest' });
 
 export const updateCaseInput = caseId
   .extend({
@@ -91,7 +87,6 @@ export const updateCaseInput = caseId
     expected_output: expectedOutputField,
     notes: z.string().max(5000).nullable().optional(),
   })
-  .strict()
   .meta({ id: 'UpdateEvalCaseRequest' });
 
 export const templateSchema = z
@@ -159,7 +154,6 @@ export const createSuiteInput = z
     dataset_id: z.string().max(64),
     ...scorerFields,
   })
-  .strict()
   .meta({ id: 'CreateEvalSuiteRequest' });
 export type CreateSuiteInput = z.infer<typeof createSuiteInput>;
 
@@ -171,7 +165,6 @@ export const updateSuiteInput = suiteId
     dataset_id: z.string().max(64).optional(),
     ...scorerFields,
   })
-  .strict()
   .meta({ id: 'UpdateEvalSuiteRequest' });
 export type UpdateSuiteInput = z.infer<typeof updateSuiteInput>;
 

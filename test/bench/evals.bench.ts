@@ -354,15 +354,22 @@ async function storedCounts(baseUrl: string, db: pg.Client, setup: PhaseSetup, r
     [runId, setup.tenantId],
   );
   const usage = await q<{ kind: string; n: number }>('select kind, count(*)::int as n from usage_events where tenant_id = $1 group by 1 order by 1', [setup.tenantId]);
-  const api = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}/results?limit=1000`, { authorization: `Bearer ${setup.apiKey}` });
-  const apiResults = (api.body?.data?.results ?? []) as { status: string; position: number; score: number | null }[];
+  // Every page of the results (at most 100 a page).
+  const apiResults: { status: string; position: number; score: number | null }[] = [];
+  let api = { status: 0, body: null as any };
+  for (let page = 1; page === 1 || (api.status === 200 && apiResults.length < (api.body?.data?.pagination?.total ?? 0)); page++) {
+    api = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}/results?page=${page}&pageSize=100`, { authorization: `Bearer ${setup.apiKey}` });
+    const rows = api.body?.data?.results ?? [];
+    if (!rows.length) break;
+    apiResults.push(...rows);
+  }
   return {
     results: { ...results, byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])) },
     stepShapes: Object.fromEntries(stepShapes.map((r) => [r.shape, r.n])),
     usageEvents: Object.fromEntries(usage.map((r) => [r.kind, r.n])),
     api: {
       status: api.status,
-      total: typeof api.body?.data?.total === 'number' ? (api.body.data.total as number) : null,
+      total: typeof api.body?.data?.pagination?.total === 'number' ? (api.body.data.pagination.total as number) : null,
       listed: apiResults.length,
       scored: apiResults.filter((r) => r.status === 'scored' && typeof r.score === 'number').length,
       distinctPositions: new Set(apiResults.map((r) => r.position)).size,

@@ -63,12 +63,19 @@ describe('datasets and cases', () => {
   });
 
   it('refuses bad datasets and cases with 400 naming the field', async () => {
-    for (const body of [{}, { name: '' }, { name: 'x', cases: [{}] }, { name: 'x', cases: [{ input: 'text' }] }, { name: 'x', cases: [{ input: {}, expected_output: 5 }] }, { name: 'x', cases: [{ input: {}, extra: 1 }] }]) {
+    for (const body of [{}, { name: '' }, { name: 'x', cases: [{}] }, { name: 'x', cases: [{ input: 'text' }] }, { name: 'x', cases: [{ input: {}, expected_output: 5 }] }]) {
       const res = await t.api.post('/v1/evals/datasets', body, key(a));
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error.code).toBe('INVALID_INPUT');
       expect(res.body.error.details.issues.length).toBeGreaterThan(0);
     }
+    // Unknown fields are ignored, not stored.
+    const extra = await t.api.post('/v1/evals/datasets', { name: 'x', unknown: 1, cases: [{ input: { q: 1 }, extra: 1 }] }, key(a));
+    expect(extra.status, extra.text).toBe(201);
+    const read = (await t.api.get(`/v1/evals/datasets/${extra.body.data.dataset.id}`, key(a))).body.data.dataset;
+    expect(read.cases).toHaveLength(1);
+    expect(read.cases[0].extra).toBeUndefined();
+    expect(read.unknown).toBeUndefined();
   });
 
   it('import is all or nothing: one bad case imports none and the 400 names every failing index', async () => {
@@ -189,8 +196,10 @@ describe('suites', () => {
     const edited = await t.api.patch(`/v1/evals/suites/${suite.id}`, { name: 'Renamed', custom_scorer_expression: 'judge.score >= 4 && size(output) > 0', custom_scorer_label: 'strict' }, key(a));
     expect(edited.status, edited.text).toBe(200);
     expect(edited.body.data.suite).toMatchObject({ name: 'Renamed', custom_scorer_expression: 'judge.score >= 4 && size(output) > 0', custom_scorer_label: 'strict' });
-    const fixed = await t.api.patch(`/v1/evals/suites/${suite.id}`, { intent_key: 'job-match' }, key(a));
-    expect(fixed.status).toBe(400);
+    // Fields fixed at creation (and unknown ones) are not taken from a body: ignored, like everywhere.
+    const fixed = await t.api.patch(`/v1/evals/suites/${suite.id}`, { intent_key: 'job-match', domain_key: 'other', id: 'x', tenant_id: 'y', unknown: 1 }, key(a));
+    expect(fixed.status, fixed.text).toBe(200);
+    expect(fixed.body.data.suite).toMatchObject({ id: suite.id, intent_key: suite.intent_key, domain_key: 'hiring', name: 'Renamed' });
 
     // A dataset a suite uses is kept.
     const inUse = await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(a));
