@@ -83,6 +83,26 @@ async function continueRun(deps: AppDeps, payload: ContinuePayload): Promise<voi
 }
 
 /**
+ * The continue job's last attempt ended in an unexpected error: the run fails instead of staying
+ * `running` (holding a concurrency slot, and skipped by recovery while the used-up job keeps its
+ * key). It fails at the step it was about to run, so it can be retried from there; its callback is
+ * queued like any final run's.
+ */
+export async function giveUpWorkflowRun(deps: AppDeps, payload: { run_id: string; tenant_id: string }, err: unknown): Promise<void> {
+  deps.log.error({ err, run: payload.run_id }, 'workflow run gave up after its last attempt');
+  await deps.sql.query(
+    `with failed as (
+       update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(),
+              error = jsonb_build_object('code', 'INTERNAL_ERROR', 'message', 'The run stopped after repeated unexpected errors; retry it to continue', 'step_id', next_step_id)
+        where id = $1 and tenant_id = $2 and status = 'running'
+       returning id, callback_url)
+     select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
+       from failed where callback_url is not null`,
+    [payload.run_id, payload.tenant_id],
+  );
+}
+
+/**
  * POSTs a final run to its callback_url as a Standard Webhooks message signed with the workflow's
  * secret, through the SSRF-safe client. A failure throws: the job runner retries with backoff.
  */

@@ -273,6 +273,43 @@ describe('retry', () => {
     expect((await t.api.post(`/v1/workflows/${wf.id}/runs/${failed.body.data.run_id}/retry`, {}, key(b))).status).toBe(404);
   });
 
+  it("a run whose job fails until its attempts are used up ends failed (not running), retryable from the step it was at", async () => {
+    const wf = await deployed('Gives up', [
+      trigger,
+      { id: 'nap', step_type: 'delay', config: { seconds: 1 } },
+      { id: 'after', step_type: 'action', action_id: 'log', config: { message: 'after the nap' } },
+      { id: 'done', step_type: 'end', config: { output: { ok: true } } },
+    ]);
+    // A real failure of the database on every write of the step after the delay.
+    await t.sql(`
+      create or replace function test_refuse_step() returns trigger language plpgsql as $$
+      begin raise exception 'steps are read-only for this test'; end $$;
+      create trigger test_refuse_step before insert on run_steps for each row
+        when (new.tenant_id = '${a.tenantId}' and new.step_id = 'after') execute function test_refuse_step();
+    `);
+    try {
+      const started = await run(wf.workflow_key, { input: {} });
+      expect(started.body.data.status, started.text).toBe('waiting');
+      const runId = started.body.data.run_id as string;
+      const jobKey = `wf-wake:${runId}`;
+      await waitFor(async () => ((await t.sql<{ last_error: string | null }>('select last_error from graphile_worker.jobs where key = $1', [jobKey]))[0]?.last_error ? true : null), 'the first attempt to fail');
+      // Skip to the last attempt instead of waiting out the backoff (between attempts, never during one).
+      await waitFor(
+        async () => (await t.sql(`update graphile_worker._private_jobs set attempts = max_attempts - 1, run_at = now() where key = $1 and locked_at is null returning 1`, [jobKey])).length > 0,
+        'the job between two attempts',
+      );
+      const failed = await settled(wf.workflow_key, runId, 'failed');
+      expect(failed).toMatchObject({ error: { code: 'INTERNAL_ERROR', step_id: 'after' }, can_retry: true, can_cancel: false });
+      expect(JSON.stringify(failed.error)).not.toContain('read-only');
+      await t.sql('drop trigger test_refuse_step on run_steps');
+      const retried = await t.api.post(`/v1/workflows/${wf.id}/runs/${runId}/retry`, {}, key(a));
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.body.data).toMatchObject({ status: 'completed', output: { ok: true } });
+    } finally {
+      await t.sql('drop trigger if exists test_refuse_step on run_steps');
+    }
+  });
+
   it('a run is found by its id alone', async () => {
     const wf = await deployed('By id', [trigger, { id: 'done', step_type: 'end', config: { output: { ok: true } } }]);
     const done = await run(wf.workflow_key, { input: {} });
