@@ -6,6 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AgentRunScope } from '../agents/run-agent.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
+import { rejectNulInJson } from '../http/reject-nul.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
@@ -80,11 +81,14 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
   if (!verified) throw invalidSignature();
 
   let input: unknown;
+  const text = rawBody.toString('utf8');
   try {
-    input = rawBody.length ? JSON.parse(rawBody.toString('utf8')) : {};
+    input = rawBody.length ? JSON.parse(text) : {};
   } catch {
     throw new AppError('INVALID_JSON', 'The webhook body is not valid JSON');
   }
+  // Read as raw bytes (the signature covers them), so the app's JSON parser never saw it.
+  rejectNulInJson(text, input);
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new AppError('INVALID_INPUT', 'The webhook body must be a JSON object (it becomes the trigger input)', { issues: [{ path: '(body)', message: 'expected a JSON object' }] });
   }

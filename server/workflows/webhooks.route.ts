@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { nulError, rejectNulInJson, rejectNulInUrl } from '../http/reject-nul.js';
 import { sendError } from '../http/send-error.js';
 import { receiveCallback, receiveWebhook } from './triggers.service.js';
 
@@ -18,6 +19,7 @@ export function registerWorkflowWebhooks(app: FastifyInstance, deps: AppDeps): v
 
     scope.post<{ Params: { slug: string } }>('/webhooks/workflows/:slug', { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req, reply) => {
       try {
+        rejectNulInUrl(req.params, {});
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         const accepted = await receiveWebhook(deps.orm.em.fork(), deps, req.params.slug.slice(0, 200), body, req.headers);
         return reply.code(202).send({ success: true, data: { run_id: accepted.run_id, ...(accepted.duplicate ? { duplicate: true } : {}) } });
@@ -28,6 +30,7 @@ export function registerWorkflowWebhooks(app: FastifyInstance, deps: AppDeps): v
 
     scope.post<{ Params: { token: string } }>('/webhooks/workflow-callbacks/:token', async (req, reply) => {
       try {
+        rejectNulInUrl(req.params, {});
         const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
         let body: unknown = raw;
         // JSON is kept as JSON; any other body arrives as its text.
@@ -37,6 +40,9 @@ export function registerWorkflowWebhooks(app: FastifyInstance, deps: AppDeps): v
           } catch {
             throw new AppError('INVALID_JSON', 'The callback body is not valid JSON');
           }
+          rejectNulInJson(raw, body);
+        } else if (raw.includes('\u0000')) {
+          throw nulError('(body)');
         }
         const accepted = await receiveCallback(deps, req.params.token.slice(0, 200), raw.length ? body : null);
         return reply.code(202).send({ success: true, data: accepted });

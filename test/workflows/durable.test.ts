@@ -203,6 +203,12 @@ describe('wait_for_callback', () => {
     // A forged token is unknown.
     const forged = await t.api.post(url.pathname.replace(/.{4}$/, 'AAAA'), { verdict: 'x' });
     expect(forged.status).toBe(404);
+    // A NUL character (which PostgreSQL cannot store) is a 400, in JSON or in a text body; the wait goes on.
+    const nulJson = await t.api.post(url.pathname, { verdict: 'a\u0000b' });
+    expect(nulJson.status, nulJson.text).toBe(400);
+    expect(nulJson.body.error).toMatchObject({ code: 'INVALID_INPUT', details: { issues: [{ path: 'verdict' }] } });
+    const nulText = await t.api.post(url.pathname, undefined, { raw: 'a\u0000b', contentType: 'text/plain' });
+    expect(nulText.status, nulText.text).toBe(400);
     const first = await t.api.post(url.pathname, { verdict: 'pass' });
     expect(first.status, first.text).toBe(202);
     const done = await settled(wf.workflow_key, started.body.data.run_id, 'completed');

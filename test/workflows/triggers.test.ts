@@ -174,6 +174,12 @@ describe('webhook triggers', () => {
     const notJson = await deliver(url, secret, 'not json');
     expect(notJson.status, notJson.text).toBe(400);
     expect(notJson.body.error.code).toBe('INVALID_JSON');
+    // A NUL character (which PostgreSQL cannot store) is a 400 naming the field, in the body or the slug.
+    const nul = await deliver(url, secret, '{"candidate":"a\\u0000b"}');
+    expect(nul.status, nul.text).toBe(400);
+    expect(nul.body.error).toMatchObject({ code: 'INVALID_INPUT', details: { issues: [{ path: 'candidate' }] } });
+    const nulSlug = await t.api.post(`${new URL(url).pathname}%00`, undefined, { raw: '{}', contentType: 'application/json' });
+    expect(nulSlug.status, nulSlug.text).toBe(400);
     expect(await runTotal(a, wf.workflow_key)).toBe(before + 1);
   });
 

@@ -514,7 +514,7 @@ export async function executeWorkflowRun(
     // Nothing to run (no trigger): end the run as it stands.
     await deps.sql.query(`update workflow_runs set status = 'completed', owner_id = null, completed_at = now(), updated_at = now() where id = $1 and tenant_id = $2 and status = 'running'`, [runId, tenantId]);
   }
-  if (status === 'failed' && index < MAX_STEPS_PER_RUN && trace.at(-1)?.status !== 'failed') {
+  if (status === 'failed' && trace.at(-1)?.status !== 'failed') {
     await deps.sql.query(
       `update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(), error = $3::jsonb where id = $1 and tenant_id = $2`,
       [runId, tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist or took too many steps' })],
