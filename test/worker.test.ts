@@ -33,6 +33,10 @@ describe('in-process job runner', () => {
       [owner.tenantId],
     );
     await t.sql(`insert into intent_cache (cache_key, tenant_id, output, model, expires_at, created_at) values ('old', $1, '{}', 'm', now() - interval '1 minute', now()), ('new', $1, '{}', 'm', now() + interval '1 hour', now())`, [owner.tenantId]);
+    await t.sql(
+      `insert into idempotency_keys (tenant_id, scope, key, request_hash, created_at) values ($1, 'test', 'old-key', 'h', now() - interval '25 hours'), ($1, 'test', 'new-key', 'h', now() - interval '23 hours')`,
+      [owner.tenantId],
+    );
     await t.sql(`select graphile_worker.add_job('prune_expired', '{}'::json)`);
     await waitFor(async () => (await t.sql(`select 1 from graphile_worker.jobs where task_identifier = 'prune_expired'`)).length === 0, 'the job to finish');
 
@@ -43,6 +47,7 @@ describe('in-process job runner', () => {
     const sessions = await t.sql<{ user_id: string; status: string }>(`select user_id, status from sessions where tenant_id = $1 order by user_id`, [owner.tenantId]);
     expect(sessions).toEqual([{ user_id: 'busy-user', status: 'active' }, { user_id: 'idle-user', status: 'expired' }]);
     expect((await t.sql<{ cache_key: string }>('select cache_key from intent_cache')).map((r) => r.cache_key)).toEqual(['new']);
+    expect((await t.sql<{ key: string }>('select key from idempotency_keys where tenant_id = $1', [owner.tenantId])).map((r) => r.key)).toEqual(['new-key']);
   });
 
   it('records a heartbeat for its workers', async () => {

@@ -1,5 +1,6 @@
 import type { EntityManager } from '../../db/orm.js';
 import { AGENT_DEFAULTS } from '../agents/agent-runtime-config.js';
+import { IDEMPOTENCY_TTL_HOURS } from '../workflows/idempotency.js';
 
 /**
  * Deletes rows that have outlived their use and expires idle sessions; returns how many of each
@@ -23,6 +24,10 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date(), sess
       [now, AGENT_DEFAULTS.retentionDays],
     ),
     workflowState: await run('delete from workflow_state where expires_at < ?', [now]),
+    // Idempotency keys (and webhook-ids) answer repeats for 24 h; older ones are dead weight.
+    idempotencyKeys: await run('delete from idempotency_keys where created_at < ?', [new Date(now.getTime() - IDEMPOTENCY_TTL_HOURS * 3600 * 1000)]),
+    // A schedule tick's row guards its one run; a week is far past any late tick job.
+    scheduleTicks: await run('delete from workflow_schedule_ticks where created_at < ?', [new Date(now.getTime() - 7 * day)]),
     // A run still "running" an hour after it started lost its process (a synchronous run never
     // takes that long): it is closed as failed rather than left open for ever.
     abandonedAgentRuns: await run(
