@@ -25,6 +25,29 @@ export const REDACT_PATHS = [
   '*.SMTP_URL',
 ];
 
+// A run callback's URL carries its single-use token, which works like a password: request lines
+// show the route, not the token.
+const SECRET_URL_PART = /^(\/webhooks\/workflow-callbacks\/)[^/?#]+/;
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
+/** The request as fastify logs it ("incoming request"), with secret URL parts redacted. */
+export function serializeRequest(req: LoggedRequest) {
+  return {
+    method: req.method,
+    url: typeof req.url === 'string' ? req.url.replace(SECRET_URL_PART, '$1[redacted]') : req.url,
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 export type LogFormat = 'json' | 'pretty';
 
 /** `auto` is pretty on a terminal and JSON anywhere else (a file, a pipe, a container's log driver). */
@@ -63,7 +86,7 @@ function prettyStream(destination: NodeJS.WritableStream | undefined): Destinati
 
 /** The logger of a server or worker process, at LOG_LEVEL in LOG_FORMAT. */
 export function createLogger(config: Pick<AppConfig, 'LOG_LEVEL' | 'LOG_FORMAT'>, options: LoggerOptions = {}): Logger {
-  const pinoOptions = { level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  const pinoOptions = { level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: { req: serializeRequest } };
   if (resolveLogFormat(config.LOG_FORMAT, options.isTTY ?? process.stdout.isTTY) === 'pretty') {
     return pino(pinoOptions, prettyStream(options.destination));
   }

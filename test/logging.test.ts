@@ -145,6 +145,13 @@ describe('request logs of a running server', () => {
       expect(normal[1].res).toEqual({ statusCode: 200 });
       expect(out.text()).not.toContain(ADMIN_SECRET);
       expect(out.text()).not.toContain('svc_never-logged');
+      // A run callback's token (a single-use credential in its URL) is not logged either.
+      const token = 'never-logged-callback-token.0.abc';
+      const callback = await fetch(`${server.url}/webhooks/workflow-callbacks/${token}`, { method: 'POST', headers: { 'x-request-id': 'callback-request' } });
+      await callback.arrayBuffer();
+      const callbackLine = await waitFor(() => out.json().find((l) => l.reqId === 'callback-request' && l.msg === 'incoming request'), 'the callback request log');
+      expect(callbackLine.req).toMatchObject({ method: 'POST', url: '/webhooks/workflow-callbacks/[redacted]' });
+      expect(out.text()).not.toContain(token);
     } finally {
       await server.close();
     }
