@@ -99,3 +99,15 @@ export const invalidInput = (message: string, issues: ValidationIssue[]) =>
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
   return { success: false as const, error: details ? { code, message, details } : { code, message } };
 }
+
+// PostgreSQL's answers to two requests changing the same rows at once: a row another request just
+// deleted or started referencing (foreign key, restrict), a serialization failure, a deadlock. The request
+// lost a race, not a bug: 409 CONFLICT, which a client can retry, instead of a 500.
+const CONCURRENT_CHANGE_CODES = new Set(['23503', '23001', '40001', '40P01']);
+
+/** The 409 for an error PostgreSQL raised because of a concurrent change; null for any other error. */
+export function concurrentChangeError(err: unknown): AppError | null {
+  const code = (err as { code?: unknown } | null)?.code ?? (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  if (typeof code !== 'string' || !CONCURRENT_CHANGE_CODES.has(code)) return null;
+  return new AppError('CONFLICT', 'A resource this request depends on was changed by another request at the same time; try again', { retryable: true });
+}

@@ -25,7 +25,9 @@ const DESCRIPTION = `Liya: a self-hosted, multi-tenant AI platform.
 Every JSON response is an envelope: \`{"success": true, "data": ...}\` or
 \`{"success": false, "error": {"code", "message", "details"?}}\`. Validation errors are 400
 INVALID_INPUT with \`details.issues\` (one entry per failing field); unexpected errors are 500
-INTERNAL_ERROR with \`details.request_id\`. Every response carries an \`x-request-id\` header.
+INTERNAL_ERROR with \`details.request_id\`. A write that lost a race with another request changing
+the same resources (one deleted or newly referenced at the same moment) is 409 CONFLICT with
+\`details.retryable: true\`. Every response carries an \`x-request-id\` header.
 
 Decisions where the specification is silent:
 - API keys (\`svc_\` + 43 base64url characters) are accepted as \`Authorization: Bearer <key>\` and as \`x-api-key\`.

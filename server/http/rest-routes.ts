@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getTRPCErrorFromUnknown, type AnyTRPCProcedure } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { AppError, errorBody } from '../errors.js';
+import { AppError, concurrentChangeError, errorBody } from '../errors.js';
 import { describeError, type Context, type RouteMeta } from '../trpc.js';
 import { rejectNulInUrl } from './reject-nul.js';
 
@@ -73,6 +73,11 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
             return reply.code(error.cause.status).headers(error.cause.headers ?? {}).send(errorBody(described.code, described.message, described.details));
           }
           const status = getHTTPStatusCodeFromError(error);
+          const conflict = concurrentChangeError(error.cause);
+          if (conflict) {
+            req.log.warn({ err: error.cause }, 'request lost a race with a concurrent change');
+            return reply.code(conflict.status).send(errorBody(conflict.code, conflict.message, conflict.details));
+          }
           if (status >= 500) {
             req.log.error({ err: error.cause ?? error }, 'unhandled error');
             return reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));

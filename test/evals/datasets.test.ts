@@ -211,6 +211,28 @@ describe('suites', () => {
     expect((await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(a))).status).toBe(200);
   });
 
+  it('a suite created while its dataset is being deleted: the delete answers 409 CONFLICT, not 500, and nothing is lost', async () => {
+    const ds = await dataset();
+    // The other request's suite, inserted between the delete's check and its write (a real foreign key race).
+    await t.sql(`
+      create or replace function test_race_suite() returns trigger language plpgsql as $$
+      begin
+        insert into eval_suites (id, tenant_id, name, domain_key, intent_key, dataset_id, pass_threshold, created_at, updated_at)
+        values (gen_random_uuid(), old.tenant_id, 'Raced in', 'hiring', 'candidate-screening', old.id, 4, now(), now());
+        return old;
+      end $$;
+      create trigger test_race_suite before delete on eval_datasets for each row when (old.id = '${ds.id}') execute function test_race_suite();
+    `);
+    try {
+      const res = await t.api.delete(`/v1/evals/datasets/${ds.id}`, key(a));
+      expect(res.status, res.text).toBe(409);
+      expect(res.body.error).toMatchObject({ code: 'CONFLICT', details: { retryable: true } });
+      expect((await t.api.get(`/v1/evals/datasets/${ds.id}`, key(a))).status).toBe(200);
+    } finally {
+      await t.sql('drop trigger if exists test_race_suite on eval_datasets');
+    }
+  });
+
   it('checks the intent, the dataset and the custom scorer', async () => {
     const ds = await dataset();
     const cases: [Record<string, unknown>, string][] = [
