@@ -136,8 +136,11 @@ export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: E
   let judgeFailures = 0;
   let next = 0;
   let capReached = false;
+  // Set when a worker meets an error that fails the request: the others stop asking (and paying
+  // for) verdicts nobody will receive.
+  let failed = false;
   const worker = async () => {
-    while (next < shared.length) {
+    while (next < shared.length && !failed) {
       const p = shared[next++];
       if (budget !== null && spent >= budget) {
         capReached = true;
@@ -151,7 +154,10 @@ export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: E
         second = await ask(p.a.input, p.a.message, p.b.output, p.a.output);
       } catch (err) {
         // A judge answer that failed its schema twice: no verdict for this case (never a made-up one).
-        if (!(err instanceof AppError) || err.code !== 'OUTPUT_INVALID') throw err;
+        if (!(err instanceof AppError) || err.code !== 'OUTPUT_INVALID') {
+          failed = true;
+          throw err;
+        }
         judgeFailures++;
         cases.push({ case_id: p.a.case_id, position: p.a.position, first_order: 'error', second_order: 'error', outcome: 'error' });
         continue;

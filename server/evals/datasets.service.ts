@@ -48,9 +48,13 @@ async function countCases(em: EntityManager, datasetIds: string[]): Promise<Map<
 
 /** Adds cases at the end of the dataset (positions after the last one), in the caller's transaction. */
 async function appendCases(em: EntityManager, tenantId: string, dataset: IEvalDataset, cases: CaseInput[], isNew = false): Promise<IEvalCase[]> {
+  // The dataset row is locked first, so imports and additions to one dataset count and number
+  // their cases one after another (the caller's transaction holds the lock until it commits). The
+  // count is a statement of its own: one that waited for the lock must see what the holder wrote.
+  if (!isNew) await em.execute('select 1 from eval_datasets where id = ? for update', [dataset.id]);
   const [{ n, last }]: { n: number; last: number }[] = isNew
     ? [{ n: 0, last: -1 }]
-    : await em.getConnection().execute('select count(*)::int as n, coalesce(max(position), -1)::int as last from eval_cases where dataset_id = ?', [dataset.id]);
+    : await em.execute('select count(*)::int as n, coalesce(max(position), -1)::int as last from eval_cases where dataset_id = ?', [dataset.id]);
   if (n + cases.length > MAX_CASES_PER_DATASET) {
     throw new AppError('UNPROCESSABLE', `A dataset holds at most ${MAX_CASES_PER_DATASET} cases; it has ${n} and ${cases.length} more were sent`, {
       max_cases: MAX_CASES_PER_DATASET,
@@ -147,9 +151,11 @@ export async function importCases(em: EntityManager, tenantId: string, id: strin
 
 export async function addCase(em: EntityManager, tenantId: string, datasetId: string, input: CaseInput) {
   const dataset = await findDataset(em, tenantId, datasetId);
-  const [created] = await appendCases(em, tenantId, dataset, [input]);
-  dataset.updatedAt = new Date();
-  await em.flush();
+  const created = await em.transactional(async (tx) => {
+    const [added] = await appendCases(tx, tenantId, tx.getReference(EvalDataset, dataset.id), [input]);
+    await tx.nativeUpdate(EvalDataset, { id: dataset.id }, { updatedAt: new Date() });
+    return added;
+  });
   return { case: toCaseDto(created, tenantId) };
 }
 

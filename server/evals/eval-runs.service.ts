@@ -200,7 +200,10 @@ async function insertSuiteRun(query: SqlPool['query'], deps: AppDeps, scope: Eva
   return row;
 }
 
-/** Cooperative cancel: the run stops at its next case; a run that already ended cannot be cancelled. */
+/**
+ * Cooperative cancel: the run stops at its next case. Cancelling a cancelled run answers it as it
+ * is; a completed run cannot be cancelled (409).
+ */
 export async function cancelRun(em: EntityManager, deps: AppDeps, tenantId: string, id: string) {
   const run = await findRun(em, tenantId, id);
   const rows = await deps.sql.query(
@@ -208,7 +211,12 @@ export async function cancelRun(em: EntityManager, deps: AppDeps, tenantId: stri
       where id = $1 and tenant_id = $2 and status in ('pending', 'running', 'failed') returning 1`,
     [run.id, tenantId],
   );
-  if (!rows.length) throw new AppError('RUN_NOT_CANCELLABLE', `The run is ${run.status}; only pending, running and failed runs can be cancelled`, { status: run.status });
+  if (!rows.length) {
+    em.clear();
+    const now = await getRun(em, deps, tenantId, run.id);
+    if (now.run.status === 'cancelled') return now;
+    throw new AppError('RUN_NOT_CANCELLABLE', `The run is ${now.run.status}; only pending, running and failed runs can be cancelled`, { status: now.run.status });
+  }
   await deps.sql.query(`select graphile_worker.remove_job('eval-run:' || $1::text)`, [run.id]).catch(() => undefined);
   em.clear();
   return getRun(em, deps, tenantId, run.id);
@@ -226,14 +234,16 @@ export async function resumeRun(em: EntityManager, deps: AppDeps, scope: EvalSco
   }
   await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   await deps.sql.query(
-    `with reset as (
+    // Only the resume that switches the run from failed resets its cases: a second, concurrent one
+    // changes nothing (it must not put a case a worker just wrote back in the queue).
+    `with run as (
+       update eval_runs r set status = 'pending', error = null, completed_at = null, judge_cap_reached = false, updated_at = now(),
+              cases_done = (select count(*) from eval_results x where x.run_id = r.id and x.status = 'scored')
+        where id = $1 and tenant_id = $2 and status = 'failed' returning id),
+     reset as (
        update eval_results set status = 'pending', error = null, output = null, passed = null, score = null, dimension_scores = null, "check" = null,
               judge_reasoning = null, custom_score = null, latency_ms = null, cost_usd = 0, completed_at = null
-        where run_id = $1 and status in ('errored', 'skipped') returning 1),
-     run as (
-       update eval_runs r set status = 'pending', error = null, completed_at = null, judge_cap_reached = false, updated_at = now(),
-              cases_done = (select count(*) from eval_results x where x.run_id = r.id and x.status = 'scored') 
-        where id = $1 and tenant_id = $2 and status = 'failed' and (select count(*) from reset) >= 0 returning id)
+        where run_id = (select id from run) and status in ('errored', 'skipped'))
      select graphile_worker.add_job('eval_run', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || id::text) from run`,
     [run.id, scope.tenantId],
   );

@@ -299,7 +299,7 @@ export const evalsRouter = router({
 
   cancelRun: apiKeyProcedure
     .meta({
-      openapi: { method: 'POST', path: `${BASE}/runs/{id}/cancel`, tags: TAGS, summary: 'Cancel a pending, running or failed run (cooperative: cases in flight are not written)' },
+      openapi: { method: 'POST', path: `${BASE}/runs/{id}/cancel`, tags: TAGS, summary: 'Cancel a pending, running or failed run (cooperative: cases in flight are not written); a cancelled run is answered as it is' },
       errors: ['NOT_FOUND', 'RUN_NOT_CANCELLABLE'],
     })
     .input(runId)

@@ -116,7 +116,8 @@ Decisions where the specification is silent:
   interrupted anywhere continues without scoring a case twice. Platform errors (provider down, quota spent,
   intent gone) fail the run, as does a job that fails unexpectedly until its retries are used up (INTERNAL_ERROR);
   resume (failed runs only, idempotent) keeps scored cases. compare-models starts both runs or neither. Cancel is cooperative
-  (pending, running or failed runs; cases in flight are not written). Result \`status\`: pending, scored, errored
+  (pending, running or failed runs; cases in flight are not written; a cancelled run is answered as it is, a completed
+  one is 409 RUN_NOT_CANCELLABLE). Result \`status\`: pending, scored, errored
   or skipped. Judge calls are metered (usage kind \`eval_judge\`, not counted as requests) against the plan's
   monthly judge budget (trial $5, starter $50, pro $500, enterprise unlimited; free has no evaluations): run
   creation over it is 429 EVALS_BUDGET_EXCEEDED; a run that reaches it mid-way stops judging

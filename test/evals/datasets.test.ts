@@ -119,6 +119,17 @@ describe('datasets and cases', () => {
     expect((await t.api.post('/v1/evals/datasets/00000000-0000-4000-8000-000000000000/cases', { input: input(1) }, key(a))).status).toBe(404);
   });
 
+  it('parallel additions and imports to one dataset number their cases one after another', async () => {
+    const ds = await dataset();
+    const sent = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => t.api.post(`/v1/evals/datasets/${ds.id}/cases`, { input: input(10 + i) }, key(a))),
+      ...Array.from({ length: 3 }, (_, i) => t.api.post(`/v1/evals/datasets/${ds.id}/import`, { cases: [{ input: input(20 + i) }, { input: input(30 + i) }] }, key(a))),
+    ]);
+    expect(sent.map((r) => r.status).sort()).toEqual([200, 200, 200, 201, 201, 201, 201, 201, 201]);
+    const rows = await t.sql<{ position: number }>('select position from eval_cases where dataset_id = $1 order by position', [ds.id]);
+    expect(rows.map((r) => r.position)).toEqual(Array.from({ length: 13 }, (_, i) => i));
+  });
+
   it('rename and delete a dataset; its cases go with it', async () => {
     const ds = await dataset();
     const renamed = await t.api.patch(`/v1/evals/datasets/${ds.id}`, { name: 'Renamed', description: 'd' }, key(a));

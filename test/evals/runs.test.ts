@@ -148,6 +148,10 @@ describe('a suite run', () => {
     const second = (await t.api.get(`/v1/evals/runs/${runId}/results?page=2&pageSize=4`, key(a))).body.data;
     expect(second.results.map((r: { position: number }) => r.position)).toEqual([4, 5]);
     expect(second.pagination).toEqual({ total: 6, limit: 4, offset: 4 });
+    // A completed run cannot be cancelled.
+    const cancel = await t.api.post(`/v1/evals/runs/${runId}/cancel`, undefined, key(a));
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.error).toMatchObject({ code: 'RUN_NOT_CANCELLABLE', details: { status: 'completed' } });
   });
 
   it('model override: the intent runs on the given model; the run records it', async () => {
@@ -171,7 +175,7 @@ describe('a suite run', () => {
     expect(new Set(calls.map((r) => r.headers.authorization))).toEqual(new Set(['Bearer sk-eval-tenant-key-0001']));
   });
 
-  it('cancel stops the run at its next case; nothing more is written; a cancelled run cannot be cancelled again', async () => {
+  it('cancel stops the run at its next case; nothing more is written; cancelling it again answers it as it is', async () => {
     fake.setLatency(150);
     const suiteId = await suite(a, Array.from({ length: 30 }, (_, i) => ({ input: caseInput(`K${i}`) })));
     const runId = await start(a, suiteId);
@@ -187,8 +191,8 @@ describe('a suite run', () => {
     const scored = (await results(runId)).filter((r: { status: string }) => r.status !== 'pending').length;
     expect(scored).toBe(doneAtCancel);
     const again = await t.api.post(`/v1/evals/runs/${runId}/cancel`, undefined, key(a));
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('RUN_NOT_CANCELLABLE');
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.data.run).toMatchObject({ status: 'cancelled', cases_done: doneAtCancel });
     expect((await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a))).body.error.code).toBe('EVAL_RUN_NOT_RESUMABLE');
   });
 
