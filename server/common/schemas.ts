@@ -58,4 +58,6 @@ export const isoRequired = (date: Date | string): string => new Date(date).toISO
 
 /** `YYYY-MM` in UTC: the usage month. */
 export const monthKey = (date = new Date()) => date.toISOString().slice(0, 7);
+/** The first instant of `date`'s UTC month: usage months start there. */
+export const startOfMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 export const startOfNextMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1));

@@ -26,13 +26,13 @@ interface ScoredRow {
 /** The key two runs' cases are paired by: the dataset case, or the position for inline cases. */
 const pairKey = (r: ScoredRow) => r.case_id ?? `#${r.position}`;
 
-async function scoredRows(deps: AppDeps, runId: string): Promise<Map<string, ScoredRow>> {
+async function scoredRows(deps: AppDeps, run: { id: string; executionMode: string }): Promise<Map<string, ScoredRow>> {
   const rows = await deps.sql.query<ScoredRow>(
     `select id::text, case_id::text, position, score, passed, dimension_scores, input, message, output from eval_results where run_id = $1 and status = 'scored' order by position`,
-    [runId],
+    [run.id],
   );
-  const external = (await deps.sql.query<{ mode: string }>('select execution_mode as mode from eval_runs where id = $1', [runId]))[0]?.mode === 'external_output';
   // Inline cases (external runs) have their own ids per run: they pair by position.
+  const external = run.executionMode === 'external_output';
   return new Map(rows.map((r) => [external ? `#${r.position}` : pairKey(r), r]));
 }
 
@@ -46,7 +46,7 @@ async function pairedRuns(em: EntityManager, deps: AppDeps, tenantId: string, id
     throw invalidInput('against is not one of your runs', [{ path: 'against', message: `no run ${against}` }]);
   }
   if (run.id === other.id) throw invalidInput('A run cannot be compared with itself', [{ path: 'against', message: 'the same run' }]);
-  const [a, b] = await Promise.all([scoredRows(deps, run.id), scoredRows(deps, other.id)]);
+  const [a, b] = await Promise.all([scoredRows(deps, run), scoredRows(deps, other)]);
   const shared = [...a.keys()].filter((k) => b.has(k)).map((k) => ({ key: k, a: a.get(k)!, b: b.get(k)! }));
   return { run, other, shared };
 }

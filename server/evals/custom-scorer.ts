@@ -2,9 +2,9 @@
 // judge} giving a number or a boolean, or a webhook that gets the case as a Standard Webhooks POST
 // (signed with the suite's secret, through the SSRF-safe client) and answers {score: number}.
 import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
+import { postSignedWebhook, readLimited } from '../net/signed-webhook.js';
 import { compileExpression } from '../workflows/expressions.js';
 import type { JudgeVerdict } from './judge.js';
 
@@ -54,25 +54,14 @@ export async function runCustomScorer(deps: AppDeps, scorer: CustomScorer, c: Sc
     return toScore(value);
   }
   const body = JSON.stringify({ run_id: c.runId, case_id: c.caseId, input: c.input, output: c.output, expected_output: c.expected ?? null, judge: c.judge });
-  const id = `msg_${randomUUID()}`;
-  const at = new Date();
   let res: Response;
   try {
-    res = await deps.outbound.fetch(scorer.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': new Webhook(scorer.secret).sign(id, at, body),
-      },
-      body,
-      signal: AbortSignal.timeout(deps.config.OUTBOUND_TIMEOUT_MS),
-    });
+    res = await postSignedWebhook(deps.outbound, scorer.url, scorer.secret, { id: `msg_${randomUUID()}`, body, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS });
   } catch (err) {
     throw new ScorerError(`the scorer webhook could not be reached: ${(err as Error).message}`);
   }
-  const text = await readLimited(res);
+  const { text, truncated } = await readLimited(res, MAX_ANSWER_BYTES);
+  if (truncated) throw new ScorerError(`the scorer webhook answered more than ${MAX_ANSWER_BYTES} bytes`);
   if (res.status < 200 || res.status >= 300) throw new ScorerError(`the scorer webhook answered HTTP ${res.status}`);
   let parsed: unknown;
   try {
@@ -83,22 +72,4 @@ export async function runCustomScorer(deps: AppDeps, scorer: CustomScorer, c: Sc
   const answer = webhookAnswer.safeParse(parsed);
   if (!answer.success) throw new ScorerError('the scorer webhook must answer {"score": <number>}');
   return answer.data.score;
-}
-
-async function readLimited(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new ScorerError(`the scorer webhook answered more than ${MAX_ANSWER_BYTES} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -2,7 +2,7 @@
 // judge budget (the judge's model calls, metered like every call), and run-creating requests from
 // API keys are rate limited. Decided in PostgreSQL so several processes agree.
 import type { SqlPool } from '../../db/sql-pool.js';
-import { startOfNextMonth } from '../common/schemas.js';
+import { startOfMonth, startOfNextMonth } from '../common/schemas.js';
 import { AppError } from '../errors.js';
 
 type Query = SqlPool['query'];
@@ -12,8 +12,6 @@ export const JUDGE_BUDGET_USD: Record<string, number | null> = { trial: 5, start
 
 /** Run-creating requests one tenant may make per minute with API keys. */
 export const EVAL_RUNS_PER_MINUTE = 30;
-
-const startOfMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 
 /** Judge spend of this UTC month: every judge call metered (runs, scores, pairwise comparisons). */
 export async function judgeSpendThisMonth(query: Query, tenantId: string): Promise<number> {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES, EVAL_VERDICTS } from '../../db/entities/eval.js';
 import { bodyNumber, noCoerce, pageQuery } from '../common/schemas.js';
-import { MAX_CASES_PER_REQUEST } from './evals.schemas.js';
+import { expectedOutputField, jsonObject, MAX_CASES_PER_REQUEST } from './evals.schemas.js';
 
 const dimensions = z.record(z.string(), z.number());
 
@@ -155,14 +155,12 @@ export const reviewInput = z
 
 export const reviewId = z.object({ id: z.string().max(64) });
 
-const jsonObject = noCoerce(z.record(z.string(), z.unknown()));
-const expected = noCoerce(z.union([z.string().min(1).max(20_000), z.record(z.string(), z.unknown())])).nullable().optional();
 
 export const scoreInput = z
   .object({
     input: jsonObject.nullable().optional(),
     response: noCoerce(z.union([z.string().min(1).max(200_000), z.record(z.string(), z.unknown()), z.array(z.unknown())])).describe('The answer to score (text or JSON)'),
-    expected_output: expected,
+    expected_output: expectedOutputField,
     rubric: z.string().max(20_000).nullable().optional(),
     pass_threshold: bodyNumber(1, 5).optional().describe('Default 4'),
   })
@@ -187,7 +185,7 @@ export const externalRunInput = z
           .object({
             input: jsonObject,
             response: noCoerce(z.union([z.string().max(200_000), z.record(z.string(), z.unknown()), z.array(z.unknown())])),
-            expected_output: expected,
+            expected_output: expectedOutputField,
           }),
       )
       .min(1)

@@ -6,9 +6,11 @@ export const MAX_CASES_PER_REQUEST = 5000;
 /** Most cases one dataset may hold. */
 export const MAX_CASES_PER_DATASET = 20_000;
 
-const jsonObject = noCoerce(z.record(z.string(), z.unknown()));
+/** A JSON object field of a body (no coercion inside). */
+export const jsonObject = noCoerce(z.record(z.string(), z.unknown()));
 
-const expectedOutputField = noCoerce(z.union([z.string().min(1).max(20_000), z.record(z.string(), z.unknown())]))
+/** expected_output: a string (a substring check) or an object (a partial deep-equality check). */
+export const expectedOutputField = noCoerce(z.union([z.string().min(1).max(20_000), z.record(z.string(), z.unknown())]))
   .nullable()
   .optional()
   .describe('A string: the output must contain it (case-sensitive); an object: partial deep equality with the output (every key given must match, recursively; arrays must match element by element). Checked before the judge');

@@ -16,15 +16,14 @@ import { resolveIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
-import { decryptSecret } from '../llm/secret-box.js';
 import { boundedJson } from '../runs/run-steps.js';
 import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
-import { platformKey } from '../workflows/webhook-secrets.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
 import { JUDGE_BUDGET_USD, judgeSpendThisMonth } from './eval-limits.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
+import { scorerWebhookSecret } from './suites.service.js';
 
 /** How long one job works on a run before it queues itself again. */
 export const EVAL_SLICE_MS = 15_000;
@@ -319,7 +318,7 @@ async function finishRun(deps: AppDeps, runId: string, capReached: boolean) {
 async function scorerOf(ctx: { em: EntityManager; deps: AppDeps }, run: ClaimedRun): Promise<CustomScorer | null> {
   if (run.custom_scorer_expression) return { kind: 'expression', source: run.custom_scorer_expression };
   if (run.custom_scorer_webhook_url && run.custom_scorer_webhook_secret && run.suite_id) {
-    const secret = decryptSecret(await platformKey(ctx.em, ctx.deps), run.custom_scorer_webhook_secret, `eval-scorer-webhook-secret:${run.tenant_id}:${run.suite_id}`);
+    const secret = await scorerWebhookSecret(ctx.em, ctx.deps, run.tenant_id, run.suite_id, run.custom_scorer_webhook_secret);
     if (secret) return { kind: 'webhook', url: run.custom_scorer_webhook_url, secret };
   }
   return null;

@@ -8,10 +8,9 @@ import { isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
-import { decryptSecret, encryptSecret } from '../llm/secret-box.js';
+import { decryptSecret, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { compileExpression } from '../workflows/expressions.js';
-import { platformKey } from '../workflows/webhook-secrets.js';
 import type { CreateSuiteInput, SuiteDto, UpdateSuiteInput } from './evals.schemas.js';
 
 const secretContext = (tenantId: string, suiteId: string) => `eval-scorer-webhook-secret:${tenantId}:${suiteId}`;
@@ -111,7 +110,7 @@ export async function createSuite(em: EntityManager, deps: AppDeps, tenant: Tena
   const url = input.custom_scorer_webhook_url ?? null;
   checkScorer({ expression, url, hasSecret: !!input.custom_scorer_webhook_secret });
   const id = randomUUID();
-  const secret = url && input.custom_scorer_webhook_secret ? encryptSecret(await platformKey(em, deps), input.custom_scorer_webhook_secret, secretContext(tenantId, id)) : null;
+  const secret = url && input.custom_scorer_webhook_secret ? encryptSecret(await resolveEncryptionKey(em, deps.config), input.custom_scorer_webhook_secret, secretContext(tenantId, id)) : null;
   const suite = em.create(EvalSuite, {
     id,
     tenant: tenantId,
@@ -150,7 +149,7 @@ export async function updateSuite(em: EntityManager, deps: AppDeps, tenantId: st
   suite.customScorerExpression = expression;
   suite.customScorerWebhookUrl = url;
   if (!url) suite.customScorerWebhookSecret = null;
-  else if (newSecret) suite.customScorerWebhookSecret = encryptSecret(await platformKey(em, deps), newSecret, secretContext(tenantId, suite.id));
+  else if (newSecret) suite.customScorerWebhookSecret = encryptSecret(await resolveEncryptionKey(em, deps.config), newSecret, secretContext(tenantId, suite.id));
   await em.flush();
   return { suite: toSuiteDto(suite, tenantId) };
 }
@@ -160,9 +159,7 @@ export async function deleteSuite(em: EntityManager, tenantId: string, id: strin
   await em.nativeDelete(EvalSuite, { id: suite.id, tenant: tenantId });
 }
 
-/** The scorer webhook's signing secret in plain text (for signing), or null. */
-export async function scorerWebhookSecret(em: EntityManager, deps: AppDeps, suite: IEvalSuite): Promise<string | null> {
-  if (!suite.customScorerWebhookSecret) return null;
-  const tenantId = typeof suite.tenant === 'string' ? suite.tenant : suite.tenant.id;
-  return decryptSecret(await platformKey(em, deps), suite.customScorerWebhookSecret, secretContext(tenantId, suite.id));
+/** A suite's stored scorer webhook secret in plain text (for signing), or null when it no longer decrypts. */
+export async function scorerWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, suiteId: string, stored: string): Promise<string | null> {
+  return decryptSecret(await resolveEncryptionKey(em, deps.config), stored, secretContext(tenantId, suiteId));
 }

@@ -7,11 +7,26 @@ const ALGORITHM = 'aes-256-gcm';
 const VERSION = 'v1';
 const SETTING_KEY = 'provider_key_encryption_key';
 
+const resolvedKeys = new WeakMap<object, Promise<Buffer>>();
+
 /**
  * The 32-byte AES key: derived from ENCRYPTION_KEY (HKDF-SHA256), or a random key generated once
- * and kept in platform_settings so every process of the platform shares it.
+ * and kept in platform_settings so every process of the platform shares it. Resolved once per
+ * server (per config object), not on every secret read or written.
  */
-export async function resolveEncryptionKey(em: EntityManager, config: Pick<AppConfig, 'ENCRYPTION_KEY'>): Promise<Buffer> {
+export function resolveEncryptionKey(em: EntityManager, config: Pick<AppConfig, 'ENCRYPTION_KEY'>): Promise<Buffer> {
+  let key = resolvedKeys.get(config);
+  if (!key) {
+    key = readOrCreateKey(em.fork(), config).catch((err: unknown) => {
+      resolvedKeys.delete(config);
+      throw err;
+    });
+    resolvedKeys.set(config, key);
+  }
+  return key;
+}
+
+async function readOrCreateKey(em: EntityManager, config: Pick<AppConfig, 'ENCRYPTION_KEY'>): Promise<Buffer> {
   if (config.ENCRYPTION_KEY) {
     return Buffer.from(hkdfSync('sha256', config.ENCRYPTION_KEY, 'liya', 'tenant-provider-keys/aes-256-gcm', 32));
   }

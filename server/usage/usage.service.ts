@@ -1,9 +1,8 @@
 import type { EntityManager } from '../../db/orm.js';
 import { AppError } from '../errors.js';
-import { monthKey } from '../common/schemas.js';
+import { monthKey, startOfMonth } from '../common/schemas.js';
 
 /** The first instant of the UTC month of `date`. */
-const startOfMonth = (date: Date) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 
 export interface UsageEventInput {
   tenantId: string;

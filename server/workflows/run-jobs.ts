@@ -1,7 +1,7 @@
 // What the job runner does for workflow runs: continue a run (a queued run's start, a wait's end,
 // a run whose process died), deliver an async run's callback, and find runs to recover.
-import { Webhook } from 'standardwebhooks';
 import type { AppDeps } from '../deps.js';
+import { postSignedWebhook } from '../net/signed-webhook.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
 import { claimRun, executeWorkflowRun, FINAL_STATUSES, toStoredRun, type RunTarget, type StoredRun } from './engine/run-workflow.js';
 import { scopeFromRow } from './run-scope.js';
@@ -123,19 +123,7 @@ export async function deliverRunCallback(deps: AppDeps, payload: { run_id: strin
   // One message per final result (a retried run ends again): deliveries of it share the id, so a
   // receiver drops a repeat by it.
   const messageId = `msg_run_${payload.run_id}_${Date.parse(run.completed_at ?? '') || 0}`;
-  const timestamp = new Date();
-  const signature = new Webhook(secret).sign(messageId, timestamp, body);
-  const res = await deps.outbound.fetch(row.callback_url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'webhook-id': messageId,
-      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-      'webhook-signature': signature,
-    },
-    body,
-    signal: AbortSignal.timeout(deps.config.OUTBOUND_TIMEOUT_MS),
-  });
+  const res = await postSignedWebhook(deps.outbound, row.callback_url, secret, { id: messageId, body, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS });
   await res.body?.cancel().catch(() => undefined);
   if (res.status < 200 || res.status >= 300) throw new Error(`the callback URL answered HTTP ${res.status}`);
 }

@@ -14,18 +14,8 @@ export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64'
 export const newWebhookSlug = () => randomBytes(16).toString('base64url');
 export const webhookUrl = (deps: AppDeps, slug: string) => `${publicUrl(deps.config)}/webhooks/workflows/${slug}`;
 
-let encryptionKey: Promise<Buffer> | null = null;
-/** The platform's encryption key, resolved once per process. */
-export function platformKey(em: EntityManager, deps: AppDeps): Promise<Buffer> {
-  encryptionKey ??= resolveEncryptionKey(em.fork(), deps.config).catch((err: unknown) => {
-    encryptionKey = null;
-    throw err;
-  });
-  return encryptionKey;
-}
-
 export async function encryptWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, secret: string): Promise<string> {
-  return encryptSecret(await platformKey(em, deps), secret, secretContext(tenantId, workflowId));
+  return encryptSecret(await resolveEncryptionKey(em, deps.config), secret, secretContext(tenantId, workflowId));
 }
 
 const decrypted = new Map<string, string | null>();
@@ -33,7 +23,7 @@ const decrypted = new Map<string, string | null>();
 export async function decryptWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, stored: string): Promise<string | null> {
   const hit = decrypted.get(stored);
   if (hit !== undefined) return hit;
-  const plain = decryptSecret(await platformKey(em, deps), stored, secretContext(tenantId, workflowId));
+  const plain = decryptSecret(await resolveEncryptionKey(em, deps.config), stored, secretContext(tenantId, workflowId));
   if (decrypted.size > 5000) decrypted.clear();
   decrypted.set(stored, plain);
   return plain;

@@ -6,6 +6,7 @@ import { executeAgentRun, prepareAgentRun, type AgentRunScope } from '../../agen
 import { parseIntentRef } from '../../agents/agent-references.js';
 import type { AppDeps } from '../../deps.js';
 import { queueMail } from '../../mail/outbox.js';
+import { readLimited } from '../../net/signed-webhook.js';
 import { runIntent } from '../../intents/run-intent.service.js';
 import { compileExpression } from '../expressions.js';
 import type { StepDef } from '../step-types.js';
@@ -76,28 +77,6 @@ function evaluate(source: string, vars: Record<string, unknown>): unknown {
   const compiled = compileExpression(source);
   if (!compiled.ok) throw new Error(`the expression does not compile: ${compiled.error}`);
   return compiled.evaluate(vars as never);
-}
-
-/** Reads a response body up to `max` bytes, so one answer cannot fill the memory. */
-async function readLimited(res: Response, max: number): Promise<{ text: string; truncated: boolean }> {
-  if (!res.body) return { text: '', truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    if (size + value.length > max) {
-      chunks.push(value.subarray(0, max - size));
-      truncated = true;
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-    size += value.length;
-  }
-  return { text: Buffer.concat(chunks).toString('utf8'), truncated };
 }
 
 async function httpRequest(step: StepDef, ctx: StepContext): Promise<StepResult> {
