@@ -30,12 +30,20 @@ export async function decryptWebhookSecret(em: EntityManager, deps: AppDeps, ten
 }
 
 /**
- * Gives the workflow a secret when it has none (async callbacks of a manual workflow); the new
- * secret, or null when one existed. Two requests at once: only one stores and shows its secret.
+ * Gives the workflow a secret when it has none (async callbacks of a manual workflow), for as long
+ * as `use` takes: the new secret goes to `use` (null when one existed; two requests at once: only
+ * one stores and shows its secret). When `use` throws, the minted secret is taken back, so a secret
+ * nobody was shown never signs anything.
  */
-export async function mintWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string): Promise<string | null> {
+export async function withMintedWebhookSecret<T>(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, use: (minted: string | null) => Promise<T>): Promise<T> {
   const secret = newWebhookSecret();
   const stored = await encryptWebhookSecret(em, deps, tenantId, workflowId, secret);
   const rows = await deps.sql.query('update workflows set webhook_secret = $3 where id = $1 and tenant_id = $2 and webhook_secret is null returning 1', [workflowId, tenantId, stored]);
-  return rows.length ? secret : null;
+  const minted = rows.length ? secret : null;
+  try {
+    return await use(minted);
+  } catch (err) {
+    if (minted) await deps.sql.query('update workflows set webhook_secret = null where id = $1 and webhook_secret = $2', [workflowId, stored]);
+    throw err;
+  }
 }

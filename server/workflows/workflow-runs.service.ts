@@ -15,7 +15,7 @@ import {
 } from './engine/run-workflow.js';
 import { claimOrFind, hashRequest, keyInProgress, releaseIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun, withinRunLimit } from './run-admission.js';
-import { mintWebhookSecret } from './webhook-secrets.js';
+import { withMintedWebhookSecret } from './webhook-secrets.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import { deleteStateEntry, listStateEntries, type StateScope } from './engine/workflow-state.js';
 import { prepareRunInput } from './run-input.js';
@@ -185,11 +185,14 @@ async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: Resol
   const input = await prepareRunInput(deps, scope, request.input);
   const createOptions = { runId, conversationId: request.conversation_id, triggeredBy: options.triggeredBy, environmentId: scope.environmentId, callbackUrl: request.callback_url ?? null };
   if (request.mode === 'async') {
-    // The callback is signed with the workflow's secret: minted on first use, shown this once.
-    const minted = request.callback_url && !resolved.hasSecret ? await mintWebhookSecret(em, deps, scope.tenantId, workflow.id) : null;
-    const outcome = await createQueuedRun(deps, target, input, { ...createOptions, limit });
-    if (outcome.status === 'limited') throw concurrencyLimit(limit!);
-    return { kind: 'queued', accepted: { run_id: runId, status: 'running', ...(minted ? { webhook_secret: minted } : {}) } };
+    const queue = async (minted: string | null): Promise<StartOutcome> => {
+      const outcome = await createQueuedRun(deps, target, input, { ...createOptions, limit });
+      if (outcome.status === 'limited') throw concurrencyLimit(limit!);
+      return { kind: 'queued', accepted: { run_id: runId, status: 'running', ...(minted ? { webhook_secret: minted } : {}) } };
+    };
+    // The callback is signed with the workflow's secret: minted on first use, shown this once (and
+    // taken back when the run is refused, since nobody saw it).
+    return request.callback_url && !resolved.hasSecret ? withMintedWebhookSecret(em, deps, scope.tenantId, workflow.id, queue) : queue(null);
   }
   let created: StoredRun | null = null;
   const admitted = await withinRunLimit(deps.sql, workflow.id, limit, async (query) => {

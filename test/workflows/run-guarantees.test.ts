@@ -451,6 +451,19 @@ describe('async runs with a callback_url', () => {
     expect(verified('/cb/race-2', shown[0])[0].data.output).toBe(2);
   });
 
+  it('a first async run refused at max_concurrent_runs keeps no secret: the next accepted one shows it', async () => {
+    const full = await deployed('Async full', [trigger, { id: 'pause', step_type: 'delay', config: { seconds: 3600 } }], 1);
+    const holder = await run(full.workflowKey, { input: {} });
+    expect(holder.body.data.status, holder.text).toBe('waiting');
+    const refused = await run(full.workflowKey, { input: {}, mode: 'async', callback_url: `${webUrl}/cb/full` });
+    expect(refused.status, refused.text).toBe(429);
+    expect(refused.text).not.toContain('whsec_');
+    expect((await t.api.post(`/v1/workflows/${full.id}/runs/${holder.body.data.run_id}/cancel`, {}, key())).status).toBe(200);
+    const accepted = await run(full.workflowKey, { input: {}, mode: 'async', callback_url: `${webUrl}/cb/full` });
+    expect(accepted.status, accepted.text).toBe(202);
+    expect(accepted.body.data.webhook_secret).toMatch(/^whsec_/);
+  });
+
   it('a webhook workflow signs its callbacks with its webhook secret', async () => {
     const hook = await deployed('Async webhook workflow', [{ id: 't', step_type: 'trigger', config: { trigger_subtype: 'webhook' } }, { id: 'done', step_type: 'end', config: { output: 'hooked' } }]);
     expect(hook.webhookSecret).toMatch(/^whsec_/);
