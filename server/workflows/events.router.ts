@@ -11,7 +11,7 @@ export const eventsRouter = router({
     .meta({
       openapi: {
         method: 'POST', path: '/v1/events', tags: ['Workflows'], summary: 'Publish an event: every active workflow triggered by it starts a run (queued)',
-        description: 'Answers 202 with the ids of the runs started; a workflow at its max_concurrent_runs is skipped and listed in skipped. ' +
+        description: 'Answers 202 with the ids of the runs started; a workflow at its max_concurrent_runs is skipped and listed in skipped (reason CONCURRENCY_LIMIT), as is one that could not be started after others were (reason INTERNAL_ERROR; when none could start, the request fails as a whole). ' +
           'Idempotency-Key: a repeat answers the first result with idempotent_replay true; another body 422 IDEMPOTENCY_KEY_REUSED.',
       },
       successStatus: 202,

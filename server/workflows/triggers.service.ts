@@ -204,12 +204,21 @@ async function startEventRuns(deps: AppDeps, scope: AgentRunScope, event: { name
   const runs: string[] = [];
   const skipped: { workflow_key: string; reason: string }[] = [];
   for (const w of workflows) {
-    const steps = await loadVersionSteps(deps, scope.tenantId, w.id, w.live_version);
-    const outcome = await createQueuedRun(deps, { scope, workflow: { id: w.id, key: w.workflow_key }, steps, version: w.live_version, stateScope: 'live' }, input, {
-      triggeredBy: 'event', environmentId: scope.environmentId, limit: w.max_concurrent_runs,
-    });
-    if (outcome.status === 'created') runs.push(outcome.runId);
-    else skipped.push({ workflow_key: w.workflow_key, reason: 'CONCURRENCY_LIMIT' });
+    try {
+      const steps = await loadVersionSteps(deps, scope.tenantId, w.id, w.live_version);
+      const outcome = await createQueuedRun(deps, { scope, workflow: { id: w.id, key: w.workflow_key }, steps, version: w.live_version, stateScope: 'live' }, input, {
+        triggeredBy: 'event', environmentId: scope.environmentId, limit: w.max_concurrent_runs,
+      });
+      if (outcome.status === 'created') runs.push(outcome.runId);
+      else skipped.push({ workflow_key: w.workflow_key, reason: 'CONCURRENCY_LIMIT' });
+    } catch (err) {
+      // Nothing started yet: the request fails as a whole (and its Idempotency-Key is free again).
+      // Runs already started stay, and the answer (kept for the key) lists this workflow as skipped,
+      // so a repeat with the same key cannot start them a second time.
+      if (!runs.length) throw err;
+      deps.log.error({ err, workflow: w.workflow_key }, 'event run could not be started');
+      skipped.push({ workflow_key: w.workflow_key, reason: 'INTERNAL_ERROR' });
+    }
   }
   return { runs, skipped };
 }

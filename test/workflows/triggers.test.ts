@@ -469,6 +469,33 @@ describe('event triggers', () => {
     expect(bad.status, bad.text).toBe(400);
   });
 
+  it('a workflow that cannot start after others did is listed as skipped (INTERNAL_ERROR); the key keeps that answer', async () => {
+    const first = await create(a, 'Partial first', eventSteps('partial.test', 'first'));
+    await deploy(a, first.workflow_key);
+    const second = await create(a, 'Partial second', eventSteps('partial.test', 'second'));
+    await deploy(a, second.workflow_key);
+    const [breaking, working] = [first, second].sort((x, y) => (x.workflow_key < y.workflow_key ? 1 : -1));
+    // A real failure of the database on the run of the workflow started second.
+    await t.sql(`
+      create or replace function test_refuse_run() returns trigger language plpgsql as $$
+      begin raise exception 'no runs for this workflow'; end $$;
+      create trigger test_refuse_run before insert on workflow_runs for each row
+        when (new.workflow_id = '${breaking.id}') execute function test_refuse_run();
+    `);
+    try {
+      const headers = { ...bearer(a.apiKey), 'idempotency-key': 'evt-partial-1' };
+      const res = await t.api.post('/v1/events', { name: 'partial.test' }, { headers });
+      expect(res.status, res.text).toBe(202);
+      expect(res.body.data).toEqual({ runs: [expect.any(String)], skipped: [{ workflow_key: breaking.workflow_key, reason: 'INTERNAL_ERROR' }] });
+      const replay = await t.api.post('/v1/events', { name: 'partial.test' }, { headers });
+      expect(replay.body.data).toEqual({ ...res.body.data, idempotent_replay: true });
+      await waitFor(async () => (await runTotal(a, working.workflow_key)) === 1, 'the one run');
+      expect(await runTotal(a, working.workflow_key)).toBe(1);
+    } finally {
+      await t.sql('drop trigger if exists test_refuse_run on workflow_runs');
+    }
+  });
+
   it('Idempotency-Key: a request that failed before starting anything does not keep its key', async () => {
     const wf = await create(a, 'Attachment listener', eventSteps('file.received', { text: '{{trigger.attachments_text}}' }));
     await deploy(a, wf.workflow_key);
