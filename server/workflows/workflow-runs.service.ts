@@ -127,7 +127,7 @@ export async function startRun(em: EntityManager, deps: AppDeps, scope: AgentRun
     if (!found.claimed) return replayRun(deps, scope.tenantId, found.existing.runId!, claim.key, async);
   }
   try {
-    return await startClaimedRun(em, deps, { target, limit, hasSecret }, request, options, runId);
+    return await startClaimedRun(em, deps, { target, limit, hasSecret }, request, options, runId, claim);
   } catch (err) {
     // Nothing was started: the key is free again.
     if (claim && !(await runExists(deps, claim.runId!))) await releaseIdempotencyKey(deps.sql, claim).catch(() => undefined);
@@ -152,7 +152,7 @@ async function replayRun(deps: AppDeps, tenantId: string, runId: string, key: st
   }
 }
 
-async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: ResolvedTarget, request: RunRequest, options: StartOptions, runId: string): Promise<StartOutcome> {
+async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: ResolvedTarget, request: RunRequest, options: StartOptions, runId: string, claim: IdempotencyClaim | null): Promise<StartOutcome> {
   const { target, limit } = resolved;
   const scope = target.scope;
   const workflow = target.workflow;
@@ -177,6 +177,11 @@ async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: Resol
         [waiting.id, scope.tenantId, PROCESS_ID, message],
       );
       if (!claimed) throw new AppError('RUN_BUSY', 'The run already continues with another answer', { run_id: waiting.id });
+      // The key answers the run this request continues, not a new one: a repeat replays it.
+      if (claim) {
+        claim.runId = waiting.id;
+        await deps.sql.query('update idempotency_keys set run_id = $5 where tenant_id = $1 and scope = $2 and key = $3 and request_hash = $4', [claim.tenantId, claim.scope, claim.key, claim.requestHash, waiting.id]);
+      }
       const steps = await stepsOfRun(deps, scope.tenantId, workflow.id, claimed);
       options.beforeStart?.();
       return { kind: 'result', result: await executeWorkflowRun(em, deps, { ...target, steps, version: claimed.version }, toStoredRun(claimed), { onEvent: options.onEvent }) };

@@ -187,9 +187,17 @@ describe('the step engine', () => {
     expect(first.body.data.trace.at(-1)).toMatchObject({ step_id: 'ask', status: 'needs_input', output: { question: 'Which city?' } });
     const missing = await run(wf.workflow_key, { input: {}, conversation_id: first.body.data.conversation_id });
     expect(missing.status).toBe(400);
-    const resumed = await run(wf.workflow_key, { input: { message: 'Porto' }, conversation_id: first.body.data.conversation_id });
+    // The answer sent with an Idempotency-Key: a repeat replays the continued run, it does not answer twice.
+    const answer = { input: { message: 'Porto' }, conversation_id: first.body.data.conversation_id };
+    const headers = { ...bearer(a.apiKey), 'idempotency-key': 'answer-porto' };
+    const resumed = await t.api.post(`/v1/workflows/${wf.workflow_key}/run`, answer, { headers });
     expect(resumed.status, resumed.text).toBe(200);
     expect(resumed.body.data).toMatchObject({ run_id: first.body.data.run_id, status: 'completed', output: { answer: 'You chose Porto.' } });
+    const calls = fake.chatRequests().length;
+    const repeat = await t.api.post(`/v1/workflows/${wf.workflow_key}/run`, answer, { headers });
+    expect(repeat.status, repeat.text).toBe(200);
+    expect(repeat.body.data).toMatchObject({ run_id: first.body.data.run_id, status: 'completed', idempotent_replay: true, output: { answer: 'You chose Porto.' } });
+    expect(fake.chatRequests()).toHaveLength(calls);
     // The agent continued in the same session: its second call saw the question and the answer.
     const sent = fake.chatRequests().at(-1)!.body.messages.map((m: any) => m.content);
     expect(sent).toContain('Porto');
