@@ -45,6 +45,14 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
   const schedule = workflow?.is_active && workflow.live_version !== null ? scheduleOf(workflow.live_steps) : null;
   if (!workflow || !schedule) return;
   const tick = new Date(payload.tick);
+  // The next tick is planned before this one's run is started: a run that cannot start (this job
+  // failing all its attempts) must not stop the schedule. A retry plans the same next tick again.
+  const next = nextTick(schedule.cron, schedule.timezone, new Date(Math.max(Date.now(), tick.getTime())));
+  if (next) {
+    await deps.sql.query(`select graphile_worker.add_job('workflow_schedule', $1::json, run_at => $2, job_key => $3, max_attempts => 5)`, [
+      JSON.stringify({ workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }), next, jobKey(workflow.id),
+    ]);
+  }
   const scope = await loadRunScope(deps, payload.tenant_id);
   if (scope) {
     const steps = await loadVersionSteps(deps, payload.tenant_id, workflow.id, workflow.live_version!);
@@ -58,11 +66,5 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
       },
     );
     if (outcome.status === 'limited') deps.log.warn({ workflow: workflow.workflow_key, tick: payload.tick }, 'schedule tick skipped: the workflow is at max_concurrent_runs');
-  }
-  const next = nextTick(schedule.cron, schedule.timezone, new Date(Math.max(Date.now(), tick.getTime())));
-  if (next) {
-    await deps.sql.query(`select graphile_worker.add_job('workflow_schedule', $1::json, run_at => $2, job_key => $3, max_attempts => 5)`, [
-      JSON.stringify({ workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }), next, jobKey(workflow.id),
-    ]);
   }
 }

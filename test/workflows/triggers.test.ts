@@ -547,6 +547,30 @@ describe('schedule triggers', () => {
     }
   });
 
+  it('a tick whose run cannot start does not stop the schedule: the next tick is planned first', async () => {
+    const wf = await create(a, 'Schedule through failures', scheduleSteps('0 0 * * * *'));
+    // A real failure of the database on every run of this workflow.
+    await t.sql(`
+      create or replace function test_refuse_scheduled_run() returns trigger language plpgsql as $$
+      begin raise exception 'no runs for this workflow'; end $$;
+      create trigger test_refuse_scheduled_run before insert on workflow_runs for each row
+        when (new.workflow_id = '${wf.id}') execute function test_refuse_scheduled_run();
+    `);
+    try {
+      await deploy(a, wf.workflow_key);
+      const planned = (await t.sql<{ tick: string }>(`select payload->>'tick' as tick from graphile_worker._private_jobs where key = $1`, [`wf-schedule:${wf.id}`]))[0].tick;
+      // Its tick comes now (instead of at the top of the hour) and its run fails.
+      await t.sql(`update graphile_worker._private_jobs set run_at = now() where key = $1`, [`wf-schedule:${wf.id}`]);
+      await waitFor(async () => ((await t.sql(`select 1 from graphile_worker._private_jobs where payload->>'workflow_id' = $1 and payload->>'tick' = $2 and last_error is not null`, [wf.id, planned])).length ? true : null), 'the tick to fail');
+      const next = await t.sql<{ tick: string }>(`select payload->>'tick' as tick from graphile_worker._private_jobs where key = $1`, [`wf-schedule:${wf.id}`]);
+      expect(next).toHaveLength(1);
+      expect(Date.parse(next[0].tick)).toBeGreaterThan(Date.parse(planned));
+    } finally {
+      await t.sql('drop trigger if exists test_refuse_scheduled_run on workflow_runs');
+      await t.api.delete(`/v1/workflows/${wf.id}`, key(a));
+    }
+  });
+
   it('runs about once a second after deploy (triggered_by schedule); switched off, it stops', async ({ annotate }) => {
     const wf = await create(a, 'Every second', scheduleSteps('*/1 * * * * *'));
     // Nothing runs before the deploy.
