@@ -12,8 +12,6 @@ import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
 import { recoverOrphanedRuns } from '../server/workflows/run-jobs.js';
 
-// A worker not heard from for four heartbeats (60 s by default) is dead: its job locks are released.
-export const WORKER_STALE_MS = staleAfterMs(15_000);
 
 export interface WorkerHandle {
   readonly workerIds: string[];

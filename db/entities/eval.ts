@@ -104,6 +104,10 @@ export const EvalRun = defineEntity({
     /** The scoring settings the run started with (a later suite edit does not change a run). */
     judgeRubric: p.text().nullable(),
     passThreshold: p.double().default(4),
+    customScorerExpression: p.text().nullable(),
+    customScorerWebhookUrl: p.text().nullable(),
+    /** Encrypted, as on the suite (the same context: it decrypts for the suite's id). */
+    customScorerWebhookSecret: p.text().nullable(),
     judgeTotalCostUsd: p.decimal('number').precision(14).scale(6).default(0),
     judgeModel: p.string().length(200).nullable(),
     judgeCalls: p.integer().default(0),

@@ -5,7 +5,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { createOpenAiClient, NO_KEY, type CreateClient } from '../llm/client-cache.js';
 import { DEFAULT_PROVIDER, listProviders, parseModelRef } from '../llm/providers.js';
-import { WORKER_STALE_MS } from '../../worker/runner.js';
+import { staleAfterMs } from '../runs/process-identity.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -32,7 +32,6 @@ export interface DiagnosticsOptions {
 
 const DEFAULT_TIMEOUT_MS = 5000;
 // A runner not heard from for as long as the runner itself calls dead is not counted.
-const LIVE_WORKER_SECONDS = WORKER_STALE_MS / 1000;
 // Jobs ready this long without being picked up mean the runners cannot keep up (or are stuck).
 const BACKLOG_WARN_SECONDS = 300;
 const MAX_REASON_CHARS = 200;
@@ -101,6 +100,8 @@ interface QueueRow {
 
 async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: number): Promise<DiagnosticCheck> {
   const name = 'job runner';
+  // Workers beat every HEARTBEAT_MS; one not heard from for four beats is dead (as lock recovery decides).
+  const liveWorkerSeconds = staleAfterMs(deps.config.HEARTBEAT_MS) / 1000;
   const startFix = deps.config.WORKER
     ? 'Start a job runner: liya worker (or restart this server, whose WORKER=1 runs one in-process); read the log for why it stopped.'
     : 'Start a job runner: liya worker, or set WORKER=1 so the API process runs one.';
@@ -109,7 +110,7 @@ async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: numbe
       em.execute<JobRunnerRow[]>(
         `select to_regclass('graphile_worker._private_jobs') is not null as schema,
                 (select count(*)::int from worker_heartbeats where last_seen_at > now() - make_interval(secs => ?) and worker_id not like 'process:%') as live_workers`,
-        [LIVE_WORKER_SECONDS],
+        [liveWorkerSeconds],
       ),
       timeoutMs,
     );
@@ -129,9 +130,9 @@ async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: numbe
       return fail(name, `the job runner of this server has stopped; ${waiting}`, startFix);
     }
     if (runner.live_workers === 0) {
-      return fail(name, `no job runner has sent a heartbeat in the last ${LIVE_WORKER_SECONDS} s; ${waiting}`, startFix);
+      return fail(name, `no job runner has sent a heartbeat in the last ${liveWorkerSeconds} s; ${waiting}`, startFix);
     }
-    const live = `${runner.live_workers} job worker${runner.live_workers === 1 ? '' : 's'} alive (heartbeat within ${LIVE_WORKER_SECONDS} s)`;
+    const live = `${runner.live_workers} job worker${runner.live_workers === 1 ? '' : 's'} alive (heartbeat within ${liveWorkerSeconds} s)`;
     if (queue.oldest_wait_seconds !== null && queue.oldest_wait_seconds > BACKLOG_WARN_SECONDS) {
       return warn(
         name,

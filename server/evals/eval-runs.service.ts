@@ -153,13 +153,16 @@ with cases as (
 run as (
   insert into eval_runs (id, tenant_id, suite_id, name, domain_key, intent_key, execution_mode, triggered_by, status, progress, cases_total, cases_passed,
                          cases_done, environment_id, judge_rubric, pass_threshold, judge_total_cost_usd, judge_model, judge_calls, judge_failures,
-                         judge_cap_reached, model_override, started_at, updated_at)
-  select $1, $2, $3, $5, $6, $7, 'liya_intent', $8, 'pending', 0, (select count(*) from cases), 0, 0, $9, $10, $11, 0, $12, 0, 0, false, $13, now(), now()
-   where exists (select 1 from cases)
+                         judge_cap_reached, model_override, custom_scorer_expression, custom_scorer_webhook_url, custom_scorer_webhook_secret, started_at, updated_at)
+  select $1, $2, $3, $5, $6, $7, 'liya_intent', $8, 'pending', 0, (select count(*) from cases), 0, 0, $9, $10, $11, 0, $12, 0, 0, false, $13,
+         s.custom_scorer_expression, s.custom_scorer_webhook_url, s.custom_scorer_webhook_secret, now(), now()
+    from eval_suites s
+   where s.id = $3 and exists (select 1 from cases)
   returning *),
 results as (
   insert into eval_results (id, tenant_id, run_id, case_id, position, status, input, message, expected_output, cost_usd, created_at)
   select gen_random_uuid(), $2, (select id from run), id, position, 'pending', input, message, expected_output, 0, now() from cases
+   where exists (select 1 from run)
   returning 1),
 job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $1::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || $1::text) from run)
 select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued

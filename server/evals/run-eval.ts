@@ -284,9 +284,7 @@ update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting')
  where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
 returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
           r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
-          (select s.custom_scorer_expression from eval_suites s where s.id = r.suite_id) as custom_scorer_expression,
-          (select s.custom_scorer_webhook_url from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_url,
-          (select s.custom_scorer_webhook_secret from eval_suites s where s.id = r.suite_id) as custom_scorer_webhook_secret,
+          r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret,
           (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;
 
 async function failRun(deps: AppDeps, runId: string, code: string, message: string) {

@@ -94,18 +94,19 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
   }
   const scope = scopeFromRow(workflow, null);
   if (!scope) throw notFound('Webhook');
-  const prepared = await prepareRunInput(deps, scope, input as Record<string, unknown>);
-  const steps = await loadVersionSteps(deps, workflow.tenant_id, workflow.id, workflow.live_version);
   const runId = crypto.randomUUID();
   // The webhook-id is the delivery's idempotency key: claimed in the same statement as the run.
   const claim: IdempotencyClaim = { tenantId: workflow.tenant_id, scope: `webhook:${workflow.id}`, key: plainHeaders['webhook-id'].slice(0, 255), requestHash: hashRequest(rawBody), runId };
-  // A redelivery answers its first run even when the workflow is full now.
   const firstRun = async () =>
     (await deps.sql.query<{ run_id: string | null }>('select run_id::text from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3', [claim.tenantId, claim.scope, claim.key]))[0];
-  if (workflow.max_concurrent_runs !== null) {
+  // A redelivery answers its first run even when the workflow is full now, and without reading its
+  // attachments again; other deliveries skip this look (the claim in the run's statement decides).
+  if (workflow.max_concurrent_runs !== null || Array.isArray((input as Record<string, unknown>).attachments)) {
     const first = await firstRun();
     if (first) return { run_id: first.run_id, duplicate: true };
   }
+  const prepared = await prepareRunInput(deps, scope, input as Record<string, unknown>);
+  const steps = await loadVersionSteps(deps, workflow.tenant_id, workflow.id, workflow.live_version);
   const outcome = await createQueuedRun(
     deps,
     { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },

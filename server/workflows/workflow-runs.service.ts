@@ -142,14 +142,16 @@ async function replayRun(deps: AppDeps, tenantId: string, runId: string, key: st
     const [row] = await deps.sql.query<{ status: WorkflowRunStatus }>('select status from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]);
     return { kind: 'queued', accepted: { run_id: runId, status: row.status, idempotent_replay: true } };
   }
-  // The first request is still running its run: wait for it to end or pause, then answer it.
+  // The first request is still running its run: wait for it to end or pause (looking at its status
+  // alone), then answer it with its steps.
   const deadline = Date.now() + REPLAY_WAIT_MS;
   for (;;) {
-    const result = await loadRunResult(deps, tenantId, runId);
-    if (result.status !== 'running') return { kind: 'result', result: { ...result, idempotent_replay: true } };
+    const [row] = await deps.sql.query<{ status: WorkflowRunStatus }>('select status from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]);
+    if (!row || row.status !== 'running') break;
     if (Date.now() > deadline) throw keyInProgress(key);
     await new Promise((r) => setTimeout(r, 50));
   }
+  return { kind: 'result', result: { ...(await loadRunResult(deps, tenantId, runId)), idempotent_replay: true } };
 }
 
 async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: ResolvedTarget, request: RunRequest, options: StartOptions, runId: string, claim: IdempotencyClaim | null): Promise<StartOutcome> {

@@ -197,7 +197,7 @@ describe('a suite run', () => {
   });
 
   it('a provider outage fails the run; resume continues it without running scored cases again, and is idempotent', async () => {
-    const suiteId = await suite(a, Array.from({ length: 6 }, (_, i) => ({ input: caseInput(`R${i}`) })));
+    const suiteId = await suite(a, Array.from({ length: 6 }, (_, i) => ({ input: caseInput(`R${i}`) })), { custom_scorer_expression: 'judge.score * 2' });
     // The first case's intent and judge calls go through, then the provider fails.
     let calls = 0;
     fake.script((req) => {
@@ -216,6 +216,8 @@ describe('a suite run', () => {
       expect(scoredBefore).toHaveLength(1);
 
       scriptJudge();
+      // The suite's scorer changes before the resume: the run keeps the one it started with.
+      expect((await t.api.patch(`/v1/evals/suites/${suiteId}`, { custom_scorer_expression: 'judge.score * 3' }, key(a))).status).toBe(200);
       const resumed = await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a));
       expect(resumed.status, resumed.text).toBe(200);
       expect(['pending', 'running', 'completed']).toContain(resumed.body.data.run.status);
@@ -227,6 +229,7 @@ describe('a suite run', () => {
       // The case scored before the outage was not run again: same result, same completion time.
       const first = after.find((r: { id: string }) => r.id === scoredBefore[0].id);
       expect(first).toEqual(scoredBefore[0]);
+      expect(after.map((r: { custom_score: number }) => r.custom_score)).toEqual(Array(6).fill(10));
       // Its intent was called once in all: before the outage, never after the resume.
       const marker = (scoredBefore[0].input.resume_text as string).split(':')[0];
       expect(fake.chatRequests().filter((r) => !isJudge(r) && promptOf(r).includes(`${marker}:`))).toHaveLength(1);
