@@ -246,7 +246,11 @@ export async function resumeRun(em: EntityManager, deps: AppDeps, scope: EvalSco
      reset as (
        update eval_results set status = 'pending', error = null, output = null, passed = null, score = null, dimension_scores = null, "check" = null,
               judge_reasoning = null, custom_score = null, latency_ms = null, cost_usd = 0, completed_at = null
-        where run_id = (select id from run) and status in ('errored', 'skipped'))
+        where run_id = (select id from run) and status in ('errored', 'skipped')
+       returning id),
+     -- The trace rows of the cases that run again go with them: their new rows take the same places.
+     traces as (
+       delete from run_steps where run_kind = 'eval' and run_id = (select id from run) and step_id in (select id::text from reset))
      select graphile_worker.add_job('eval_run', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || id::text) from run`,
     [run.id, scope.tenantId],
   );

@@ -56,12 +56,14 @@ export interface RunIntentOptions {
   budget?: RunBudget;
   /** Runs the intent on this model instead of its own (an evaluation's model_override); default none. */
   model?: string | null;
+  /** The intent already resolved for this tenant (an evaluation resolves it once per time slice). */
+  intent?: IntentDefinition;
 }
 
 export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
   const started = performance.now();
   const { tenant } = scope;
-  const intent = await resolveIntent(em, tenant, domainKey, intentKey);
+  const intent = options.intent ?? (await resolveIntent(em, tenant, domainKey, intentKey));
   const input = request.input as Record<string, unknown>;
   assertInputMatches(intent, input);
 

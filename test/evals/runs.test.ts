@@ -197,7 +197,10 @@ describe('a suite run', () => {
   });
 
   it('a provider outage fails the run; resume continues it without running scored cases again, and is idempotent', async () => {
-    const suiteId = await suite(a, Array.from({ length: 6 }, (_, i) => ({ input: caseInput(`R${i}`) })), { custom_scorer_expression: 'judge.score * 2' });
+    // Position 0 is a case that errors by itself (no user_id: the intent refuses it, no model call).
+    const suiteId = await suite(a, [{ input: { resume_text: 'Resume NOUSER: no user id' } }, ...Array.from({ length: 6 }, (_, i) => ({ input: caseInput(`R${i}`) }))], {
+      custom_scorer_expression: 'judge.score * 2',
+    });
     // The first case's intent and judge calls go through, then the provider fails.
     let calls = 0;
     fake.script((req) => {
@@ -214,6 +217,8 @@ describe('a suite run', () => {
       const before = await results(runId);
       const scoredBefore = before.filter((r: { status: string }) => r.status === 'scored');
       expect(scoredBefore).toHaveLength(1);
+      expect(before[0]).toMatchObject({ status: 'errored', error: expect.stringMatching(/^INVALID_INPUT/) });
+      const resumedAt = new Date();
 
       scriptJudge();
       // The suite's scorer changes before the resume: the run keeps the one it started with.
@@ -224,12 +229,16 @@ describe('a suite run', () => {
       const again = await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a));
       expect(again.status).toBe(200);
       const done = await settled(runId);
-      expect(done).toMatchObject({ status: 'completed', cases_done: 6, cases_passed: 6, error: null });
+      expect(done).toMatchObject({ status: 'completed', cases_done: 7, cases_passed: 6, error: null });
       const after = await results(runId);
+      // The errored case ran again after the resume; its trace rows are the new ones, not the first run's.
+      const traces = await t.sql<{ status: string; started_at: Date }>(`select status, started_at from run_steps where run_kind = 'eval' and run_id = $1 and step_id = $2`, [runId, before[0].id]);
+      expect(traces.map((s) => s.status)).toEqual(['failed']);
+      expect(traces[0].started_at.getTime()).toBeGreaterThanOrEqual(resumedAt.getTime() - 5);
       // The case scored before the outage was not run again: same result, same completion time.
       const first = after.find((r: { id: string }) => r.id === scoredBefore[0].id);
       expect(first).toEqual(scoredBefore[0]);
-      expect(after.map((r: { custom_score: number }) => r.custom_score)).toEqual(Array(6).fill(10));
+      expect(after.map((r: { custom_score: number | null }) => r.custom_score)).toEqual([null, ...Array(6).fill(10)]);
       // Its intent was called once in all: before the outage, never after the resume.
       const marker = (scoredBefore[0].input.resume_text as string).split(':')[0];
       expect(fake.chatRequests().filter((r) => !isJudge(r) && promptOf(r).includes(`${marker}:`))).toHaveLength(1);
