@@ -34,6 +34,11 @@ const HINTS: Record<string, string> = {
   TOKEN_EXPIRED: 'Log in again: liya login --email <email>.',
   INVALID_TOKEN: 'Log in again: liya login --email <email>.',
   UNAUTHORIZED: 'Log in again: liya login --email <email>.',
+  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
+  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
+  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
+  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
+  QUOTA_EXCEEDED: 'The tenant used up its monthly quota.',
 };
 
 function labelIssuePath(path: string, labels: FieldLabels): string {

@@ -5,7 +5,6 @@
 // <system-out>. A run that did not complete adds one <testcase name="run"> with an <error>, so a
 // failed run never reads as a green suite of skipped cases. Pure: data in, text out.
 import {
-  formatDateTime,
   formatPercent,
   formatScore,
   formatUsd,
@@ -14,6 +13,7 @@ import {
   type EvalResult,
   type EvalRun,
 } from './evals-report.js';
+import { dateTime } from './format.js';
 
 // Characters XML 1.0 cannot carry at all (control characters, lone surrogates, U+FFFE/U+FFFF).
 const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -74,7 +74,7 @@ function systemOut(r: EvalResult, passThreshold: number): string {
   lines.push(`latency: ${typeof r.latency_ms === 'number' ? `${r.latency_ms} ms` : '—'} · cost ${formatUsd(r.cost_usd)}`);
   if (r.error) lines.push(`error: ${r.error}`);
   for (const v of r.reviews ?? []) {
-    lines.push(`review: ${v.verdict}${typeof v.corrected_score === 'number' ? ` → ${v.corrected_score}` : ''}${v.note ? `: ${v.note}` : ''} (${formatDateTime(v.created_at)})`);
+    lines.push(`review: ${v.verdict}${typeof v.corrected_score === 'number' ? ` → ${v.corrected_score}` : ''}${v.note ? `: ${v.note}` : ''} (${dateTime(v.created_at)})`);
   }
   if (r.judge_reasoning) lines.push('judge reasoning:', r.judge_reasoning);
   return lines.join('\n');

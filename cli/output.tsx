@@ -2,6 +2,7 @@
 // JSON for scripts, and a spinner on stderr only where someone is watching.
 import { render } from 'ink';
 import type { ReactNode } from 'react';
+import { ApiError } from './api-client.js';
 import { describeError, type FieldLabels } from './errors.js';
 import { PasswordPrompt } from './ui/password-prompt.js';
 import { Spinner } from './ui/spinner.js';
@@ -52,11 +53,27 @@ export async function withSpinner<T>(label: string, task: () => Promise<T>): Pro
   }
 }
 
-/** Prints the error on stderr and returns the exit code to use. */
-export async function reportError(err: unknown, labels?: FieldLabels): Promise<number> {
+/**
+ * Prints the error on stderr and returns the exit code to use. `hint` adds a command's own advice
+ * for an API error (after the general hints).
+ */
+export async function reportError(err: unknown, labels?: FieldLabels, hint?: (err: ApiError) => string | undefined): Promise<number> {
   const report = describeError(err, labels);
-  await show(<StatusLine kind="error" message={report.title} lines={report.issues} hints={report.hints} />, process.stderr);
+  const hints = [...report.hints];
+  const extra = hint && err instanceof ApiError ? hint(err) : undefined;
+  if (extra && !hints.includes(extra)) hints.push(extra);
+  await show(<StatusLine kind="error" message={report.title} lines={report.issues} hints={hints} />, process.stderr);
   return report.exitCode;
+}
+
+/** Runs `task`; an API error is reported by `report` (any other error goes on to the usual reporting). */
+export async function withApiErrors(task: () => Promise<number | void>, report: (err: ApiError) => Promise<number>): Promise<number | void> {
+  try {
+    return await task();
+  } catch (err) {
+    if (err instanceof ApiError) return report(err);
+    throw err;
+  }
 }
 
 /** Asks for a password on the terminal; null when cancelled. Needs a TTY stdin with raw mode. */

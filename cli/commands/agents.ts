@@ -8,12 +8,13 @@ import { action } from '../action.js';
 import { ApiError } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
 import { CliError, describeError, EXIT_FAILURE } from '../errors.js';
-import { isInteractive, printJson, show, withSpinner } from '../output.js';
+import { isInteractive, printJson, show, withApiErrors, withSpinner } from '../output.js';
 import { postEventStream, StreamCancelled, StreamIdle, type StreamTarget } from '../sse.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, type StatusKind } from '../ui/status.js';
 import { Table } from '../ui/table.js';
+import { dateTime, oneLine, plural, segment } from '../format.js';
 
 // The SSE parser lives in cli/sse.ts (shared with `liya workflows run --stream`); re-exported for existing importers.
 export { readSse, SseParser, type SseEvent } from '../sse.js';
@@ -78,16 +79,8 @@ export const SUCCESSFUL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed'
  */
 export const RUN_IDLE_TIMEOUT_MS = 120_000;
 
-const segment = encodeURIComponent;
 const agentPath = (key: string) => `/v1/agents/${segment(key)}`;
-const dateTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** One line of at most `max` characters (line breaks become spaces). */
-export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 /** A setting's value as short text: strings as they are, lists comma-separated, the rest as JSON. */
 export function formatSetting(value: unknown, max = 80): string {
@@ -103,13 +96,8 @@ const SOURCE_LABELS: Record<string, string> = { agent: 'agent', platform_default
 
 /** What to do next, by error code (on top of the general hints). */
 const AGENT_HINTS: Record<string, string> = {
-  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
-  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
-  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
-  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
   FEATURE_NOT_ENABLED: 'The tenant\'s plan has no agents; an administrator changes the plan (liya tenants update <id> --plan ...).',
   SESSION_EXPIRED: 'Start a new conversation: run again without --session.',
-  QUOTA_EXCEEDED: 'The tenant used up its monthly quota.',
   LLM_NOT_CONFIGURED: 'The server has no model provider configured (e.g. OPENAI_API_KEY in its environment).',
 };
 
@@ -146,14 +134,7 @@ async function reportAgentError(err: unknown, key: string): Promise<number> {
 }
 
 /** Runs `task`; an API error is reported with the agent hints (others go to the usual reporting). */
-async function withAgentErrors(key: string, task: () => Promise<number | void>): Promise<number | void> {
-  try {
-    return await task();
-  } catch (err) {
-    if (err instanceof ApiError) return reportAgentError(err, key);
-    throw err;
-  }
-}
+const withAgentErrors = (key: string, task: () => Promise<number | void>) => withApiErrors(task, (err) => reportAgentError(err, key));
 
 // ---------------------------------------------------------------- the run stream
 

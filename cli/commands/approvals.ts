@@ -6,10 +6,11 @@ import { createElement as h } from 'react';
 import { action } from '../action.js';
 import { ApiError } from '../api-client.js';
 import { commandContext } from '../context.js';
-import { describeError, type FieldLabels } from '../errors.js';
-import { printJson, show, withSpinner } from '../output.js';
+import type { FieldLabels } from '../errors.js';
+import { printJson, reportError, show, withSpinner } from '../output.js';
 import { StatusLine } from '../ui/status.js';
 import type { WorkflowRunStatus } from './workflows.js';
+import { dateTime, oneLine, segment } from '../format.js';
 
 // ---------------------------------------------------------------- API types
 
@@ -41,24 +42,13 @@ export interface ApprovalDecisionResult {
 
 export const APPROVAL_DECISIONS: readonly ApprovalDecision[] = ['approve', 'reject'];
 
-const segment = encodeURIComponent;
 const decisionPath = (approvalId: string) => `/v1/workflows/approvals/${segment(approvalId)}/decision`;
-const dateTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
 
-/** One line of at most `max` characters (line breaks become spaces). */
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 // ---------------------------------------------------------------- errors
 
 /** What to do next, by error code (on top of the general hints). */
 const APPROVAL_HINTS: Record<string, string> = {
-  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
-  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
-  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
-  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
   NOT_FOUND: 'Check the approval id: a run waiting for one shows it (liya workflows runs <workflow> --status awaiting_approval).',
   APPROVAL_DECIDED: 'An approval is decided once; the run has gone on with the first decision (liya workflows runs <workflow>).',
 };
@@ -67,14 +57,7 @@ const APPROVAL_HINTS: Record<string, string> = {
 const DECIDE_FIELD_LABELS: FieldLabels = { approvalId: '<approvalId>', decision: '<decision>', comment: '--comment' };
 
 /** The error as for every command (title, issues, exit code), with hints for approvals. */
-async function reportApprovalError(err: unknown): Promise<number> {
-  const report = describeError(err, DECIDE_FIELD_LABELS);
-  const hints = [...report.hints];
-  const hint = err instanceof ApiError ? APPROVAL_HINTS[err.code] : undefined;
-  if (hint && !hints.includes(hint)) hints.push(hint);
-  await show(h(StatusLine, { kind: 'error', message: report.title, lines: report.issues, hints }), process.stderr);
-  return report.exitCode;
-}
+const reportApprovalError = (err: unknown) => reportError(err, DECIDE_FIELD_LABELS, (e) => APPROVAL_HINTS[e.code]);
 
 // ---------------------------------------------------------------- decide
 

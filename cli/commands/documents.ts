@@ -18,6 +18,7 @@ import { renderLiveView } from '../ui/live-view.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, StatusList, type StatusLineProps } from '../ui/status.js';
 import { Table } from '../ui/table.js';
+import { dateTime, plural } from '../format.js';
 
 export interface CollectionSummary {
   id: string;
@@ -82,8 +83,6 @@ const POLL_MS = 300;
 /** How long `upload` follows the jobs unless --max-wait says otherwise. */
 const MAX_WAIT_MS = 10 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const dateTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The stored dashboard login, checked against this server and for expiry: missing, for another --url or expired is exit 2. */
 export async function uploadLogin(ctx: CommandContext, what: string): Promise<Credentials> {

@@ -10,14 +10,13 @@ import { createElement as h } from 'react';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext } from '../context.js';
-import { CliError, describeError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
+import { CliError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
 import { buildJUnitReport } from '../evals-junit.js';
 import {
   buildEvalReport,
   dimensionsOf,
   FINAL_EVAL_RUN_STATUSES,
   formatCi,
-  formatDateTime,
   formatDiff,
   formatDuration,
   formatPercent,
@@ -34,12 +33,13 @@ import {
   type EvalRun,
 } from '../evals-report.js';
 import { followRun, progressLine } from '../evals-follow.js';
-import { printJson, show, withSpinner } from '../output.js';
+import { printJson, reportError, show, withApiErrors, withSpinner } from '../output.js';
 import { parseInteger, parseSeconds } from '../options.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
+import { dateTime, plural, segment } from '../format.js';
 
 // ---------------------------------------------------------------- API types
 
@@ -73,10 +73,8 @@ const MAX_WAIT_MS = 60 * 60_000;
 const RESULTS_PAGE = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const segment = encodeURIComponent;
 const runPath = (id: string) => `/v1/evals/runs/${segment(id)}`;
 const suitePath = (id: string) => `/v1/evals/suites/${segment(id)}`;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 // ---------------------------------------------------------------- errors
 
@@ -91,10 +89,6 @@ const FIELD_LABELS: Record<Operation, FieldLabels> = {
 };
 
 const KEY_HINTS: Record<string, string> = {
-  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
-  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
-  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
-  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
 };
 
 function hintFor(err: ApiError, operation: Operation): string | undefined {
@@ -108,7 +102,7 @@ function hintFor(err: ApiError, operation: Operation): string | undefined {
     case 'EVALS_BUDGET_EXCEEDED': {
       const used = typeof d.used_usd === 'number' ? formatUsd(d.used_usd) : null;
       const budget = typeof d.budget_usd === 'number' ? formatUsd(d.budget_usd) : null;
-      const resets = typeof d.resets_at === 'string' ? ` It resets on ${formatDateTime(d.resets_at)}.` : '';
+      const resets = typeof d.resets_at === 'string' ? ` It resets on ${dateTime(d.resets_at)}.` : '';
       return `This month's judge budget is spent${used && budget ? ` (${used} of ${budget})` : ''}.${resets}`;
     }
     case 'RATE_LIMITED': {
@@ -120,26 +114,9 @@ function hintFor(err: ApiError, operation: Operation): string | undefined {
   }
 }
 
-async function reportEvalError(err: unknown, operation: Operation): Promise<number> {
-  const report = describeError(err, FIELD_LABELS[operation]);
-  const hints = [...report.hints];
-  if (err instanceof ApiError) {
-    const hint = hintFor(err, operation);
-    if (hint && !hints.includes(hint)) hints.push(hint);
-  }
-  await show(h(StatusLine, { kind: 'error', message: report.title, lines: report.issues, hints }), process.stderr);
-  return report.exitCode;
-}
-
 /** Runs `task`; an API error is reported with the evals hints (others go to the usual reporting). */
-async function withEvalErrors(operation: Operation, task: () => Promise<number | void>): Promise<number | void> {
-  try {
-    return await task();
-  } catch (err) {
-    if (err instanceof ApiError) return reportEvalError(err, operation);
-    throw err;
-  }
-}
+const withEvalErrors = (operation: Operation, task: () => Promise<number | void>) =>
+  withApiErrors(task, (err) => reportError(err, FIELD_LABELS[operation], (e) => hintFor(e, operation)));
 
 // ---------------------------------------------------------------- flags
 
@@ -471,7 +448,7 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
             formatScore(r.mean_score),
             formatUsd(r.judge_total_cost_usd ?? 0),
             r.model_override ?? '—',
-            formatDateTime(r.started_at),
+            dateTime(r.started_at),
           ]),
           align: ['left', 'left', 'right', 'right', 'right', 'right'],
           empty: 'No runs.',

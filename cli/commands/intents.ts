@@ -12,6 +12,7 @@ import { FieldDiff, type FieldChange } from '../ui/field-diff.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
+import { dateTime, segment } from '../format.js';
 
 export interface IntentSummary {
   id: string;
@@ -50,9 +51,7 @@ interface CustomIntent {
   updated_at: string;
 }
 
-const segment = encodeURIComponent;
 const intentPath = (domain: string, intent: string) => `/dashboard/custom-domains/${segment(domain)}/intents/${segment(intent)}`;
-const dateTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
 const versionNumber = parseInteger(1, 1_000_000_000);
 
 /**

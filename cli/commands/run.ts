@@ -34,15 +34,10 @@ const RUN_FIELD_LABELS: FieldLabels = { input: '--input', session_id: '--session
 
 /** What to do next, by error code (on top of the general hints). */
 const RUN_HINTS: Record<string, string> = {
-  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
-  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
-  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
-  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
   DOMAIN_NOT_ENABLED: 'The tenant cannot use this domain; an administrator enables it (liya tenants update <id> --domains ...).',
   INTENT_NOT_PERMITTED: 'This API key may not run this intent.',
   NOT_FOUND: 'List the intents of a domain: liya intents list --domain <key>',
   SESSION_EXPIRED: 'Start a new session: run again without --session.',
-  QUOTA_EXCEEDED: 'The tenant used up its monthly quota.',
   LLM_NOT_CONFIGURED: 'The server has no model provider configured (e.g. OPENAI_API_KEY in its environment).',
   LLM_PROVIDER_ERROR: 'The model provider failed; try again later.',
   OUTPUT_INVALID: 'The model\'s answer did not fit the intent\'s output schema; try again, or adjust the prompt.',

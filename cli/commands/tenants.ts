@@ -11,6 +11,7 @@ import { IssuedKey } from '../ui/issued-key.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
 import { Stack } from '../ui/stack.js';
+import { dateTime } from '../format.js';
 
 export interface Tenant {
   id: string;
@@ -95,7 +96,6 @@ function tenantBody(flags: TenantFlags): Record<string, unknown> {
 }
 
 const date = (iso: string | null) => (iso ? iso.slice(0, 10) : '—');
-const dateTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
 const usage = (used: string | number, quota: string | number | null) => (quota === null ? `${used} (no quota)` : `${used} of ${quota}`);
 
 export function tenantFields(t: Tenant): [string, string][] {

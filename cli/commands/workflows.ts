@@ -10,14 +10,15 @@ import { createElement as h } from 'react';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
-import { CliError, describeError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
-import { isInteractive, printJson, show, withSpinner } from '../output.js';
+import { CliError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
+import { isInteractive, printJson, reportError, show, withApiErrors, withSpinner } from '../output.js';
 import { parseInteger } from '../options.js';
 import { postEventStream, StreamCancelled, StreamIdle, type JsonEvent, type StreamOutcome } from '../sse.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, type StatusKind } from '../ui/status.js';
 import { Table } from '../ui/table.js';
+import { dateTime, oneLine, plural, segment } from '../format.js';
 
 // ---------------------------------------------------------------- API types
 
@@ -146,26 +147,13 @@ export const WORKFLOW_STREAM_IDLE_MS = 120_000;
 /** The events that end a run stream. */
 const FINAL_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.waiting', 'run.awaiting_approval', 'run.failed']);
 
-const segment = encodeURIComponent;
 const workflowPath = (ref: string) => `/v1/workflows/${segment(ref)}`;
-const dateTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** One line of at most `max` characters (line breaks become spaces). */
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 // ---------------------------------------------------------------- errors
 
 /** What to do next, by error code (on top of the general hints). */
 const WORKFLOW_HINTS: Record<string, string> = {
-  MISSING_API_KEY: 'Pass --api-key <key> or set LIYA_API_KEY.',
-  INVALID_API_KEY: 'Check --api-key (or LIYA_API_KEY): the server does not know this key.',
-  INVALID_API_KEY_FORMAT: 'Check --api-key (or LIYA_API_KEY): tenant API keys start with svc_.',
-  API_KEY_REVOKED: 'This key was rotated; use the newer one.',
-  QUOTA_EXCEEDED: 'The tenant used up its monthly quota.',
   PAYLOAD_TOO_LARGE: 'The --input is too large for the server.',
 };
 
@@ -195,26 +183,12 @@ function hintFor(err: ApiError, ref: string, operation: Operation): string | und
 }
 
 /** The error as for every command (title, issues, exit code), with hints for workflows. */
-async function reportWorkflowError(err: unknown, ref: string, operation: Operation): Promise<number> {
-  const report = describeError(err, FIELD_LABELS[operation] ?? { workflowIdOrKey: '<ref>' });
-  const hints = [...report.hints];
-  if (err instanceof ApiError) {
-    const hint = hintFor(err, ref, operation);
-    if (hint && !hints.includes(hint)) hints.push(hint);
-  }
-  await show(h(StatusLine, { kind: 'error', message: report.title, lines: report.issues, hints }), process.stderr);
-  return report.exitCode;
-}
+const reportWorkflowError = (err: unknown, ref: string, operation: Operation) =>
+  reportError(err, FIELD_LABELS[operation] ?? { workflowIdOrKey: '<ref>' }, (e) => hintFor(e, ref, operation));
 
 /** Runs `task`; an API error is reported with the workflow hints (others go to the usual reporting). */
-async function withWorkflowErrors(ref: string, operation: Operation, task: () => Promise<number | void>): Promise<number | void> {
-  try {
-    return await task();
-  } catch (err) {
-    if (err instanceof ApiError) return reportWorkflowError(err, ref, operation);
-    throw err;
-  }
-}
+const withWorkflowErrors = (ref: string, operation: Operation, task: () => Promise<number | void>) =>
+  withApiErrors(task, (err) => reportWorkflowError(err, ref, operation));
 
 // ---------------------------------------------------------------- the --input file
 
