@@ -10,6 +10,7 @@ import { uniqueEmail } from '../support/fixtures.js';
 import { ADMIN_SECRET, createTestDatabase } from '../support/server.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
+import { refuseWrites } from '../support/db-faults.js';
 
 const CASES = 24;
 let fake: FakeLlm;
@@ -112,12 +113,7 @@ describe('an evaluation run whose process is killed', () => {
     expect(suite.status, suite.text).toBe(201);
     // A real failure of the database on every write of this tenant's results.
     const tenantId = signup.body.data.tenant.tenantId;
-    await sql(`
-      create function test_refuse_result_write() returns trigger language plpgsql as $$
-      begin raise exception 'results are read-only for this test'; end $$;
-      create trigger test_refuse_result_write before update on eval_results for each row
-        when (new.tenant_id = '${tenantId}' and new.status <> 'pending') execute function test_refuse_result_write();
-    `);
+    const allow = await refuseWrites(sql, 'test_refuse_result_write', 'eval_results', 'update', `new.tenant_id = '${tenantId}' and new.status <> 'pending'`);
     const started = await proc.api.post(`/v1/evals/suites/${suite.body.data.suite.id}/run`, {}, auth);
     expect(started.status, started.text).toBe(202);
     const runId = started.body.data.run.id;
@@ -134,9 +130,9 @@ describe('an evaluation run whose process is killed', () => {
       return run.status === 'failed' ? run : null;
     }, 'the run to fail after its last attempt', 30_000);
     expect(failed.error).toEqual({ code: 'INTERNAL_ERROR', message: expect.stringContaining('resume it') });
-    expect(JSON.stringify(failed.error)).not.toContain('read-only');
+    expect(JSON.stringify(failed.error)).not.toContain('refused');
 
-    await sql(`drop trigger test_refuse_result_write on eval_results`);
+    await allow();
     const resumed = await proc.api.post(`/v1/evals/runs/${runId}/resume`, {}, auth);
     expect(resumed.status, resumed.text).toBe(200);
     const done = await waitFor(async () => {

@@ -7,6 +7,7 @@ import { bearer } from '../support/client.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
+import { refuseWrites } from '../support/db-faults.js';
 import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 
 let t: TestServer;
@@ -287,12 +288,7 @@ describe('retry', () => {
       { id: 'done', step_type: 'end', config: { output: { ok: true } } },
     ]);
     // A real failure of the database on every write of the step after the delay.
-    await t.sql(`
-      create or replace function test_refuse_step() returns trigger language plpgsql as $$
-      begin raise exception 'steps are read-only for this test'; end $$;
-      create trigger test_refuse_step before insert on run_steps for each row
-        when (new.tenant_id = '${a.tenantId}' and new.step_id = 'after') execute function test_refuse_step();
-    `);
+    const allow = await refuseWrites(t.sql, 'test_refuse_step', 'run_steps', 'insert', `new.tenant_id = '${a.tenantId}' and new.step_id = 'after'`);
     try {
       const started = await run(wf.workflow_key, { input: {} });
       expect(started.body.data.status, started.text).toBe('waiting');
@@ -306,13 +302,13 @@ describe('retry', () => {
       );
       const failed = await settled(wf.workflow_key, runId, 'failed');
       expect(failed).toMatchObject({ error: { code: 'INTERNAL_ERROR', step_id: 'after' }, can_retry: true, can_cancel: false });
-      expect(JSON.stringify(failed.error)).not.toContain('read-only');
-      await t.sql('drop trigger test_refuse_step on run_steps');
+      expect(JSON.stringify(failed.error)).not.toContain('refused');
+      await allow();
       const retried = await t.api.post(`/v1/workflows/${wf.id}/runs/${runId}/retry`, {}, key(a));
       expect(retried.status, retried.text).toBe(200);
       expect(retried.body.data).toMatchObject({ status: 'completed', output: { ok: true } });
     } finally {
-      await t.sql('drop trigger if exists test_refuse_step on run_steps');
+      await allow();
     }
   });
 

@@ -8,6 +8,7 @@ import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { ADMIN_SECRET, JWT_SECRET, startTestServer, type TestServer } from '../support/server.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
+import { refuseWrites } from '../support/db-faults.js';
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -476,12 +477,7 @@ describe('event triggers', () => {
     await deploy(a, second.workflow_key);
     const [breaking, working] = [first, second].sort((x, y) => (x.workflow_key < y.workflow_key ? 1 : -1));
     // A real failure of the database on the run of the workflow started second.
-    await t.sql(`
-      create or replace function test_refuse_run() returns trigger language plpgsql as $$
-      begin raise exception 'no runs for this workflow'; end $$;
-      create trigger test_refuse_run before insert on workflow_runs for each row
-        when (new.workflow_id = '${breaking.id}') execute function test_refuse_run();
-    `);
+    const allow = await refuseWrites(t.sql, 'test_refuse_run', 'workflow_runs', 'insert', `new.workflow_id = '${breaking.id}'`);
     try {
       const headers = { ...bearer(a.apiKey), 'idempotency-key': 'evt-partial-1' };
       const res = await t.api.post('/v1/events', { name: 'partial.test' }, { headers });
@@ -492,7 +488,7 @@ describe('event triggers', () => {
       await waitFor(async () => (await runTotal(a, working.workflow_key)) === 1, 'the one run');
       expect(await runTotal(a, working.workflow_key)).toBe(1);
     } finally {
-      await t.sql('drop trigger if exists test_refuse_run on workflow_runs');
+      await allow();
     }
   });
 
@@ -550,12 +546,7 @@ describe('schedule triggers', () => {
   it('a tick whose run cannot start does not stop the schedule: the next tick is planned first', async () => {
     const wf = await create(a, 'Schedule through failures', scheduleSteps('0 0 * * * *'));
     // A real failure of the database on every run of this workflow.
-    await t.sql(`
-      create or replace function test_refuse_scheduled_run() returns trigger language plpgsql as $$
-      begin raise exception 'no runs for this workflow'; end $$;
-      create trigger test_refuse_scheduled_run before insert on workflow_runs for each row
-        when (new.workflow_id = '${wf.id}') execute function test_refuse_scheduled_run();
-    `);
+    const allow = await refuseWrites(t.sql, 'test_refuse_scheduled_run', 'workflow_runs', 'insert', `new.workflow_id = '${wf.id}'`);
     try {
       await deploy(a, wf.workflow_key);
       const planned = (await t.sql<{ tick: string }>(`select payload->>'tick' as tick from graphile_worker._private_jobs where key = $1`, [`wf-schedule:${wf.id}`]))[0].tick;
@@ -566,7 +557,7 @@ describe('schedule triggers', () => {
       expect(next).toHaveLength(1);
       expect(Date.parse(next[0].tick)).toBeGreaterThan(Date.parse(planned));
     } finally {
-      await t.sql('drop trigger if exists test_refuse_scheduled_run on workflow_runs');
+      await allow();
       await t.api.delete(`/v1/workflows/${wf.id}`, key(a));
     }
   });
