@@ -34,7 +34,6 @@
  * - Nothing is rounded; -0 is turned into 0 so equality checks and snapshots do not trip over it.
  */
 import wilcoxon from '@stdlib/stats-wilcoxon';
-import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { mean, quantileSorted } from 'simple-statistics';
 
@@ -180,13 +179,15 @@ export function bootstrapMeanCi(
     return [d, d];
   }
 
-  // pure-rand v8 generators are mutable: uniformInt advances `rng` in place.
+  // pure-rand v8 generators are mutable: next() advances `rng` in place. An index is the 32-bit
+  // draw scaled to [0, n) (a bias of at most n / 2^32, immaterial here): five times faster than
+  // uniformInt's rejection sampling, which mattered at 10,000 resamples of thousands of cases.
   const rng = xoroshiro128plus(seed);
   const means = new Float64Array(resamples);
   for (let r = 0; r < resamples; r += 1) {
     let sum = 0;
     for (let i = 0; i < n; i += 1) {
-      sum += diffs[uniformInt(rng, 0, n - 1)];
+      sum += diffs[Math.floor(((rng.next() >>> 0) * n) / 4294967296)];
     }
     means[r] = sum / n;
   }
