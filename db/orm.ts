@@ -58,6 +58,9 @@ const MIGRATION_LOCK_KEY = 7_311_402_119;
  */
 export async function applyMigrations(orm: MikroORM): Promise<string[]> {
   const lock = new pg.Client({ connectionString: orm.config.get('clientUrl') });
+  // A connection dropped while the lock is held fails the migration's own queries; without a
+  // listener its 'error' event would end the process instead.
+  lock.on('error', () => undefined);
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -72,6 +75,7 @@ export async function applyMigrations(orm: MikroORM): Promise<string[]> {
 /** Creates `database` on the server behind `adminUrl` unless it exists. */
 export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [database]);

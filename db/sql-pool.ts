@@ -21,6 +21,10 @@ export interface SqlPool {
 export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
   const pool = new pg.Pool({ connectionString: url, max });
   pool.on('error', (err) => log.warn({ err }, 'database pool error'));
+  // pg-pool listens on a client only while it sits idle: one checked out for a transaction whose
+  // connection drops would emit 'error' to nobody, which ends the process. The query in flight
+  // rejects on its own (and its caller reports it), so there is nothing more to do here.
+  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err }, 'database connection error')));
   return {
     async query(text, params = [], prepare) {
       return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;

@@ -16,7 +16,7 @@ import { stopOcrProcess } from './workflows/ocr.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
 import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
-import { createLazyMcpPool } from './agents/mcp-pool.js';
+import { createLazyMcpPool, MCP_OUTBOUND_LIMITS } from './agents/mcp-pool.js';
 import { createOutboundHttp } from './net/safe-http.js';
 
 export interface Database {
@@ -91,9 +91,10 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
 
   let engineCheck = () => false;
   const outbound = createOutboundHttp({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS, timeoutMs: config.OUTBOUND_TIMEOUT_MS, maxBytes: config.OUTBOUND_MAX_BYTES });
-  // MCP servers that answer a tool call as plain JSON send their response head only when the tool
-  // is done: their calls are bounded by each tool's own time limit, not the outbound default.
-  const mcp = createLazyMcpPool(createOutboundHttp({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS, timeoutMs: 130_000, maxBytes: config.OUTBOUND_MAX_BYTES }).fetch);
+  // MCP traffic has limits of its own (MCP_OUTBOUND_LIMITS): a tool answered as plain JSON sends
+  // its head only when done, so each call is bounded by its own tool time limit, not the default.
+  const mcpMaxBytes = Math.max(config.OUTBOUND_MAX_BYTES, MCP_OUTBOUND_LIMITS.maxBytes);
+  const mcp = createLazyMcpPool(createOutboundHttp({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS, ...MCP_OUTBOUND_LIMITS, maxBytes: mcpMaxBytes }).fetch);
   cleanups.push(() => mcp.close());
   const deps: AppDeps = {
     config,

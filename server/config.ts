@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { PLAN_NAMES, type PlanLimitOverrides } from './tenants/plan-limits.js';
 
 // The only reader of process.env. Every variable is documented in .env.example.
 const boolFlag = z
@@ -33,6 +34,20 @@ const llmProviderSchema = z.object({
   apiKeyEnv: z.string().min(1).optional(),
 });
 export type LlmProviderConfig = z.infer<typeof llmProviderSchema>;
+
+/** PLAN_LIMITS: per plan, any limit's new value (numbers are positive integers, mail_per_day may be 0). */
+function planLimitsSchema(): z.ZodType<PlanLimitOverrides> {
+  const count = z.number().int().min(1);
+  const limits = z
+    .object({
+      run_steps: count, step_output_bytes: count, run_state_bytes: count, run_input_bytes: count, run_wall_seconds: count,
+      nesting_depth: count, nested_runs: z.number().int().min(0), expression_ms: count, expression_result_size: count,
+      mail_per_day: z.number().int().min(0), mail_recipients: count, mail_any_recipient: z.boolean(),
+    })
+    .partial()
+    .strict();
+  return z.partialRecord(z.enum(PLAN_NAMES), limits) as z.ZodType<PlanLimitOverrides>;
+}
 
 const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -100,6 +115,11 @@ const configSchema = z.object({
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** Largest outbound response body read, in bytes (default 1 MiB); the rest is cut off. */
   OUTBOUND_MAX_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  /**
+   * JSON object changing plan limits (server/tenants/plan-limits.ts), e.g. {"trial": {"run_steps": 10000}}.
+   * Unset: the documented defaults.
+   */
+  PLAN_LIMITS: jsonVariable(planLimitsSchema()).optional(),
 });
 
 export type AppConfig = z.infer<typeof configSchema>;

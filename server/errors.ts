@@ -65,6 +65,7 @@ export const ERROR_STATUS = {
   LLM_PROVIDER_ERROR: 502,
   OUTPUT_INVALID: 502,
   NOT_READY: 503,
+  DATABASE_UNAVAILABLE: 503,
   LLM_NOT_CONFIGURED: 503,
 } as const;
 
@@ -110,4 +111,54 @@ export function concurrentChangeError(err: unknown): AppError | null {
   const code = (err as { code?: unknown } | null)?.code ?? (err as { cause?: { code?: unknown } } | null)?.cause?.code;
   if (typeof code !== 'string' || !CONCURRENT_CHANGE_CODES.has(code)) return null;
   return new AppError('CONFLICT', 'A resource this request depends on was changed by another request at the same time; try again', { retryable: true });
+}
+
+// The database out of reach: refused or dropped connections (a restart, a failover, a network
+// cut), PostgreSQL shutting down or starting up (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+// cannot_connect_now), its connection-exception class (08xxx), and pg's own words for a connection
+// that ended or could not be made in time.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
+const UNAVAILABLE_MESSAGE = /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable)$/;
+// Socket errors are the database's only when pg raised them: an outbound call's refused connection
+// is not an outage of ours. pg and pg-pool re-capture the stack of every error they reject with
+// (so it leads back to the caller), which puts their own frame first.
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const PG_FRAME = /[\\/]node_modules[\\/]pg(-pool)?[\\/]/;
+
+function isUnavailableAlone(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message, stack } = err as { code?: unknown; message?: unknown; stack?: unknown };
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (UNAVAILABLE_SOCKET_CODES.has(code) && typeof stack === 'string' && PG_FRAME.test(stack)) return true;
+  }
+  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
+}
+
+/** Whether `err` (or the error it wraps) says the database cannot be reached right now. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  return isUnavailableAlone(err) || isUnavailableAlone((err as { cause?: unknown } | null)?.cause);
+}
+
+/** Seconds a client is asked to wait before trying again while the database is out of reach. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** The 503 for an error that says the database is out of reach; null for any other error. */
+export function databaseUnavailableError(err: unknown): AppError | null {
+  if (!isDatabaseUnavailable(err)) return null;
+  return new AppError(
+    'DATABASE_UNAVAILABLE',
+    'The database is not reachable right now; try again shortly',
+    { retryable: true, retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS },
+    { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/**
+ * The answer for an error that is not an AppError but is no bug either: a write that lost a race
+ * (409) or the database out of reach (503). Null for anything else (a 500). Every place that turns
+ * errors into responses asks this one function.
+ */
+export function expectedFailure(err: unknown): AppError | null {
+  return concurrentChangeError(err) ?? databaseUnavailableError(err);
 }

@@ -198,6 +198,18 @@ describe('liya workflows list, show, deploy and toggle', () => {
     expect(unknown.stderr).toContain('NOT_FOUND (HTTP 404): Workflow "nope" not found');
   }, 60_000);
 
+  it('shows a webhook workflow\'s URL and secrets, which its first deploy answers only once', async () => {
+    const hook = await deployedKey('Hooked', [{ id: 'start', step_type: 'trigger', config: { trigger_subtype: 'webhook' } }, { id: 'done', step_type: 'end', config: { output: 1 } }], false);
+    const deployed = await liya(['workflows', 'deploy', hook]);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect(deployed.stdout).toMatch(/Webhook URL: http\S+\/webhooks\/workflows\/\S+/);
+    expect(deployed.stdout).toMatch(/Webhook secret \(shown once\): whsec_\S+/);
+    expect(deployed.stdout).toMatch(/Callback secret \(verifies run callbacks\): whsec_\S+/);
+    // Deploying again mints nothing, so nothing is shown.
+    const again = await liya(['workflows', 'deploy', hook, '--json']);
+    expect(JSON.parse(again.stdout)).not.toHaveProperty('webhook_secret');
+  }, 60_000);
+
   it('toggles a workflow off and on; a never-deployed one is DEPLOY_REQUIRED', async () => {
     const off = await liya(['workflows', 'toggle', 'switch-me']);
     expect(off.code, off.stderr).toBe(0);

@@ -19,9 +19,17 @@ import { runLiya } from './support/cli.js';
 const LOADED_ON_DEMAND = ['ink', 'react', 'mammoth', 'unpdf', 'html-to-text', 'csv-parse', 'nodemailer', 'trpc-to-openapi'];
 const PARSERS = ['mammoth', 'unpdf', 'html-to-text', 'csv-parse'];
 
+/** Single files of those packages a server does load: nodemailer's address parser (one file; mail recipients are checked when a workflow is saved and run). */
+const ALLOWED_FILES = [/\/node_modules\/nodemailer\/dist\/(esm|cjs)\/addressparser\/[^/]+$/];
+
 /** The packages among `urls` (module URLs Node loaded). */
 function packagesOf(urls: string[]): Set<string> {
-  return new Set(urls.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined));
+  return new Set(
+    urls
+      .filter((url) => !ALLOWED_FILES.some((allowed) => allowed.test(url)))
+      .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1])
+      .filter((name) => name !== undefined),
+  );
 }
 
 /** Source text of a module that records every module Node loads from here on in `loaded`. */

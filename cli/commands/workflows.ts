@@ -732,13 +732,20 @@ export function workflowsCommand(): Command {
       action(async (ref: string, flags: { json?: boolean }, command: Command) => {
         const client = commandContext(command).withApiKey();
         return withWorkflowErrors(ref, 'deploy', async () => {
-          const { workflow } = await withSpinner(`Deploying workflow ${ref}`, () => client.post<{ workflow: Workflow }>(`${workflowPath(ref)}/deploy`, { auth: 'bearer' }));
-          if (flags.json) return printJson(workflow);
+          const deployed = await withSpinner(`Deploying workflow ${ref}`, () =>
+            client.post<{ workflow: Workflow; webhook_url?: string; webhook_secret?: string; callback_secret?: string }>(`${workflowPath(ref)}/deploy`, { auth: 'bearer' }),
+          );
+          const { workflow, ...minted } = deployed;
+          // A webhook workflow's first deploy shows its URL and secrets this once: they must not be lost.
+          if (flags.json) return printJson({ ...workflow, ...minted });
+          const secrets = minted.webhook_secret
+            ? [`Webhook URL: ${minted.webhook_url}`, `Webhook secret (shown once): ${minted.webhook_secret}`, `Callback secret (verifies run callbacks): ${minted.callback_secret}`]
+            : [];
           await show(
             h(StatusLine, {
               kind: 'success',
               message: `Deployed workflow ${workflow.workflow_key} (${workflow.name}): version ${workflow.version}, status ${workflow.status}`,
-              hints: [`Run it: liya workflows run ${workflow.workflow_key} --input input.json`],
+              hints: [...secrets, `Run it: liya workflows run ${workflow.workflow_key} --input input.json`],
             }),
           );
         });

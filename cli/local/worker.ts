@@ -71,8 +71,9 @@ async function runUntilStopped(
     return 1;
   }
 
-  // A runner that ends by itself (its database connection lost for good) ends the process with
-  // code 1, so a supervisor (systemd, Docker's restart policy) starts a fresh one.
+  // The runner rides out database outages by itself; one that refuses to go on (a newer version
+  // migrated the job schema) ends the process with code 1, so a supervisor (systemd, Docker's
+  // restart policy) starts a fresh one.
   const ended = worker ? worker.ended.then(() => null) : new Promise<null>(() => undefined);
   const signal = await Promise.race([stopRequested, ended]);
   if (signal === null) {

@@ -7,13 +7,14 @@ import { Collection, CollectionDomain } from './collection.js';
 import { ApiKey, Environment, PlatformSetting, Tenant } from './tenant.js';
 import { UsageCounter, UsageEvent } from './usage.js';
 import { EmailToken, LoginAttempt, OutboxMessage, User } from './user.js';
+import { MailDayCount } from './mail.js';
 import { WorkerHeartbeat } from './worker.js';
 import { Document, DocumentChunk, DocumentCollection, IngestionJob } from './document.js';
 import { CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion } from './intent.js';
 import { IntentCacheEntry, Session, SessionMessage, TenantProviderKey } from './session.js';
 
 export const entities = [
-  Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, LoginAttempt,
+  Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, MailDayCount, LoginAttempt,
   AuditEntry, UsageEvent, UsageCounter, Collection, CollectionDomain, WorkerHeartbeat,
   CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion, Session, SessionMessage, IntentCacheEntry, TenantProviderKey,
   Document, DocumentCollection, DocumentChunk, IngestionJob,

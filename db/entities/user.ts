@@ -47,8 +47,13 @@ export const OutboxMessage = defineEntity({
   tableName: 'outbox_messages',
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
-    toAddress: p.string().length(320).index(),
-    subject: p.string().length(300),
+    // The tenant whose workflow or agent sent it (null: the platform's own account mail), so an
+    // abuse report about a mail from MAIL_FROM leads to its sender.
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade').nullable().index(),
+    // The normalised recipients, comma separated. A list can outgrow a b-tree entry, so no index.
+    toAddress: p.text(),
+    // RFC 5322 caps a header line at 998 characters.
+    subject: p.string().length(998),
     body: p.text(),
     kind: p.string().length(64),
     createdAt: p.datetime().onCreate(() => new Date()),

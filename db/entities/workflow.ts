@@ -97,6 +97,12 @@ export const WorkflowRun = defineEntity({
     output: p.json<unknown>().nullable(),
     nextStepId: p.string().length(100).nullable(),
     stepsDone: p.integer().default(0),
+    /** Step executions, loop iterations included: what the plan's run_steps limit counts. */
+    executions: p.integer().default(0),
+    /** 1, or deeper when another run started this one (an agent's workflow tool): the plan's nesting_depth. */
+    depth: p.smallint().default(1),
+    /** Times a process died while executing the run; past a few the run fails instead of being continued again. */
+    crashes: p.smallint().default(0),
     error: p.json<Record<string, unknown>>().nullable(),
     /** The process executing the run (its heartbeat id); a running run whose owner is gone is recovered. */
     ownerId: p.string().length(64).nullable(),

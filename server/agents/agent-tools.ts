@@ -11,6 +11,8 @@ import { runIntent } from '../intents/run-intent.service.js';
 import type { AgentRunScope } from './run-agent.js';
 import { searchKnowledge } from '../knowledge/knowledge.service.js';
 import type { RunBudget } from '../llm/run-budget.js';
+import { enterNestedRun, type RunLineage } from '../runs/run-lineage.js';
+import type { PlanLimits } from '../tenants/plan-limits.js';
 import { parseIntentRef } from './agent-references.js';
 import type { AgentRuntimeConfig } from './agent-runtime-config.js';
 import type { AgentSettings } from './load-agent-run.js';
@@ -44,6 +46,9 @@ export interface ToolContext {
   config: AgentRuntimeConfig;
   toolsConfig: ToolsConfig;
   budget: RunBudget;
+  /** This run's place in a tree of nested runs: what the workflows it starts inherit. */
+  lineage: RunLineage;
+  limits: PlanLimits;
 }
 
 /** A tool that could not be offered (e.g. an MCP server that did not answer), for the trace. */
@@ -189,8 +194,10 @@ async function buildWorkflowTools(ctx: ToolContext, problems: ToolProblem[]): Pr
         type: 'object',
         additionalProperties: true,
       }),
-      run: async (args) => {
-        const outcome = await startRun(ctx.em.fork(), ctx.deps, ctx.scope, key, { input: args }, { mode: 'live', triggeredBy: 'agent' });
+      run: async (args, call) => {
+        // One level deeper, refused past the plan's nesting; the tool call's time limit cancels the run.
+        const lineage = enterNestedRun(ctx.lineage, ctx.limits, `the workflow "${key}"`, { signal: call.signal });
+        const outcome = await startRun(ctx.em.fork(), ctx.deps, ctx.scope, key, { input: args }, { mode: 'live', triggeredBy: 'agent', lineage });
         if (outcome.kind !== 'result') throw new Error('the workflow run did not start synchronously');
         const result = outcome.result;
         if (result.status === 'failed') throw new Error(`the workflow run ${result.run_id} failed`);
@@ -205,7 +212,8 @@ async function buildMcpTools(ctx: ToolContext, problems: ToolProblem[]): Promise
   const tools: AgentTool[] = [];
   for (const server of ctx.toolsConfig.mcp_servers ?? []) {
     const headers = await revealMcpHeaders(ctx.em, ctx.deps, ctx.scope.tenantId, ctx.agent.agentKey, server);
-    const connection = { ...server, headers };
+    // Keyed by tenant in the pool: another tenant's agent with this very URL and headers gets its own client.
+    const connection = { ...server, headers, tenantId: ctx.scope.tenantId };
     let listed;
     try {
       listed = await ctx.deps.mcp.listTools(connection);

@@ -1,13 +1,17 @@
 // Agents' tools on Model Context Protocol servers (Streamable HTTP), through the official SDK client.
-// One connected client per server is kept and reused: the initialize handshake costs a round trip.
-// All HTTP goes through the given fetch (the SSRF-safe one in production).
+// One connected client per tenant and server is kept and reused: the initialize handshake costs a
+// round trip, and no tenant may share another's session or see its tool list.
+// All HTTP goes through the given fetch (the SSRF-safe one in production, which caps every body).
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { OutboundLimitError } from '../net/limited-body.js';
 import { OutboundBlockedError, type OutboundHttp } from '../net/safe-http.js';
 
 export interface McpServerConfig {
+  /** The tenant whose agent uses the server: clients, sessions and tool lists are never shared across tenants. */
+  tenantId: string;
   name: string;
   url: string;
   headers?: Record<string, string>;
@@ -29,7 +33,7 @@ export interface McpCallResult {
 }
 
 export interface McpClientPool {
-  /** The server's tools (filtered by allowed_tools when given), cached per server (url + headers) for ttlMs. */
+  /** The server's tools (filtered by allowed_tools when given), cached per server (tenant + url + headers) for ttlMs. */
   listTools(server: McpServerConfig, options?: { signal?: AbortSignal }): Promise<McpToolInfo[]>;
   callTool(
     server: McpServerConfig,
@@ -55,6 +59,11 @@ const CLIENT_INFO = { name: 'liya', version: '0.1.0' };
 // A server paging forever must not keep an agent run waiting.
 const MAX_LIST_PAGES = 20;
 const NETWORK_ERROR_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET']);
+// Resuming a request's event stream (GET with Last-Event-ID) is allowed this often per client: a
+// server that keeps closing its streams cannot keep us reconnecting.
+const MAX_RESUMES_PER_MINUTE = 10;
+// Why a client was closed under its requests: an event of its streams went past the byte cap.
+const overflowedClients = new WeakMap<Client, OutboundLimitError>();
 
 interface Entry {
   key: string;
@@ -67,7 +76,7 @@ interface Entry {
   idleTimer: NodeJS.Timeout | null;
 }
 
-/** A pool of MCP clients, one per server (url + headers), closed after ttlMs unused. */
+/** A pool of MCP clients, one per tenant and server (url + headers), closed after ttlMs unused. */
 export function createMcpClientPool(options: McpClientPoolOptions): McpClientPool {
   const ttlMs = options.ttlMs ?? 5 * 60_000;
   const defaultTimeoutMs = options.timeoutMs ?? 10_000;
@@ -140,6 +149,9 @@ export function createMcpClientPool(options: McpClientPoolOptions): McpClientPoo
         try {
           return await run(client);
         } catch (error) {
+          // Closed because the server broke a limit: a fresh client would fare no better.
+          const overflow = overflowedClients.get(client);
+          if (overflow) throw describeFailure(overflow, server, action, timeoutMs, signal);
           // A stale connection (server restarted, session expired, socket reset): one fresh try.
           if (attempt === 1 && !signal?.aborted && isConnectionError(error)) {
             if (entry.current === client) forget(entry);
@@ -209,11 +221,67 @@ export function createMcpClientPool(options: McpClientPoolOptions): McpClientPoo
 }
 
 async function openClient(server: McpServerConfig, fetch: OutboundHttp['fetch'], timeoutMs: number): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} } });
   const client = new Client(CLIENT_INFO, { capabilities: {} });
-  // On failure the SDK closes the client itself.
-  await client.connect(transport, { timeout: timeoutMs });
+  // The SDK only reports a broken event stream and leaves its request waiting for its time limit;
+  // closing the client ends every request of it now, with the cap as the reason.
+  const onOverflow = (error: OutboundLimitError) => {
+    if (!overflowedClients.has(client)) overflowedClients.set(client, error);
+    void client.close().catch(() => undefined);
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), { fetch: guardFetch(fetch, onOverflow), requestInit: { headers: server.headers ?? {} } });
+  try {
+    // On failure the SDK closes the client itself.
+    await client.connect(transport, { timeout: timeoutMs });
+  } catch (error) {
+    throw overflowedClients.get(client) ?? error;
+  }
   return client;
+}
+
+/**
+ * The transport's fetch, narrowed. The notifications stream (a GET the server may hold open for
+ * ever) is answered 405 without asking the server, which the SDK takes as "no such stream": we use
+ * no server notifications (tool lists are re-read after ttlMs). Resuming a request's own stream
+ * (GET with Last-Event-ID) goes through, a few times a minute. An event stream whose event passes
+ * the byte cap reports it to `onOverflow`.
+ */
+function guardFetch(fetch: OutboundHttp['fetch'], onOverflow: (error: OutboundLimitError) => void): OutboundHttp['fetch'] {
+  let windowStart = 0;
+  let resumes = 0;
+  return async (input, init) => {
+    if ((init?.method ?? 'GET').toUpperCase() === 'GET') {
+      const resuming = new Headers(init?.headers).has('last-event-id');
+      if (Date.now() - windowStart > 60_000) [windowStart, resumes] = [Date.now(), 0];
+      if (!resuming || ++resumes > MAX_RESUMES_PER_MINUTE) return new Response(null, { status: 405, statusText: 'Method Not Allowed' });
+    }
+    const response = await fetch(input, init);
+    const isStream = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+    return response.body && isStream ? watchEventStream(response, onOverflow) : response;
+  };
+}
+
+function watchEventStream(response: Response, onOverflow: (error: OutboundLimitError) => void): Response {
+  const reader = response.body!.getReader();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { value, done } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          if (error instanceof OutboundLimitError && error.limit === 'event_bytes') onOverflow(error);
+          controller.error(error);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  const watched = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  // Constructed responses have an empty url; the SDK resolves redirects against it.
+  Object.defineProperties(watched, { url: { value: response.url }, redirected: { value: response.redirected } });
+  return watched;
 }
 
 async function closeEntry(entry: Entry): Promise<void> {
@@ -225,12 +293,14 @@ async function closeEntry(entry: Entry): Promise<void> {
   await pending?.then((client) => client.close()).catch(() => undefined);
 }
 
-// Header names are case-insensitive; values are hashed, never kept readable in the key.
+// Header names are case-insensitive; values are hashed, never kept readable in the key. The tenant
+// is part of it: two tenants configuring the same server never share a client, session or tool list.
 function serverKey(server: McpServerConfig): string {
+  if (!server.tenantId) throw new Error(`MCP server "${server.name}": no tenant given`);
   const headers = Object.entries(server.headers ?? {})
     .map(([name, value]) => [name.toLowerCase(), value])
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(`${server.url}\n${JSON.stringify(headers)}`).digest('hex');
+  return createHash('sha256').update(JSON.stringify([server.tenantId, server.url, headers])).digest('hex');
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

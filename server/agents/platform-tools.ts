@@ -1,7 +1,7 @@
 // The platform's own tools: time, SSRF-safe HTTP GET, mail to the agent's notify address, asking
 // the user, and per-end-user memory and preferences.
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import { queueMail } from '../mail/outbox.js';
+import { sendTenantMail } from '../mail/send-tenant-mail.js';
 import type { AgentTool, ToolContext } from './agent-tools.js';
 import { MEMORY_VALUE_MAX_CHARS, readUserMemory, writeUserMemory, type MemoryScope } from './agent-memory.js';
 
@@ -79,9 +79,11 @@ function sendEmail(ctx: ToolContext): AgentTool {
     run: async (args) => {
       const subject = text(args.subject, 'subject', 200);
       const body = text(args.body, 'body', 20_000);
-      const em = ctx.em.fork();
-      await em.transactional((tx) => queueMail(tx, ctx.deps, { to, subject: label ? `[${label}] ${subject}` : subject, body, kind: 'agent_notification' }));
-      return { output: { queued: true, to } };
+      // The tenant's plan limits hold here as in workflows; a refusal fails the call, and the model reads why.
+      const sent = await sendTenantMail(ctx.em.fork(), ctx.deps, { tenantId: ctx.scope.tenantId, plan: ctx.scope.plan }, {
+        to, subject: label ? `[${label}] ${subject}` : subject, body, kind: 'agent_notification',
+      });
+      return { output: { queued: true, to: sent.to } };
     },
   };
 }

@@ -16,7 +16,9 @@ import type { LlmGatewayService } from '../llm/llm-gateway.js';
 import type { ChatCallResult, ModelTarget, StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
 import { RunBudget } from '../llm/run-budget.js';
+import { rootLineage, type RunLineage } from '../runs/run-lineage.js';
 import { recordRunStep } from '../runs/run-steps.js';
+import { limitsForPlan } from '../tenants/plan-limits.js';
 import { assertQuotaLeft } from '../usage/quota.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 import { readConversationMemory, writeUserMemory, type HistoryTurn } from './agent-memory.js';
@@ -165,12 +167,27 @@ export async function executeAgentRun(
   em: EntityManager,
   deps: AppDeps,
   run: PreparedAgentRun,
-  options: { onEvent?: (event: AgentRunEvent) => void; signal?: AbortSignal } = {},
+  options: {
+    onEvent?: (event: AgentRunEvent) => void;
+    signal?: AbortSignal;
+    /** Set when another run started this one (a workflow's ai_agent step): its depth, budget, deadline and cancellation. */
+    lineage?: RunLineage;
+  } = {},
 ): Promise<AgentRunResult> {
   const { agent, config, scope } = run;
   const emit = options.onEvent ?? (() => undefined);
   emit({ event: 'run.started', data: { run_id: run.runId, session_id: run.sessionId, agent_key: agent.agentKey } });
-  const budget = new RunBudget(config.maxCostUsd);
+  const limits = limitsForPlan(scope.plan, deps.config.PLAN_LIMITS);
+  const parent = options.lineage ?? rootLineage();
+  // The agent's own cap, within what the runs above it may still spend.
+  const budget = new RunBudget(config.maxCostUsd, parent.budget);
+  // What runs this agent starts (its workflow tools) inherit.
+  const lineage: RunLineage = {
+    ...parent,
+    budget,
+    deadline: Math.min(parent.deadline ?? Number.POSITIVE_INFINITY, Date.now() + limits.run_wall_seconds * 1000),
+    signal: options.signal ?? parent.signal,
+  };
   const toolsConfig = (agent.toolsConfig ?? {}) as ToolsConfig;
   let index = 0;
   let steps = 0;
@@ -202,7 +219,7 @@ export async function executeAgentRun(
       output = run.blocked.fallback;
       error = { code: 'GUARDRAIL_BLOCKED', stage: 'input', issues: run.blocked.issues };
     } else {
-      const { tools, problems } = await buildAgentTools({ em, deps, scope, agent, runId: run.runId, userId: run.userId, config, toolsConfig, budget });
+      const { tools, problems } = await buildAgentTools({ em, deps, scope, agent, runId: run.runId, userId: run.userId, config, toolsConfig, budget, lineage, limits });
       for (const problem of problems) await record({ type: 'tool', name: problem.name, input: null, output: null, started: new Date(), latencyMs: 0, error: `not offered: ${problem.error}` });
       byName = new Map(tools.map((t) => [t.name, t]));
       const specs: ChatCompletionTool[] | undefined = tools.length ? tools.map((t) => t.spec) : undefined;
@@ -222,6 +239,15 @@ export async function executeAgentRun(
         if (steps >= config.maxSteps) {
           status = 'max_steps_reached';
           output = lastText;
+          break;
+        }
+        if (Date.now() >= lineage.deadline!) {
+          status = 'failed';
+          output = lastText || config.fallback;
+          error = {
+            code: 'RUN_TIMEOUT', limit: 'run_wall_seconds', max: limits.run_wall_seconds,
+            message: `the run (or the run that started it) passed its time limit of ${limits.run_wall_seconds} s`,
+          };
           break;
         }
         const events: UsageEventInput[] = [];

@@ -5,11 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { postSignedWebhook, readLimited } from '../net/signed-webhook.js';
+import { LimitExceededError } from '../tenants/plan-limits.js';
+import type { ExpressionLimits } from '../workflows/expression-limits.js';
 import { compileExpression } from '../workflows/expressions.js';
 import type { JudgeVerdict } from './judge.js';
 
 export type CustomScorer =
-  | { kind: 'expression'; source: string }
+  /** `limits`: the tenant plan's expression_ms and expression_result_size (default: the trial plan's). */
+  | { kind: 'expression'; source: string; limits?: ExpressionLimits }
   | { kind: 'webhook'; url: string; secret: string };
 
 export interface ScorerCase {
@@ -47,8 +50,9 @@ export async function runCustomScorer(deps: AppDeps, scorer: CustomScorer, c: Sc
     if (!compiled.ok) throw new ScorerError(`the custom scorer expression does not compile: ${compiled.error}`);
     let value: unknown;
     try {
-      value = compiled.evaluate({ input: c.input ?? {}, output: c.output, expected: c.expected ?? null, judge: c.judge ?? {} });
+      value = compiled.evaluate({ input: c.input ?? {}, output: c.output, expected: c.expected ?? null, judge: c.judge ?? {} }, scorer.limits);
     } catch (err) {
+      if (err instanceof LimitExceededError) throw new ScorerError(`the custom scorer expression stopped at a limit (${err.code}): ${err.message}`);
       throw new ScorerError(`the custom scorer expression failed: ${(err as Error).message}`);
     }
     return toScore(value);

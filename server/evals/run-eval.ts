@@ -17,6 +17,7 @@ import { runIntent } from '../intents/run-intent.service.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
 import { boundedJson } from '../runs/run-steps.js';
+import { limitsForPlan } from '../tenants/plan-limits.js';
 import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput, type CheckResult } from './check-output.js';
@@ -314,7 +315,9 @@ async function finishRun(deps: AppDeps, runId: string, capReached: boolean) {
 }
 
 async function scorerOf(ctx: { em: EntityManager; deps: AppDeps }, run: ClaimedRun): Promise<CustomScorer | null> {
-  if (run.custom_scorer_expression) return { kind: 'expression', source: run.custom_scorer_expression };
+  if (run.custom_scorer_expression) {
+    return { kind: 'expression', source: run.custom_scorer_expression, limits: limitsForPlan(run.billing_plan, ctx.deps.config.PLAN_LIMITS) };
+  }
   if (run.custom_scorer_webhook_url && run.custom_scorer_webhook_secret && run.suite_id) {
     const secret = await scorerWebhookSecret(ctx.em, ctx.deps, run.tenant_id, run.suite_id, run.custom_scorer_webhook_secret);
     if (secret) return { kind: 'webhook', url: run.custom_scorer_webhook_url, secret };

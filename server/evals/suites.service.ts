@@ -9,6 +9,7 @@ import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
 import { decryptSecret, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
+import { webhookSecretKey } from '../net/signed-webhook.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { compileExpression } from '../workflows/expressions.js';
 import type { CreateSuiteInput, SuiteDto, UpdateSuiteInput } from './evals.schemas.js';
@@ -76,8 +77,21 @@ function checkWebhookUrl(value: string) {
   }
 }
 
+/** Smallest and largest scorer signing key, in bytes (Standard Webhooks secrets are 24 to 64). */
+const SCORER_KEY_BYTES = { min: 24, max: 64 } as const;
+
+// Signing base64-decodes the secret, so a secret of another shape would be stored and then fail
+// every scorer call of every run: it is refused when saved.
+function checkScorerSecret(secret: string) {
+  const key = webhookSecretKey(secret);
+  if (!key || key.length < SCORER_KEY_BYTES.min || key.length > SCORER_KEY_BYTES.max) {
+    const message = `expected whsec_ followed by base64 (or the base64 alone) of ${SCORER_KEY_BYTES.min} to ${SCORER_KEY_BYTES.max} bytes`;
+    throw invalidInput(`custom_scorer_webhook_secret is not a Standard Webhooks secret: ${message}`, [{ path: 'custom_scorer_webhook_secret', message }]);
+  }
+}
+
 /** The scorer fields as they will be after the request: at most one kind, a webhook with its secret. */
-function checkScorer(next: { expression: string | null; url: string | null; hasSecret: boolean }) {
+function checkScorer(next: { expression: string | null; url: string | null; hasSecret: boolean; newSecret?: string | null }) {
   if (next.expression && next.url) {
     throw invalidInput('A suite has at most one custom scorer: an expression or a webhook', [
       { path: 'custom_scorer_expression', message: 'set together with custom_scorer_webhook_url' },
@@ -92,6 +106,7 @@ function checkScorer(next: { expression: string | null; url: string | null; hasS
       ]);
     }
   }
+  if (next.newSecret) checkScorerSecret(next.newSecret);
 }
 
 export async function listSuites(em: EntityManager, tenantId: string, filter: { domain_key?: string; intent_key?: string }) {
@@ -108,7 +123,7 @@ export async function createSuite(em: EntityManager, deps: AppDeps, tenant: Tena
   await checkIntent(em, tenant, input.domain_key, input.intent_key);
   const expression = input.custom_scorer_expression ?? null;
   const url = input.custom_scorer_webhook_url ?? null;
-  checkScorer({ expression, url, hasSecret: !!input.custom_scorer_webhook_secret });
+  checkScorer({ expression, url, hasSecret: !!input.custom_scorer_webhook_secret, newSecret: input.custom_scorer_webhook_secret });
   const id = randomUUID();
   const secret = url && input.custom_scorer_webhook_secret ? encryptSecret(await resolveEncryptionKey(em, deps.config), input.custom_scorer_webhook_secret, secretContext(tenantId, id)) : null;
   const suite = em.create(EvalSuite, {
@@ -141,7 +156,7 @@ export async function updateSuite(em: EntityManager, deps: AppDeps, tenantId: st
   const url = input.custom_scorer_webhook_url !== undefined ? input.custom_scorer_webhook_url : (suite.customScorerWebhookUrl ?? null);
   const newSecret = input.custom_scorer_webhook_secret;
   const hasSecret = newSecret !== undefined ? newSecret !== null : !!suite.customScorerWebhookSecret;
-  checkScorer({ expression, url, hasSecret });
+  checkScorer({ expression, url, hasSecret, newSecret });
   if (input.name !== undefined) suite.name = input.name;
   if (input.judge_rubric !== undefined) suite.judgeRubric = input.judge_rubric;
   if (input.pass_threshold !== undefined) suite.passThreshold = input.pass_threshold;

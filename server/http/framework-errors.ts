@@ -2,7 +2,7 @@
 // `{"statusCode","error","message"}` or an empty body): every one goes out as the envelope.
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_STATUS, errorBody, type ErrorCode } from '../errors.js';
+import { AppError, ERROR_STATUS, errorBody, expectedFailure, type ErrorCode } from '../errors.js';
 
 type FrameworkError = Error & { statusCode?: number; code?: string };
 
@@ -26,6 +26,12 @@ const FASTIFY_CODES: Record<string, { code: ErrorCode; message: (req: FastifyReq
 export function sendFrameworkError(error: FrameworkError, req: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof AppError) {
     void reply.code(error.status).headers(error.headers ?? {}).send(errorBody(error.code, error.message, error.details));
+    return;
+  }
+  const expected = expectedFailure(error);
+  if (expected) {
+    req.log.warn({ err: error, code: expected.code }, 'request failed: a concurrent change or the database out of reach');
+    void reply.code(expected.status).headers(expected.headers ?? {}).send(errorBody(expected.code, expected.message, expected.details));
     return;
   }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;

@@ -1,6 +1,8 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { appRouter } from '../router.js';
+import { describePlanLimits } from '../tenants/plan-limits.js';
+import { MAX_RUN_CRASHES } from '../workflows/engine/run-workflow.js';
 import type { AuthKind, RouteMeta } from '../trpc.js';
 
 // The generator documents every success as 200 and errors in the adapter's own shape; this module
@@ -27,7 +29,9 @@ Every JSON response is an envelope: \`{"success": true, "data": ...}\` or
 INVALID_INPUT with \`details.issues\` (one entry per failing field); unexpected errors are 500
 INTERNAL_ERROR with \`details.request_id\`. A write that lost a race with another request changing
 the same resources (one deleted or newly referenced at the same moment) is 409 CONFLICT with
-\`details.retryable: true\`. Every response carries an \`x-request-id\` header.
+\`details.retryable: true\`. While the database is out of reach, any route may answer 503
+DATABASE_UNAVAILABLE with a \`Retry-After\` header (seconds) and \`details: {retryable: true,
+retry_after_seconds}\`; retry after that time. Every response carries an \`x-request-id\` header.
 
 Decisions where the specification is silent:
 - API keys (\`svc_\` + 43 base64url characters) are accepted as \`Authorization: Bearer <key>\` and as \`x-api-key\`.
@@ -83,14 +87,17 @@ Decisions where the specification is silent:
   on_failure ends the run \`rejected\`; a timeout follows on_failure, else fails the step). delay -> \`waiting\` with
   \`resume_at\`, continued by a job. wait_for_callback -> \`waiting\` until a POST to \`{{run.callback_url}}\`
   (/webhooks/workflow-callbacks/<token>; each wait has its own single-use token; a callback that comes before the
-  run reaches its wait is kept for it; a second POST is 409 CALLBACK_ALREADY_RECEIVED). Decisions, callbacks and
+  run reaches its wait is kept for it; a second POST is 409 CALLBACK_ALREADY_RECEIVED; the token is verified before
+  the body is read (unknown: 404) and bodies are at most 1 MiB (413)). Decisions, callbacks and
   timers continue the run on the job runner. Retry continues a failed run from its failed step (earlier outputs
   reused); cancel stops waiting, awaiting_approval and needs_input runs. A run left running by a process that
   died (no heartbeat for 4 x HEARTBEAT_MS) is continued by another; a step whose result was saved never runs
   again, and http_request steps send \`Idempotency-Key: <run_id>:<step_id>:<step index>[:<loop index>]\` so a
   receiver can drop the repeat of a step that was in flight.
-- Triggers: webhook (the first deploy answers \`webhook_url\` and \`webhook_secret\` once; deliveries are
-  Standard Webhooks v1 signed with it, 5-minute window, a repeated \`webhook-id\` answers the first run;
+- Triggers: webhook (the first deploy answers \`webhook_url\`, \`webhook_secret\` and \`callback_secret\` once; deliveries are
+  Standard Webhooks v1 signed with \`webhook_secret\`, checked before the body is read — unknown slug 404; a missing
+  \`webhook-id\`, a \`webhook-timestamp\` outside ±5 minutes or a \`webhook-signature\` without a \`v1,<base64>\` entry: 401
+  INVALID_SIGNATURE —, 5-minute window, a repeated \`webhook-id\` answers the first run;
   202 \`{run_id}\`), schedule (\`cron\` with 5 or 6 fields, \`timezone\`; one run per tick across processes, one
   catch-up run after downtime; input \`{scheduled_at, fired_at}\`) and event (POST /v1/events). Runs they start
   (and async runs) execute on the job runner: the job runner of the process that accepted them when it has one
@@ -101,8 +108,10 @@ Decisions where the specification is silent:
 - Idempotency-Key (run, stream, test-run, events): 1-255 printable ASCII, 24 h per tenant and workflow. Runs that
   hold a max_concurrent_runs slot: \`running\` and \`waiting\` (resumes of other waits are not refused). Async runs
   (\`mode: async\`) answer 202; \`callback_url\` receives \`{type: workflow.run.<status>, timestamp, data: <run
-  detail>}\` signed with the workflow secret (webhook-id \`msg_run_<run id>_<completed_at ms>\`, one per final result), retried 5 times with backoff; a
-  workflow without a secret gets one on its first such run, returned once as \`webhook_secret\`.
+  detail>}\` signed with the callback secret (\`whsec_\` + base64 of HMAC-SHA256 keyed with the webhook secret's key bytes
+  over \`liya/run-callback/v1\`; never the webhook secret, so a callback replayed to the webhook URL is 401) (webhook-id
+  \`msg_run_<run id>_<completed_at ms>\`, one per final result), retried 5 times with backoff; a workflow without a secret
+  gets one on its first such run, returned once as \`webhook_secret\` with its \`callback_secret\`.
 - Evaluations: datasets (list and create answer \`cases_count\`, the single read adds \`cases\`; import is all or
   nothing and names the failing case indexes in \`details.failed_cases\`; a dataset a suite uses is 409
   DATASET_IN_USE), shared starter templates for the hiring intents (clone copies one into the tenant), suites (one
@@ -127,8 +136,38 @@ Decisions where the specification is silent:
   Wilcoxon signed-rank p-value (Pratt zeros, continuity correction), overall and per dimension. Pairwise judging
   asks twice per case, in both orders; a win only when both orders agree. Reviews: override needs
   corrected_score; agree and flag take none.
-- Outbound HTTP (agent http_get, MCP servers, workflow http_request) refuses private, loopback, link-local and metadata addresses
-  (checked when connecting, and after each redirect) unless the operator lists them in OUTBOUND_ALLOWED_HOSTS.`;
+- Outbound HTTP (agent http_get, MCP servers, workflow http_request) dials only global unicast addresses. IPv4-mapped,
+  IPv4-compatible, NAT64 and 6to4 forms are judged by the IPv4 address they carry; Teredo is refused. The check happens
+  when connecting and after each redirect, unless the operator lists the host in OUTBOUND_ALLOWED_HOSTS; cloud
+  metadata addresses stay refused for listed names. Responses are capped in bytes and time (OUTBOUND_MAX_BYTES,
+  OUTBOUND_TIMEOUT_MS, head and body); an MCP server past its caps (4 MiB per message or event, 130 s) is left out of
+  the run, and the run's trace names the cap. MCP clients and tool lists are kept per tenant.
+- Mail (workflow send_email, the agents' send_email tool): each recipient counts toward \`mail_per_day\` (UTC day);
+  on plans without \`mail_any_recipient\` (free, trial) mail may go only to the tenant's users with a verified e-mail.
+  Subject at most 998 characters, body 256 KiB. The step's output is \`{queued, to, recipients}\`.
+- Eval suites: \`custom_scorer_webhook_secret\` is \`whsec_\` + base64 (or the base64 alone) of 24-64 bytes, checked
+  when saved (400 INVALID_INPUT).`;
+
+const LIMITS_DESCRIPTION = `## Limits
+
+Every tenant's work is bounded by its plan, checked while the work runs, so one tenant can never
+stall or exhaust the server for another. A limit reached inside a workflow run ends it with the
+code below in the run's \`error\` (\`{code, limit, max, step_id, message}\`): the run's own limits
+(run_steps, run_state_bytes, run_wall_seconds, nesting) end it at once, whatever on_failure says;
+a step's limits (step_output_bytes, expressions, mail) fail that step, which on_failure may handle.
+A run that runs another (an agent's workflow tool, a workflow's ai_agent step) passes down its
+depth, its cost budget (max_cost_usd of the agent at the root), its deadline and its cancellation:
+a tool call that times out cancels the workflow it started (\`cancelled\`, RUN_CANCELLED). A run
+whose process died while executing it is continued at most ${MAX_RUN_CRASHES} times; the next time it fails with
+RUN_CRASHED (retry continues it). Expressions (workflow conditions, switches, loops, eval custom
+scorers) run under the plan's expression_ms, and every value they build (string characters, list
+elements, map entries, bytes) is checked against expression_result_size before it is built; one
+evaluation builds at most 4 times that in all. Templates count the characters and entries they
+build, together, against expression_result_size; a value that is exactly one template is not
+counted. For an eval scorer a limit reached errors the case. The operator may change any default
+with PLAN_LIMITS (JSON per plan).
+
+${describePlanLimits()}`;
 
 const errorEnvelope = {
   type: 'object',
@@ -224,7 +263,7 @@ const rawRoutes: Record<string, any> = {
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       responses: {
         '202': { description: 'Accepted', content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { run_id: { type: 'string' }, duplicate: { type: 'boolean' } } } } } } } },
-        ...errorResponses(['INVALID_SIGNATURE', 'NOT_FOUND', 'INVALID_JSON', 'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'CONCURRENCY_LIMIT', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE', 'INTERNAL_ERROR']),
+        ...errorResponses(['INVALID_SIGNATURE', 'NOT_FOUND', 'INVALID_JSON', 'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'CONCURRENCY_LIMIT', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE', 'INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']),
       },
     },
   },
@@ -238,7 +277,7 @@ const rawRoutes: Record<string, any> = {
       requestBody: { required: false, content: { 'application/json': { schema: {} } } },
       responses: {
         '202': { description: 'Accepted', content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { run_id: { type: 'string' }, accepted: { type: 'boolean' } } } } } } } },
-        ...errorResponses(['NOT_FOUND', 'CALLBACK_ALREADY_RECEIVED', 'RUN_BUSY', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR']),
+        ...errorResponses(['NOT_FOUND', 'CALLBACK_ALREADY_RECEIVED', 'RUN_BUSY', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']),
       },
     },
   },
@@ -250,7 +289,7 @@ function buildDocument(): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: 'Liya API',
     version: '1.0.0',
-    description: DESCRIPTION,
+    description: `${DESCRIPTION}\n\n${LIMITS_DESCRIPTION}`,
     baseUrl: '/',
     securitySchemes: {
       ApiKeyBearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_...) as a bearer token: /v1/* routes' },
@@ -273,7 +312,7 @@ function buildDocument(): OpenAPIObject {
     const codes: ErrorCode[] = [...AUTH_ERRORS[auth], ...(meta.errors ?? [])];
     if (operation.parameters?.length || operation.requestBody) codes.push('INVALID_INPUT');
     if (operation.requestBody) codes.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
-    codes.push('INTERNAL_ERROR');
+    codes.push('INTERNAL_ERROR', 'DATABASE_UNAVAILABLE');
     operation.responses = { [status]: success, ...errorResponses([...new Set(codes)]) };
     operation.security = SECURITY[auth];
     if (meta.jsonSchemas) documentIntentSchemas(doc, operation, meta.jsonSchemas, status);

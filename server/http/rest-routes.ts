@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getTRPCErrorFromUnknown, type AnyTRPCProcedure } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { AppError, concurrentChangeError, errorBody } from '../errors.js';
+import { AppError, errorBody, expectedFailure } from '../errors.js';
 import { describeError, type Context, type RouteMeta } from '../trpc.js';
 import { rejectNulInUrl } from './reject-nul.js';
 
@@ -73,10 +73,10 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
             return reply.code(error.cause.status).headers(error.cause.headers ?? {}).send(errorBody(described.code, described.message, described.details));
           }
           const status = getHTTPStatusCodeFromError(error);
-          const conflict = concurrentChangeError(error.cause);
-          if (conflict) {
-            req.log.warn({ err: error.cause }, 'request lost a race with a concurrent change');
-            return reply.code(conflict.status).send(errorBody(conflict.code, conflict.message, conflict.details));
+          const expected = expectedFailure(error.cause);
+          if (expected) {
+            req.log.warn({ err: error.cause, code: expected.code }, 'request failed: a concurrent change or the database out of reach');
+            return reply.code(expected.status).headers(expected.headers ?? {}).send(errorBody(expected.code, expected.message, expected.details));
           }
           if (status >= 500) {
             req.log.error({ err: error.cause ?? error }, 'unhandled error');

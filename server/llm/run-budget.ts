@@ -20,20 +20,29 @@ export class RunBudget {
   private spentUsd = 0;
   private reservedUsd = 0;
 
-  /** `capUsd` null: no cap (calls are still added up). */
-  constructor(readonly capUsd: number | null) {}
+  /**
+   * `capUsd` null: no cap of its own (calls are still added up). `parent`: the budget of the run
+   * that started this one (an agent's workflow tool, a workflow's agent step): every reservation
+   * and cost counts there too, so a tree of nested runs never spends past its root's cap.
+   */
+  constructor(
+    readonly capUsd: number | null,
+    readonly parent: RunBudget | null = null,
+  ) {}
 
   get spent(): number {
     return this.spentUsd;
   }
 
+  /** Whether this budget or one above it has a cap. */
   get capped(): boolean {
-    return this.capUsd !== null;
+    return this.capUsd !== null || (this.parent?.capped ?? false);
   }
 
-  /** What the cap still allows, reservations of running calls deducted. */
+  /** What the caps still allow (this one's and every parent's), reservations of running calls deducted. */
   remaining(): number {
-    return this.capUsd === null ? Number.POSITIVE_INFINITY : this.capUsd - this.spentUsd - this.reservedUsd;
+    const own = this.capUsd === null ? Number.POSITIVE_INFINITY : this.capUsd - this.spentUsd - this.reservedUsd;
+    return this.parent ? Math.min(own, this.parent.remaining()) : own;
   }
 
   /**
@@ -44,7 +53,7 @@ export class RunBudget {
   reserve(price: ModelPrice | null, promptTokens: number, wantedMaxTokens: number): BudgetReservation | null {
     let maxTokens = wantedMaxTokens;
     let reserved = 0;
-    if (this.capUsd !== null && price) {
+    if (this.capped && price) {
       const promptCost = promptTokens * perToken(price.input);
       const left = this.remaining() - promptCost;
       if (left < 0) return null;
@@ -52,21 +61,27 @@ export class RunBudget {
       if (maxTokens < Math.min(MIN_ANSWER_TOKENS, wantedMaxTokens)) return null;
       reserved = promptCost + maxTokens * perToken(price.output);
     }
-    this.reservedUsd += reserved;
+    this.hold(reserved);
     let settled = false;
     return {
       maxTokens,
       settle: (actual: number) => {
         if (settled) return;
         settled = true;
-        this.reservedUsd -= reserved;
-        this.spentUsd += actual;
+        this.hold(-reserved);
+        this.add(actual);
       },
     };
   }
 
-  /** Adds spend that was not reserved through this budget (e.g. a tool's own metered work). */
+  /** Adds spend that was not reserved through this budget (e.g. a tool's own metered work); parents count it too. */
   add(costUsd: number): void {
     this.spentUsd += costUsd;
+    this.parent?.add(costUsd);
+  }
+
+  private hold(usd: number): void {
+    this.reservedUsd += usd;
+    this.parent?.hold(usd);
   }
 }

@@ -8,13 +8,18 @@ export interface QueuedMail {
   subject: string;
   body: string;
   kind: string;
+  /** The tenant that sends it (absent: the platform's own account mail). */
+  tenantId?: string;
   /** A link worth showing in development logs when no SMTP server is configured. */
   link?: string;
 }
 
-/** Stores the mail in the outbox (same transaction as the caller) and, with SMTP, queues its delivery. */
+/**
+ * Stores the mail in the outbox (same transaction as the caller) and, with SMTP, queues its delivery.
+ * It checks nothing: mail a tenant sends goes through sendTenantMail, which holds it to the plan.
+ */
 export async function queueMail(em: EntityManager, deps: AppDeps, mail: QueuedMail): Promise<void> {
-  const message = em.create(OutboxMessage, { toAddress: mail.to, subject: mail.subject, body: mail.body, kind: mail.kind });
+  const message = em.create(OutboxMessage, { tenant: mail.tenantId ?? null, toAddress: mail.to, subject: mail.subject, body: mail.body, kind: mail.kind });
   await em.flush();
   if (deps.mailer.enabled) {
     await enqueueJob(em, 'send_mail', { messageId: message.id });

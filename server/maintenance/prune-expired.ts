@@ -13,6 +13,8 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date(), sess
     emailTokens: await run('delete from email_tokens where expires_at < ? or used_at < ?', [now, new Date(now.getTime() - day)]),
     loginAttempts: await run('delete from login_attempts where created_at < ?', [new Date(now.getTime() - day)]),
     outboxMessages: await run('delete from outbox_messages where sent_at < ?', [new Date(now.getTime() - 30 * day)]),
+    // The daily mail quota reads only today's count (UTC); a day's margin covers clocks that differ.
+    mailDayCounts: await run('delete from mail_day_counts where day < ?::date', [new Date(now.getTime() - 2 * day).toISOString().slice(0, 10)]),
     workerHeartbeats: await run('delete from worker_heartbeats where last_seen_at < ?', [new Date(now.getTime() - day)]),
     intentCache: await run('delete from intent_cache where expires_at < ?', [now]),
     expiredSessions: await run(`update sessions set status = 'expired' where status = 'active' and last_activity_at < ?`, [new Date(now.getTime() - sessionTtlSeconds * 1000)]),

@@ -1,6 +1,8 @@
 // The one way out of the platform: every outbound HTTP call (agent tools, MCP servers, webhooks)
 // goes through here, so server-side request forgery is refused in one place. The address check runs
-// when each socket connects, on the address actually dialled, so DNS rebinding cannot slip past it.
+// when each socket connects, on the address actually dialled, so DNS rebinding cannot slip past it:
+// our own lookup judges every resolved address (address-policy.ts), and request-filtering-agent's
+// agents check what it hands them once more. Every body read is capped in bytes and time.
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -8,6 +10,8 @@ import net from 'node:net';
 import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { inspectAddress } from './address-policy.js';
+import { limitedBody, OutboundLimitError, type BodyLimit } from './limited-body.js';
 
 export interface OutboundHttpOptions {
   /**
@@ -15,12 +19,29 @@ export interface OutboundHttpOptions {
    * A listed name may resolve to any private address except cloud metadata ones (list those by IP).
    */
   allowedHosts?: string[];
-  /** Per call time limit (default 10 s); for `fetch` it covers the wait for the response head only. */
+  /**
+   * Per call time limit (default 10 s), response head and body: a `fetch` body still streaming then
+   * errors. An event stream's body has `streamTimeoutMs` instead.
+   */
   timeoutMs?: number;
-  /** Largest response body read (default 1 MiB) for `get`; the rest is cut off and `truncated` is set. */
+  /**
+   * Largest response body, after decompression (default 1 MiB): `get` cuts the rest off and sets
+   * `truncated`; a `fetch` body hands over this many bytes, then errors with an OutboundLimitError.
+   */
   maxBytes?: number;
+  /** For a `fetch` answered with `text/event-stream`: largest single event, instead of a cap on the whole body (default: maxBytes). */
+  maxEventBytes?: number;
+  /** For a `fetch` answered with `text/event-stream`: the whole call's time limit, counted from its start (default: timeoutMs). */
+  streamTimeoutMs?: number;
+  /** Resolves a host name to every address it has (default: the system resolver, `dns.lookup` with `all`). */
+  resolveHost?: (hostname: string) => Promise<ResolvedAddress[]>;
   /** Redirects followed, each hop checked again (default 5). */
   maxRedirects?: number;
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
 }
 
 export interface OutboundGetOptions {
@@ -42,7 +63,12 @@ export interface OutboundGetResult {
 }
 
 export interface OutboundHttp {
-  /** A fetch-compatible function (WHATWG Request/Response types) for libraries that take `fetch` (the MCP SDK): streams the response body (SSE must work), honours init.signal, method, headers and body (string, Uint8Array, URLSearchParams). */
+  /**
+   * A fetch-compatible function (WHATWG Request/Response types) for libraries that take `fetch` (the
+   * MCP SDK): streams the response body (SSE must work), honours init.signal, method, headers and
+   * body (string, Uint8Array, URLSearchParams). The body errors with an OutboundLimitError past
+   * maxBytes (an event stream: past maxEventBytes in one event, or past streamTimeoutMs).
+   */
   fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** GET a URL and read its body as text (up to maxBytes). */
   get(url: string, options?: OutboundGetOptions): Promise<OutboundGetResult>;
@@ -96,8 +122,47 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 5;
+  const maxEventBytes = options.maxEventBytes ?? maxBytes;
+  const streamTimeoutMs = options.streamTimeoutMs ?? timeoutMs;
+  const resolveHost = options.resolveHost ?? resolveWithSystem;
   const allow = parseAllowList(options.allowedHosts ?? []);
   const agents = createAgents(allow);
+
+  // Why `address` may not be dialled (null: it may). A listed name may reach any address but a
+  // metadata one; a listed address (or range) is reached whatever it is.
+  function refusalOf(address: string, nameListed: boolean): string | null {
+    const verdict = inspectAddress(address);
+    if (!verdict) return 'not an IP address';
+    const listed = isListed(allow, address, verdict.family) || isListed(allow, verdict.effective, verdict.effectiveFamily);
+    if (verdict.metadata) return listed ? null : 'a cloud metadata address (list the address itself to allow it)';
+    if (listed || nameListed) return null;
+    return verdict.restriction && `${verdict.restriction} (allow it with OUTBOUND_ALLOWED_HOSTS)`;
+  }
+
+  // Runs whenever a socket connects: it resolves the name, judges every address and hands only
+  // judged ones to the socket, so the address dialled is the address checked.
+  function checkedLookup(url: URL, nameListed: boolean, pinned?: ResolvedAddress[]): net.LookupFunction {
+    return ((hostname: string, lookupOptions: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
+      (pinned ? Promise.resolve(pinned) : resolveHost(hostname)).then(
+        (found) => {
+          const usable: ResolvedAddress[] = [];
+          for (const { address } of found) {
+            const refusal = refusalOf(address, nameListed);
+            if (refusal) return callback(new OutboundBlockedError(`Outbound request to ${url.host} refused: ${hostname} resolves to ${address}, ${refusal}`));
+            // An IPv4-mapped address is dialled as the IPv4 address it is, which the library's check understands too.
+            const verdict = inspectAddress(address)!;
+            usable.push(verdict.embedding === 'IPv4-mapped' ? { address: verdict.effective, family: 4 } : { address, family: verdict.family });
+          }
+          const wanted = familyNumber(lookupOptions.family);
+          const fitting = wanted ? usable.filter((a) => a.family === wanted) : usable;
+          if (!fitting.length) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }));
+          if (lookupOptions.all) callback(null, fitting);
+          else callback(null, fitting[0].address, fitting[0].family);
+        },
+        (error: unknown) => callback(error),
+      );
+    }) as net.LookupFunction;
+  }
 
   // The library's own allow-list knows no names, and warns (with a stack) each time it compares an
   // address with a CIDR of the other family; so we decide what is allowed, and the library refuses
@@ -106,17 +171,23 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
     const protocol = url.protocol as keyof AgentPair;
     const family = net.isIP(host);
-    if (family) return { agent: (isListed(allow, host, family) ? agents.trusted : agents.checked)[protocol] };
-    if (allow.names.has(host)) return { agent: agents.trusted[protocol] };
+    if (family) {
+      const refusal = refusalOf(host, false);
+      if (refusal) throw new OutboundBlockedError(`Outbound request to ${url.host} refused: ${host} is ${refusal}`);
+      const verdict = inspectAddress(host)!;
+      const listed = isListed(allow, host, family) || isListed(allow, verdict.effective, verdict.effectiveFamily);
+      return { agent: (listed ? agents.trusted : agents.checked)[protocol] };
+    }
+    if (allow.names.has(host)) return { agent: agents.trusted[protocol], lookup: checkedLookup(url, true) };
     if (allow.hasAddresses) {
       // Costs one more lookup, only when IPs or ranges are listed.
-      const found = await dns.promises.lookup(host, { all: true }).catch(() => []);
-      if (found.length && found.every((a) => isListed(allow, a.address, a.family))) {
+      const found = await resolveHost(host).catch((): ResolvedAddress[] => []);
+      if (found.length && found.every((a) => isListedAddress(allow, a.address))) {
         // Pinned to the addresses just checked: a second DNS answer cannot differ (rebinding).
-        return { agent: agents.trusted[protocol], lookup: pinnedLookup(found) };
+        return { agent: agents.trusted[protocol], lookup: checkedLookup(url, false, found) };
       }
     }
-    return { agent: agents.checked[protocol] };
+    return { agent: agents.checked[protocol], lookup: checkedLookup(url, false) };
   }
 
   async function sendFollowing(first: Hop, signal: AbortSignal, redirect: Request['redirect']) {
@@ -144,14 +215,19 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
       const request = new Request(input, init);
       const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
       const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+      const startedAt = Date.now();
       const deadline = startDeadline(url.host, timeoutMs, signal);
       try {
         const hop = { url, method: request.method, headers: cleanHeaders(request.headers), body };
         const sent = await sendFollowing(hop, deadline.signal, request.redirect);
-        // The body may stream for as long as the caller likes (SSE); its own signal still ends it.
-        deadline.stopTimer();
+        const limit = { host: sent.url.host, maxBytes, maxEventBytes: isEventStream(sent.response) ? maxEventBytes : 0 };
+        if (limit.maxEventBytes) {
+          // An event stream may outlive the head's time limit, up to its own, counted from the start.
+          const message = `Outbound response from ${limit.host} cut off: event stream exceeded ${streamTimeoutMs} ms`;
+          deadline.restartTimer(streamTimeoutMs - (Date.now() - startedAt), () => new OutboundLimitError('stream_time', message));
+        }
         sent.response.once('close', deadline.dispose);
-        return toResponse(sent.response, sent.url, request.method, sent.redirected);
+        return toResponse(sent.response, sent.url, request.method, sent.redirected, limit);
       } catch (error) {
         deadline.dispose();
         throw error;
@@ -204,11 +280,25 @@ function isListed(allow: AllowList, address: string, family: number): boolean {
   return allow.addresses.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
 
-function pinnedLookup(addresses: dns.LookupAddress[]): net.LookupFunction {
-  return ((_host: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
-    if (options.all) callback(null, addresses);
-    else callback(null, addresses[0].address, addresses[0].family);
-  }) as net.LookupFunction;
+// Listed in the spelling the resolver used or as the IPv4 address it embeds.
+function isListedAddress(allow: AllowList, address: string): boolean {
+  const verdict = inspectAddress(address);
+  if (!verdict) return false;
+  return isListed(allow, address, verdict.family) || isListed(allow, verdict.effective, verdict.effectiveFamily);
+}
+
+async function resolveWithSystem(hostname: string): Promise<ResolvedAddress[]> {
+  return dns.promises.lookup(hostname, { all: true });
+}
+
+function familyNumber(family: dns.LookupOptions['family']): 0 | 4 | 6 {
+  if (family === 4 || family === 'IPv4') return 4;
+  if (family === 6 || family === 'IPv6') return 6;
+  return 0;
+}
+
+function isEventStream(response: http.IncomingMessage): boolean {
+  return (response.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase() === 'text/event-stream';
 }
 
 function createAgents(allow: AllowList): { checked: AgentPair; trusted: AgentPair } {
@@ -256,10 +346,13 @@ function startDeadline(host: string, timeoutMs: number, callerSignal?: AbortSign
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
   const timeout = () => controller.abort(new Error(`Outbound request to ${host} timed out after ${timeoutMs} ms`));
-  const timer = setTimeout(timeout, timeoutMs).unref();
+  let timer = setTimeout(timeout, timeoutMs).unref();
   return {
     signal: controller.signal,
-    stopTimer: () => clearTimeout(timer),
+    restartTimer: (ms: number, reason: () => Error) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => controller.abort(reason()), Math.max(0, ms)).unref();
+    },
     dispose: () => {
       clearTimeout(timer);
       callerSignal?.removeEventListener('abort', onCallerAbort);
@@ -328,7 +421,7 @@ function decodedBody(response: http.IncomingMessage): Readable {
   return pipeline(response, decoder, () => undefined);
 }
 
-function toResponse(response: http.IncomingMessage, url: URL, method: string, redirected: boolean): Response {
+function toResponse(response: http.IncomingMessage, url: URL, method: string, redirected: boolean, limit: BodyLimit): Response {
   const status = response.statusCode ?? 0;
   const headers = new Headers();
   for (let i = 0; i < response.rawHeaders.length; i += 2) {
@@ -347,7 +440,7 @@ function toResponse(response: http.IncomingMessage, url: URL, method: string, re
       headers.delete('content-encoding');
       headers.delete('content-length');
     }
-    body = Readable.toWeb(decoded) as unknown as ReadableStream<Uint8Array>;
+    body = limitedBody(decoded, limit);
   }
   const result = new Response(body, { status, statusText: response.statusMessage, headers });
   // Constructed responses have an empty url; callers (the MCP SDK) resolve redirects against it.

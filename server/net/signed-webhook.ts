@@ -2,7 +2,19 @@
 // receiver's secret and sent through the SSRF-safe client; and reading an answer without letting
 // it fill the memory.
 import { Webhook } from 'standardwebhooks';
+import { OutboundLimitError } from './limited-body.js';
 import type { OutboundHttp } from './safe-http.js';
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The key bytes of a Standard Webhooks secret (`whsec_` + base64, or the base64 alone), or null
+ * when it is not one: signing base64-decodes it, so anything else fails only when a message is sent.
+ */
+export function webhookSecretKey(secret: string): Buffer | null {
+  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  return encoded.length && BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : null;
+}
 
 export interface SignedMessage {
   /** The webhook-id: deliveries of one message share it, so a receiver can drop a repeat. */
@@ -36,7 +48,16 @@ export async function readLimited(res: Response, max: number): Promise<{ text: s
   let size = 0;
   let truncated = false;
   for (;;) {
-    const { value, done } = await reader.read();
+    let read: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      read = await reader.read();
+    } catch (error) {
+      // The client's own byte cap ends the body as a cut too, not as a failure.
+      if (!(error instanceof OutboundLimitError && error.limit === 'body_bytes')) throw error;
+      truncated = true;
+      break;
+    }
+    const { value, done } = read;
     if (done) break;
     if (size + value.length > max) {
       chunks.push(value.subarray(0, max - size));

@@ -4,6 +4,7 @@
 // before the next step starts. A crash loses at most the step in flight.
 import type { SqlPool } from '../../db/sql-pool.js';
 import { isoRequired, monthKey } from '../common/schemas.js';
+import { jsonSize } from './json-size.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
 
 export type RunKind = 'agent' | 'workflow' | 'eval';
@@ -34,10 +35,21 @@ export interface RunStepRecord {
 /** Longest JSON kept per step input or output; a longer value is stored as a truncated preview. */
 export const STEP_VALUE_MAX_CHARS = 64 * 1024;
 
+/** The value itself when its JSON is at most STEP_VALUE_MAX_CHARS long, else a preview of it (its size measured without building huge JSON). */
+export function boundedValue(value: unknown): unknown {
+  const size = jsonSize(value === undefined ? null : value, PREVIEW_SOURCE_MAX_CHARS);
+  if (size <= STEP_VALUE_MAX_CHARS) return value === undefined ? null : value;
+  // Serialised only when it is not far larger than the preview: a huge value is described, not copied.
+  if (size > PREVIEW_SOURCE_MAX_CHARS) return { truncated: true, chars: `more than ${PREVIEW_SOURCE_MAX_CHARS}`, preview: null };
+  const text = JSON.stringify(value);
+  return { truncated: true, chars: text.length, preview: text.slice(0, STEP_VALUE_MAX_CHARS) };
+}
+
+/** A larger value is not serialised for its preview. */
+const PREVIEW_SOURCE_MAX_CHARS = 16 * STEP_VALUE_MAX_CHARS;
+
 export function boundedJson(value: unknown): string {
-  const text = JSON.stringify(value === undefined ? null : value);
-  if (text.length <= STEP_VALUE_MAX_CHARS) return text;
-  return JSON.stringify({ truncated: true, chars: text.length, preview: text.slice(0, STEP_VALUE_MAX_CHARS) });
+  return JSON.stringify(boundedValue(value));
 }
 
 // Asynchronous commit, like the run rows: see server/agents/agent-run-record.ts.

@@ -1,13 +1,16 @@
 // Workflow expressions (CEL, via cel-js) and `{{path}}` templates: what a definition is checked
 // against at save and what the runtime evaluates. CEL cannot reach JavaScript (no `process`, no
 // prototypes: cel-js reads own properties only and refuses `__proto__`/`constructor` keys), and it
-// has no loops or recursion, but a few constructs can still burn CPU: comprehension macros over big
-// lists (nested ones multiply), and `matches` with a backtracking regular expression (ReDoS). So
-// source length, node count and nesting are capped at compile time, and expressions using those
-// constructs run under a deadline.
-import vm from 'node:vm';
+// has no loops or recursion, but it can still burn CPU and memory: comprehension macros over big
+// lists (nested ones multiply), `matches` with a backtracking regular expression (ReDoS), and
+// operators that copy (`l + l`, doubled 8 times by a tree of 256 terms, is 256 copies of `l`). So
+// source length, node count and nesting are capped at compile time, and every evaluation keeps to
+// its plan's deadline and size cap (expression-limits.ts, meter-cel-tree.ts).
 import { Environment, EvaluationError, TypeError as CelTypeError, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import { UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { LimitExceededError } from '../tenants/plan-limits.js';
+import { DEFAULT_EXPRESSION_LIMITS, lastRunInterrupted, runMetered, type ExpressionLimits } from './expression-limits.js';
+import { meterTree } from './meter-cel-tree.js';
 
 /** Longest accepted expression source, in characters. */
 export const MAX_EXPRESSION_LENGTH = 4000;
@@ -17,8 +20,6 @@ export const MAX_EXPRESSION_DEPTH = 64;
 export const MAX_MACRO_NESTING = 3;
 /** Compiled expressions kept (least recently used go first). */
 export const EXPRESSION_CACHE_SIZE = 1000;
-/** Deadline of one evaluation of an expression that uses a macro or `matches`. */
-export const DEFAULT_EVALUATION_TIMEOUT_MS = 100;
 
 /** The variables every expression sees; each is a map (a missing one is an empty map). */
 export interface ExpressionVars {
@@ -28,22 +29,28 @@ export interface ExpressionVars {
   run: Record<string, unknown>;
 }
 
-export interface EvaluateOptions {
-  /** Deadline for guarded expressions (default {@link DEFAULT_EVALUATION_TIMEOUT_MS}). */
-  timeoutMs?: number;
-}
+/**
+ * The tenant's plan limits for one evaluation (a whole `PlanLimits` may be passed): `expression_ms`,
+ * its deadline, and `expression_result_size`, the largest string, list or map it may build. Each
+ * defaults to the trial plan's ({@link DEFAULT_EXPRESSION_LIMITS}).
+ */
+export type EvaluateOptions = Partial<ExpressionLimits>;
 
 export type CompiledExpression =
   | {
       ok: true;
       /** Step ids the expression reads as `steps.<id>` or `steps["<id>"]`. */
       stepRefs: string[];
-      /** Throws {@link ExpressionError} when evaluation fails (missing key, type error, deadline). `vars`: the dialect's variables ({@link ExpressionVars} for workflows). */
+      /**
+       * Throws {@link ExpressionError} when evaluation fails (missing key, type error), and
+       * `LimitExceededError` (code EXPRESSION_LIMIT) when it reaches `expression_ms` or
+       * `expression_result_size`. `vars`: the dialect's variables ({@link ExpressionVars} for workflows).
+       */
       evaluate(vars: object, options?: EvaluateOptions): unknown;
     }
   | { ok: false; error: string };
 
-/** An expression failed while evaluating; `code` is cel-js's (`no_such_key`, `no_such_overload`, ...), `timeout` or `internal`. */
+/** An expression failed while evaluating; `code` is cel-js's (`no_such_key`, `no_such_overload`, ...) or `internal`. A limit reached is a `LimitExceededError` instead. */
 export class ExpressionError extends Error {
   readonly code: string;
   constructor(message: string, code: string) {
@@ -104,8 +111,8 @@ function getEnvironment(dialect: ExpressionDialect): Environment {
 interface Analysis {
   depth: number;
   macroNesting: number;
-  /** Uses a comprehension or `matches`: evaluated under a deadline. */
-  guarded: boolean;
+  /** Uses `matches`: a regular expression cannot be metered, so the whole evaluation runs under the watchdog. */
+  regex: boolean;
   stepRefs: Set<string>;
 }
 
@@ -137,10 +144,9 @@ function analyse(node: ASTNode, depth: number, nesting: number, shadowed: boolea
     const name = node.args[0];
     const receiver = node.op === 'rcall' ? (node.args[1] as ASTNode) : null;
     const args = (node.op === 'rcall' ? node.args[2] : node.args[1]) as ASTNode[];
-    if (name === 'matches') out.guarded = true;
+    if (name === 'matches') out.regex = true;
     const isBind = name === 'bind' && receiver?.op === 'id' && receiver.args === 'cel';
     const isMacro = (receiver !== null && COMPREHENSIONS.has(name)) || isBind;
-    if (isMacro) out.guarded = true;
     if (receiver) analyse(receiver, depth + 1, nesting, shadowed, out);
     const bindsSteps = isMacro && args[0]?.op === 'id' && args[0].args === 'steps';
     args.forEach((arg, i) => {
@@ -164,23 +170,6 @@ function describeCelError(error: unknown): string {
   return e.range ? `${summary} (at character ${e.range.start + 1})` : summary;
 }
 
-let watchdog: { context: vm.Context; script: vm.Script } | null = null;
-
-/**
- * Runs `fn` under a deadline. Not a sandbox (the code is cel-js, trusted): a vm script's `timeout`
- * is the only way Node offers to interrupt synchronous code, a runaway regular expression included.
- */
-function runWithDeadline<T>(fn: () => T, timeoutMs: number): T {
-  watchdog ??= { context: vm.createContext(Object.create(null)), script: new vm.Script('run()') };
-  const { context, script } = watchdog;
-  context.run = fn;
-  try {
-    return script.runInContext(context, { timeout: timeoutMs }) as T;
-  } finally {
-    context.run = undefined;
-  }
-}
-
 function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
@@ -191,30 +180,44 @@ function isPlainObject(value: object): boolean {
  * they fit exactly, and stay bigint otherwise; lists and maps are converted deeply (a cel-js map with
  * a null prototype becomes a plain object). Anything else (string, double, bool, null, Date,
  * Uint8Array, durations, types) is returned as is. Unchanged values keep their identity, so a
- * large `trigger` payload is not copied.
+ * large `trigger` payload is not copied, and a value the result holds many times (`l.map(x, l)`)
+ * is converted once.
  */
 export function toPlainValue(value: unknown): unknown {
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
-  if (typeof value !== 'object' || value === null) return value;
-  if (value instanceof UnsignedInt) return toPlainValue(value.valueOf());
+  if (typeof value !== 'object' || value === null) return plainScalar(value);
+  return toPlain(value, new Map());
+}
+
+const plainScalar = (value: unknown) => (typeof value === 'bigint' && Number.isSafeInteger(Number(value)) ? Number(value) : value);
+
+function toPlain(value: unknown, done: Map<object, unknown>): unknown {
+  if (typeof value !== 'object' || value === null) return plainScalar(value);
+  if (done.has(value)) return done.get(value);
+  const plain = toPlainObject(value, done);
+  done.set(value, plain);
+  return plain;
+}
+
+function toPlainObject(value: object, done: Map<object, unknown>): unknown {
+  if (value instanceof UnsignedInt) return plainScalar(value.valueOf());
   if (Array.isArray(value)) {
     let changed = false;
     const out = value.map((item) => {
-      const plain = toPlainValue(item);
+      const plain = toPlain(item, done);
       if (plain !== item) changed = true;
       return plain;
     });
     return changed ? out : value;
   }
   if (value instanceof Map) {
-    return Object.fromEntries([...value].map(([k, v]) => [String(toPlainValue(k)), toPlainValue(v)]));
+    return Object.fromEntries([...value].map(([k, v]) => [String(toPlain(k, done)), toPlain(v, done)]));
   }
   if (!isPlainObject(value)) return value;
   let changed = Object.getPrototypeOf(value) === null;
   // fromEntries defines properties: a `__proto__` key stays data and never sets a prototype.
   const out = Object.fromEntries(
     Object.entries(value).map(([k, v]) => {
-      const plain = toPlainValue(v);
+      const plain = toPlain(v, done);
       if (plain !== v) changed = true;
       return [k, plain];
     }),
@@ -231,7 +234,7 @@ function compileUncached(source: string, dialect: ExpressionDialect, cacheKey: s
   } catch (error) {
     return { ok: false, error: describeCelError(error) };
   }
-  const analysis: Analysis = { depth: 0, macroNesting: 0, guarded: false, stepRefs: new Set() };
+  const analysis: Analysis = { depth: 0, macroNesting: 0, regex: false, stepRefs: new Set() };
   analyse(parsed.ast, 1, 0, false, analysis);
   if (analysis.depth > MAX_EXPRESSION_DEPTH) {
     return { ok: false, error: `expression is nested too deeply (more than ${MAX_EXPRESSION_DEPTH} levels)` };
@@ -242,22 +245,22 @@ function compileUncached(source: string, dialect: ExpressionDialect, cacheKey: s
   // Unknown variables (`process`, `this`) and static type errors (`"a" * 3`) fail here, at save.
   const checked = parsed.check();
   if (!checked.valid) return { ok: false, error: describeCelError(checked.error) };
+  meterTree(parsed.ast);
 
   const variables = Object.entries(DIALECTS[dialect]);
   const evaluate = (vars: object, options: EvaluateOptions = {}): unknown => {
     // A missing map is an empty map; a missing dyn value is null.
     const context: Record<string, unknown> = {};
     for (const [name, type] of variables) context[name] = (vars as Record<string, unknown> | undefined)?.[name] ?? (type === 'map' ? {} : null);
-    const timeoutMs = options.timeoutMs ?? DEFAULT_EVALUATION_TIMEOUT_MS;
+    const ms = options.expression_ms ?? DEFAULT_EXPRESSION_LIMITS.expression_ms;
+    const maxSize = options.expression_result_size ?? DEFAULT_EXPRESSION_LIMITS.expression_result_size;
     let result: unknown;
     try {
-      result = analysis.guarded ? runWithDeadline(() => parsed(context), timeoutMs) : parsed(context);
+      result = runMetered(parsed, context, ms, maxSize, analysis.regex);
     } catch (error) {
-      if ((error as { code?: unknown })?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-        // An interrupted evaluation may leave the tree's scratch state half-written: parse afresh next time.
-        cache.delete(cacheKey);
-        throw new ExpressionError(`expression did not finish within ${timeoutMs} ms`, 'timeout');
-      }
+      // An interrupted evaluation may leave the tree's scratch state half-written: parse afresh next time.
+      if (lastRunInterrupted()) cache.delete(cacheKey);
+      if (error instanceof LimitExceededError) throw error;
       if (error instanceof EvaluationError || error instanceof CelTypeError) {
         throw new ExpressionError(describeCelError(error), error.code);
       }

@@ -16,8 +16,11 @@ import { executeOwnedRun } from './run-jobs.js';
 
 /** Accepted runs one process keeps waiting for itself; beyond it new runs get a job any worker takes. */
 export const MAX_LOCAL_WAITING = 5000;
-/** A hand-over that failed (the database unreachable) is tried again after this long. */
-const HANDOVER_RETRY_MS = 5000;
+/**
+ * A hand-over that failed (the database out of reach) is tried again after this long, doubling up
+ * to the last: runs stopped by a short outage go on soon after it, a long one is not hammered.
+ */
+const HANDOVER_RETRY_MS = [250, 500, 1000, 2000, 5000];
 
 /** A run as the intake wrote it: what it runs and where it stands (its trigger step). */
 export interface LocalRun {
@@ -84,13 +87,22 @@ export class LocalRunQueue {
     }
   }
 
-  private handOver(runs: LocalRun[]): void {
+  /**
+   * Gives the runs to the job runner, trying until the database takes it. Also for a run whose
+   * intake may have been written although the answer was lost (run-admission.ts): a run that does
+   * not exist, or is not this process's, is left alone.
+   */
+  handOver(runs: LocalRun[]): void {
+    this.tryHandOver(runs, 0);
+  }
+
+  private tryHandOver(runs: LocalRun[], attempt: number): void {
     this.deps.sql.query(HANDOVER_SQL, [runs.map((r) => r.stored.id), PROCESS_ID]).catch((err: unknown) => {
       this.deps.log.warn({ err, runs: runs.length }, 'could not hand workflow runs over to the job runner; trying again');
       const timer = setTimeout(() => {
         this.retries.delete(timer);
-        this.handOver(runs);
-      }, HANDOVER_RETRY_MS);
+        this.tryHandOver(runs, attempt + 1);
+      }, HANDOVER_RETRY_MS[Math.min(attempt, HANDOVER_RETRY_MS.length - 1)]);
       timer.unref();
       this.retries.add(timer);
     });

@@ -5,7 +5,7 @@
 import type { SqlPool } from '../../db/sql-pool.js';
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
-import { AppError } from '../errors.js';
+import { AppError, isDatabaseUnavailable } from '../errors.js';
 import { INSERT_RUN_SQL, newRunValues, type CreateRunOptions, type RunTarget } from './engine/run-workflow.js';
 
 /** Statuses that hold one of a workflow's concurrent-run slots. */
@@ -67,14 +67,22 @@ export async function createQueuedRun(
     with guard as (${guard.text}),
     run as (${shiftParams(INSERT_RUN_SQL, offset).replace(/values \((.*)\)\s*$/s, 'select $1 where exists (select 1 from guard)')} returning id),
     job as (select graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', $${offset + 2}::text), max_attempts => 10,
-                                           job_key => 'wf-run:' || id::text, job_key_mode => 'unsafe_dedupe') from run where $${offset + 15}::boolean)
+                                           job_key => 'wf-run:' || id::text, job_key_mode => 'unsafe_dedupe') from run where $${offset + 16}::boolean)
     select (select count(*) from guard)::int as guarded, (select count(*) from run)::int as created, (select count(*) from job)::int as queued`;
   let outcome: QueuedRunOutcome = { status: 'limited' };
-  const admitted = await withinRunLimit(deps.sql, target.workflow.id, options.limit, async (query) => {
-    // `queued` is selected so the job CTE runs (a SELECT CTE nobody reads is never evaluated).
-    const [row] = await query<{ guarded: number; created: number; queued: number }>(text, [...guard.params, ...params, local ? PROCESS_ID : null, !local]);
-    outcome = row.created > 0 ? { status: 'created', runId: stored.id, conversationId: stored.conversationId } : { status: 'duplicate' };
-  });
+  let admitted: boolean;
+  try {
+    admitted = await withinRunLimit(deps.sql, target.workflow.id, options.limit, async (query) => {
+      // `queued` is selected so the job CTE runs (a SELECT CTE nobody reads is never evaluated).
+      const [row] = await query<{ guarded: number; created: number; queued: number }>(text, [...guard.params, ...params, local ? PROCESS_ID : null, !local]);
+      outcome = row.created > 0 ? { status: 'created', runId: stored.id, conversationId: stored.conversationId } : { status: 'duplicate' };
+    });
+  } catch (err) {
+    // A connection lost around the commit leaves it unknown whether the run was written (owned by
+    // this process, which would then never run it): hand it over, which does nothing if it was not.
+    if (local && isDatabaseUnavailable(err)) local.handOver([{ target, stored }]);
+    throw err;
+  }
   if (!admitted) return { status: 'limited' };
   const written = outcome as QueuedRunOutcome;
   if (local && written.status === 'created') local.push({ target, stored });

@@ -2,6 +2,8 @@
 import type { AgentRunScope } from '../agents/run-agent.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { jsonSize } from '../runs/json-size.js';
+import { limitsForPlan } from '../tenants/plan-limits.js';
 import { AttachmentError, readAttachments } from './read-attachments.js';
 
 /** Plans that may have images and scanned pages transcribed. */
@@ -33,12 +35,27 @@ function visionTranscriber(deps: AppDeps, scope: AgentRunScope) {
   };
 }
 
+/**
+ * The input a run starts with: attachments read into text, then held to the plan's run_input_bytes
+ * (413 PAYLOAD_TOO_LARGE naming the limit), since the whole input is stored with the run and every
+ * template and expression of the run can read it.
+ */
 export async function prepareRunInput(deps: AppDeps, scope: AgentRunScope, input: Record<string, unknown>): Promise<Record<string, unknown>> {
-  if (!Array.isArray(input.attachments)) return input;
-  try {
-    return await readAttachments(input, { transcriptionAllowed: TRANSCRIPTION_PLANS.has(scope.plan), transcribeWithModel: visionTranscriber(deps, scope) });
-  } catch (err) {
-    if (err instanceof AttachmentError) throw new AppError(err.code, err.message, err.details);
-    throw err;
+  let prepared = input;
+  if (Array.isArray(input.attachments)) {
+    try {
+      prepared = await readAttachments(input, { transcriptionAllowed: TRANSCRIPTION_PLANS.has(scope.plan), transcribeWithModel: visionTranscriber(deps, scope) });
+    } catch (err) {
+      if (err instanceof AttachmentError) throw new AppError(err.code, err.message, err.details);
+      throw err;
+    }
   }
+  const max = limitsForPlan(scope.plan, deps.config.PLAN_LIMITS).run_input_bytes;
+  const size = jsonSize(prepared, max);
+  if (size > max) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `The run input is larger than the ${max} bytes a run may start with${prepared !== input ? ' (attachments counted as their text)' : ''}`, {
+      limit: 'run_input_bytes', max,
+    });
+  }
+  return prepared;
 }

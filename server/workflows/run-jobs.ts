@@ -3,9 +3,9 @@
 import type { AppDeps } from '../deps.js';
 import { postSignedWebhook } from '../net/signed-webhook.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
-import { claimRun, executeWorkflowRun, FINAL_STATUSES, toStoredRun, type RunTarget, type StoredRun } from './engine/run-workflow.js';
+import { claimRun, executeWorkflowRun, FINAL_STATUSES, MAX_RUN_CRASHES, toStoredRun, type RunTarget, type StoredRun } from './engine/run-workflow.js';
 import { scopeFromRow } from './run-scope.js';
-import { decryptWebhookSecret } from './webhook-secrets.js';
+import { callbackSecretOf, decryptWebhookSecret } from './webhook-secrets.js';
 import { getWorkflowRun, stepsOfRun } from './workflow-runs.service.js';
 
 export interface ContinuePayload {
@@ -68,6 +68,10 @@ async function continueRun(deps: AppDeps, payload: ContinuePayload): Promise<voi
   }
   const claimed = await claimRun(deps.sql, payload.tenant_id, payload.run_id, deps.config.HEARTBEAT_MS);
   if (!claimed) return;
+  if (claimed.crashes > MAX_RUN_CRASHES) {
+    await failCrashedRun(deps, payload, claimed.crashes);
+    return;
+  }
   const scope = scopeFromRow(claimed, claimed.environment_id);
   if (!scope) {
     await deps.sql.query(
@@ -80,6 +84,26 @@ async function continueRun(deps: AppDeps, payload: ContinuePayload): Promise<voi
   await executeWorkflowRun(deps.orm.em.fork(), deps, {
     scope, workflow: { id: claimed.workflow_id, key: claimed.workflow_key }, steps, version: claimed.version, stateScope: claimed.scope,
   }, toStoredRun(claimed));
+}
+
+/**
+ * A poison run: processes died executing it (out of memory, killed) more often than
+ * MAX_RUN_CRASHES. It fails at the step it was on, with its callback queued like any final run's,
+ * and is never continued again by recovery; a person can retry it.
+ */
+async function failCrashedRun(deps: AppDeps, payload: { run_id: string; tenant_id: string }, crashes: number): Promise<void> {
+  deps.log.error({ run: payload.run_id, crashes }, 'workflow run failed: the processes executing it stopped too often');
+  await deps.sql.query(
+    `with failed as (
+       update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(),
+              error = jsonb_build_object('code', 'RUN_CRASHED', 'step_id', next_step_id, 'crashes', $3::int,
+                                         'message', 'The process executing this run stopped ' || $3::int || ' times while running it; it is not continued again (retry it to try once more)')
+        where id = $1 and tenant_id = $2 and status = 'running' and owner_id = $4
+       returning id, callback_url)
+     select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
+       from failed where callback_url is not null`,
+    [payload.run_id, payload.tenant_id, crashes, PROCESS_ID],
+  );
 }
 
 /**
@@ -123,7 +147,9 @@ export async function deliverRunCallback(deps: AppDeps, payload: { run_id: strin
   // One message per final result (a retried run ends again): deliveries of it share the id, so a
   // receiver drops a repeat by it.
   const messageId = `msg_run_${payload.run_id}_${Date.parse(run.completed_at ?? '') || 0}`;
-  const res = await postSignedWebhook(deps.outbound, row.callback_url, secret, { id: messageId, body, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS });
+  // Signed with the derived callback secret: under the webhook secret itself, the callback re-posted
+  // to the workflow's webhook URL would be a valid delivery and start a run.
+  const res = await postSignedWebhook(deps.outbound, row.callback_url, callbackSecretOf(secret), { id: messageId, body, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS });
   await res.body?.cancel().catch(() => undefined);
   if (res.status < 200 || res.status >= 300) throw new Error(`the callback URL answered HTTP ${res.status}`);
 }

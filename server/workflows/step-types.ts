@@ -2,6 +2,7 @@
 // shape of each step's config. Config schemas check one step in isolation; what spans steps (ids that
 // must exist, the graph, whether an expression compiles) is validate-definition.ts's job.
 import { z } from 'zod';
+import { parseRecipients } from '../mail/mail-recipients.js';
 import { hasTemplate } from './expressions.js';
 
 export const STEP_TYPES = ['trigger', 'action', 'condition', 'switch', 'delay', 'loop', 'ai_intent', 'ai_agent', 'approval', 'end'] as const;
@@ -43,9 +44,15 @@ export interface StepDef {
 const YEAR_SECONDS = 31_536_000;
 const KEY_PATTERN = /^[a-z0-9_-]+$/; // the shape of agent, domain and intent keys elsewhere in the API
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
 
 const text = (max: number) => z.string().trim().min(1).max(max);
+const isRecipientList = (value: string) => {
+  try {
+    return parseRecipients(value).length > 0;
+  } catch {
+    return false;
+  }
+};
 const key = text(100).regex(KEY_PATTERN, 'use lower-case letters, digits, - and _');
 /** A step id a config refers to (existence is checked with the whole definition). */
 const stepRef = (description: string) => text(100).describe(description);
@@ -151,10 +158,10 @@ const actionConfigSchemas = {
       .string()
       .max(2000)
       .refine(
-        (v) => hasTemplate(v) || v.split(',').every((a) => EMAIL.test(a.trim())),
+        (v) => hasTemplate(v) || isRecipientList(v),
         'must be e-mail addresses (comma separated) or contain a {{template}}',
       )
-      .describe('Recipients, comma separated; may contain {{templates}}'),
+      .describe('Recipients, comma separated (`Name <address>` allowed); may contain {{templates}}, which may give a list'),
     subject: text(998).describe('Subject; may contain {{templates}}'),
     body: text(100_000).describe('Plain-text body; may contain {{templates}}'),
   }),
@@ -179,7 +186,7 @@ const ACTION_TEXT: Record<ActionId, { name: string; description: string }> = {
   get_state: { name: 'Get state', description: 'Reads a key of the workflow state. Output: {key, value, found}.' },
   transform: { name: 'Transform', description: 'Builds a value from templates. Output: that value.' },
   wait_for_callback: { name: 'Wait for callback', description: 'Pauses the run until a POST reaches {{run.callback_url}}. Output: the posted body.' },
-  send_email: { name: 'Send e-mail', description: 'Queues a plain-text e-mail. Output: {queued, to}.' },
+  send_email: { name: 'Send e-mail', description: 'Queues a plain-text e-mail within the plan\'s mail limits. Output: {queued, to, recipients}.' },
   log: { name: 'Log', description: 'Writes a message to the run log. Output: {message}.' },
 };
 

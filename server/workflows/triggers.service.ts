@@ -39,12 +39,29 @@ const verifierOf = (secret: string) => {
 
 const invalidSignature = () => new AppError('INVALID_SIGNATURE', 'The webhook signature is missing, invalid or outside the 5-minute window');
 
+/** Standard Webhooks' window, each way, for webhook-timestamp. */
+const TOLERANCE_SECONDS = 5 * 60;
+const SIGNATURE_ENTRY = /^v\d+[a-z]?,[A-Za-z0-9+/]+={0,2}$/;
+
 /**
- * A signed delivery to `/webhooks/workflows/<slug>`: verified (Standard Webhooks v1 over the raw
- * body, the current secret or, during a rotation's grace period, the previous one), then a run is
- * queued. A repeated webhook-id answers the first run and starts nothing.
+ * What can be told from the headers alone (before the body is read): a webhook-id, a
+ * webhook-timestamp in seconds within the window, and a webhook-signature of space-separated
+ * `<version>,<base64>` entries with at least one `v1`. Anything else is 401 INVALID_SIGNATURE.
  */
-export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>) {
+export function checkWebhookHeaders(headers: Record<string, string | string[] | undefined>, nowSeconds = Math.floor(Date.now() / 1000)): void {
+  const id = headers['webhook-id'];
+  const timestamp = headers['webhook-timestamp'];
+  const signature = headers['webhook-signature'];
+  if (typeof id !== 'string' || !id.trim() || typeof timestamp !== 'string' || typeof signature !== 'string') throw invalidSignature();
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(nowSeconds - Number(timestamp)) > TOLERANCE_SECONDS) throw invalidSignature();
+  const entries = signature.split(' ').filter(Boolean);
+  if (!entries.length || entries.length > 20 || !entries.every((e) => SIGNATURE_ENTRY.test(e)) || !entries.some((e) => e.startsWith('v1,'))) throw invalidSignature();
+}
+
+export type WebhookWorkflow = WebhookWorkflowRow;
+
+/** The active, deployed webhook workflow of a slug, or 404: looked up before the body is read. */
+export async function findWebhookWorkflow(deps: AppDeps, slug: string): Promise<WebhookWorkflow> {
   const [workflow] = await deps.sql.query<WebhookWorkflowRow>(
     `select w.id::text, w.tenant_id::text, w.workflow_key, w.live_version, w.max_concurrent_runs, w.webhook_secret, w.previous_webhook_secret,
             coalesce(w.previous_secret_valid_until > now(), false) as previous_valid, ${RUN_SCOPE_COLUMNS}
@@ -54,6 +71,16 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
     'liya_webhook_workflow',
   );
   if (!workflow) throw notFound('Webhook');
+  return workflow;
+}
+
+/**
+ * A signed delivery to `/webhooks/workflows/<slug>` (its workflow from findWebhookWorkflow):
+ * verified (Standard Webhooks v1 over the raw body, the current secret or, during a rotation's
+ * grace period, the previous one), then a run is queued. A repeated webhook-id answers the first
+ * run and starts nothing.
+ */
+export async function receiveWebhook(em: EntityManager, deps: AppDeps, workflow: WebhookWorkflow, rawBody: Buffer, headers: Record<string, string | string[] | undefined>) {
   const plainHeaders: Record<string, string> = {};
   for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
     const value = headers[name];
@@ -118,19 +145,26 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, slug: str
   return { run_id: runId, duplicate: false };
 }
 
+export type CallbackToken = NonNullable<ReturnType<typeof parseCallbackToken>>;
+
 /**
- * A POST to a run's callback URL. A run waiting at that callback goes on (a job continues it, the
- * body becoming the step's output); a run not there yet keeps the body for when it arrives. A
- * token used once (or timed out) answers 409 and changes nothing.
+ * The run and wait a callback token names, once its MAC checks out under the run's key; an unknown,
+ * malformed or forged token is 404. Checked before the body is read.
  */
-export async function receiveCallback(deps: AppDeps, token: string, body: unknown) {
+export async function verifyCallback(deps: AppDeps, token: string): Promise<CallbackToken> {
   const parsed = parseCallbackToken(token);
   if (!parsed) throw notFound('Callback');
-  const [run] = await deps.sql.query<{ tenant_id: string; callback_key: string | null; status: string }>(
-    'select tenant_id::text, callback_key, status from workflow_runs where id = $1',
-    [parsed.runId],
-  );
+  const [run] = await deps.sql.query<{ callback_key: string | null }>('select callback_key from workflow_runs where id = $1', [parsed.runId], 'liya_callback_key');
   if (!run?.callback_key || !verifyCallbackToken(parsed, run.callback_key)) throw notFound('Callback');
+  return parsed;
+}
+
+/**
+ * A POST to a run's callback URL (its token from verifyCallback). A run waiting at that callback
+ * goes on (a job continues it, the body becoming the step's output); a run not there yet keeps the
+ * body for when it arrives. A token used once (or timed out) answers 409 and changes nothing.
+ */
+export async function receiveCallback(deps: AppDeps, parsed: CallbackToken, body: unknown) {
   const received = { seq: parsed.seq, body, received_at: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     // The run waits at this callback: it goes on.

@@ -250,6 +250,7 @@ function checkGraph(steps: StepDef[], indexById: Map<string, number>, report: Re
       report(i, 'on_success_step_id', 'unused_on_success', 'a switch goes to a case\'s next_ref or default_ref; on_success is never followed');
     }
     if (step.step_type === 'loop' && step.config?.step_ref === step.id) report(i, 'config.step_ref', 'invalid_loop_body', 'a loop cannot be its own body');
+    else if (step.step_type === 'loop') checkLoopNesting(steps, i, indexById, report);
     for (const ref of stepReferences(step)) {
       const target = indexById.get(ref.id);
       if (target !== undefined && isTrigger.has(target)) report(i, ref.path, 'reference_to_trigger', 'the trigger starts the run; no step can lead to it');
@@ -278,6 +279,32 @@ function checkGraph(steps: StepDef[], indexById: Map<string, number>, report: Re
     const edge = edges[first].find((e) => !e.body && members.has(e.to))!;
     const names = cycle.map((k) => JSON.stringify(steps[k].name ?? steps[k].id)).join(' -> ');
     report(first, edge.path, 'cycle', `these steps form a cycle that does not go through a loop body: ${names}`);
+  }
+}
+
+/** Loops nested in loops (a loop whose body is a loop ...) deeper than this are refused: each level multiplies the steps a run takes. */
+export const MAX_LOOP_NESTING = 3;
+
+/**
+ * A loop's body runs inside it: a body that is a loop whose body leads back to the first would
+ * recurse without end, and every level multiplies the iterations. Follows the chain of bodies.
+ */
+function checkLoopNesting(steps: StepDef[], i: number, indexById: Map<string, number>, report: Report): void {
+  const chain = [i];
+  for (let at = i; ; ) {
+    const body = indexById.get(String(steps[at].config?.step_ref));
+    if (body === undefined || steps[body]?.step_type !== 'loop') return;
+    if (chain.includes(body)) {
+      const names = [...chain, body].map((k) => JSON.stringify(steps[k].name ?? steps[k].id)).join(' -> ');
+      report(i, 'config.step_ref', 'loop_body_cycle', `these loops run each other as their bodies without end: ${names}`);
+      return;
+    }
+    chain.push(body);
+    if (chain.length > MAX_LOOP_NESTING) {
+      report(i, 'config.step_ref', 'loop_too_deep', `loops are nested more than ${MAX_LOOP_NESTING} deep (a loop whose body is a loop ...); each level multiplies the steps a run takes`);
+      return;
+    }
+    at = body;
   }
 }
 

@@ -8,15 +8,16 @@ import type { AgentRunScope } from '../agents/run-agent.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
-import { AppError, invalidInput, notFound } from '../errors.js';
+import { AppError, invalidInput, isDatabaseUnavailable, notFound } from '../errors.js';
 import { readRunSteps } from '../runs/run-steps.js';
 import {
   createWorkflowRun, executeWorkflowRun, STORED_RUN_COLUMNS, toStoredRun, type RunTarget, type StoredRun, type StoredRunRow, type WorkflowRunEvent, type WorkflowRunResult,
 } from './engine/run-workflow.js';
 import { claimOrFind, hashRequest, keyInProgress, releaseIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun, withinRunLimit } from './run-admission.js';
-import { withMintedWebhookSecret } from './webhook-secrets.js';
+import { callbackSecretOf, withMintedWebhookSecret } from './webhook-secrets.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
+import type { RunLineage } from '../runs/run-lineage.js';
 import { deleteStateEntry, listStateEntries, type StateScope } from './engine/workflow-state.js';
 import { prepareRunInput } from './run-input.js';
 import type { StepDef } from './step-types.js';
@@ -28,7 +29,7 @@ export interface RunRequest {
   conversation_id?: string;
   /** `async`: answer 202 at once, a job runs it (default `sync`). */
   mode?: 'sync' | 'async';
-  /** Async runs: the final run is POSTed here, signed with the workflow's secret. */
+  /** Async runs: the final run is POSTed here, signed with the callback secret derived from the workflow's secret. */
   callback_url?: string;
 }
 
@@ -90,7 +91,7 @@ async function resolveTarget(em: EntityManager, deps: AppDeps, scope: AgentRunSc
 
 export type StartOutcome =
   | { kind: 'result'; result: WorkflowRunResult }
-  | { kind: 'queued'; accepted: { run_id: string; status: WorkflowRunStatus; idempotent_replay?: boolean; webhook_secret?: string } };
+  | { kind: 'queued'; accepted: { run_id: string; status: WorkflowRunStatus; idempotent_replay?: boolean; webhook_secret?: string; callback_secret?: string } };
 
 export interface StartOptions {
   mode: 'live' | 'test';
@@ -98,6 +99,8 @@ export interface StartOptions {
   idempotencyKey?: string | null;
   onEvent?: (e: WorkflowRunEvent) => void;
   beforeStart?: () => void;
+  /** Set when another run starts this one (an agent's workflow tool): depth, budget, deadline, cancellation. */
+  lineage?: RunLineage;
 }
 
 /** How long a repeated sync request waits for the first one's run to end before 409 IDEMPOTENCY_IN_PROGRESS. */
@@ -186,19 +189,22 @@ async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: Resol
       }
       const steps = await stepsOfRun(deps, scope.tenantId, workflow.id, claimed);
       options.beforeStart?.();
-      return { kind: 'result', result: await executeWorkflowRun(em, deps, { ...target, steps, version: claimed.version }, toStoredRun(claimed), { onEvent: options.onEvent }) };
+      return { kind: 'result', result: await executeSyncRun(em, deps, { ...target, steps, version: claimed.version }, toStoredRun(claimed), { onEvent: options.onEvent, lineage: options.lineage }) };
     }
   }
   const input = await prepareRunInput(deps, scope, request.input);
-  const createOptions = { runId, conversationId: request.conversation_id, triggeredBy: options.triggeredBy, environmentId: scope.environmentId, callbackUrl: request.callback_url ?? null };
+  const createOptions = {
+    runId, conversationId: request.conversation_id, triggeredBy: options.triggeredBy, environmentId: scope.environmentId, callbackUrl: request.callback_url ?? null,
+    depth: options.lineage?.depth,
+  };
   if (request.mode === 'async') {
     const queue = async (minted: string | null): Promise<StartOutcome> => {
       const outcome = await createQueuedRun(deps, target, input, { ...createOptions, limit });
       if (outcome.status === 'limited') throw concurrencyLimit(limit!);
-      return { kind: 'queued', accepted: { run_id: runId, status: 'running', ...(minted ? { webhook_secret: minted } : {}) } };
+      return { kind: 'queued', accepted: { run_id: runId, status: 'running', ...(minted ? { webhook_secret: minted, callback_secret: callbackSecretOf(minted) } : {}) } };
     };
-    // The callback is signed with the workflow's secret: minted on first use, shown this once (and
-    // taken back when the run is refused, since nobody saw it).
+    // The callback is signed with a key derived from the workflow's secret: minted on first use,
+    // shown this once with the derived key (and taken back when the run is refused, since nobody saw it).
     return request.callback_url && !resolved.hasSecret ? withMintedWebhookSecret(em, deps, scope.tenantId, workflow.id, queue) : queue(null);
   }
   let created: StoredRun | null = null;
@@ -207,7 +213,21 @@ async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: Resol
   });
   if (!admitted) throw concurrencyLimit(limit!);
   options.beforeStart?.();
-  return { kind: 'result', result: await executeWorkflowRun(em, deps, target, created!, { onEvent: options.onEvent }) };
+  return { kind: 'result', result: await executeSyncRun(em, deps, target, created!, { onEvent: options.onEvent, lineage: options.lineage }) };
+}
+
+/**
+ * A run executed for the request that started it. When the database goes away under it, the
+ * request answers 503 but the run is this (live) process's, which recovery never takes from it:
+ * it is handed to the job runner (retried until the database is back) to continue from its stored step.
+ */
+async function executeSyncRun(em: EntityManager, deps: AppDeps, target: RunTarget, run: StoredRun, options: Parameters<typeof executeWorkflowRun>[4] = {}): Promise<WorkflowRunResult> {
+  try {
+    return await executeWorkflowRun(em, deps, target, run, options);
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) deps.localRuns?.handOver([{ target, stored: run }]);
+    throw err;
+  }
 }
 
 /** A stored run as the run endpoints answer it (status, output, trace, and what it waits for). */
@@ -324,7 +344,7 @@ export async function retryRun(em: EntityManager, deps: AppDeps, scope: AgentRun
   let claimed: (StoredRunRow & { version: number | null; definition: StepDef[] | null; scope: StateScope }) | undefined;
   const admitted = await withinRunLimit(deps.sql, workflow.id, workflow.maxConcurrentRuns ?? null, async (query) => {
     [claimed] = await query<StoredRunRow & { version: number | null; definition: StepDef[] | null; scope: StateScope }>(
-      `update workflow_runs r set status = 'running', next_step_id = error->>'step_id', error = null, completed_at = null, owner_id = $3, resume = null, updated_at = now()
+      `update workflow_runs r set status = 'running', next_step_id = error->>'step_id', error = null, completed_at = null, owner_id = $3, resume = null, crashes = 0, updated_at = now()
         where id = $1 and tenant_id = $2 and status = 'failed'
         returning ${STORED_RUN_COLUMNS}, r.version, r.definition, r.scope`,
       [runId, scope.tenantId, PROCESS_ID],
@@ -334,7 +354,7 @@ export async function retryRun(em: EntityManager, deps: AppDeps, scope: AgentRun
   if (!claimed) throw new AppError('RUN_NOT_RETRYABLE', 'The run is being retried already', { run_id: runId });
   const steps = await stepsOfRun(deps, scope.tenantId, workflow.id, claimed);
   const target: RunTarget = { scope, workflow: { id: workflow.id, key: workflow.workflowKey }, steps, version: claimed.version, stateScope: claimed.scope };
-  return executeWorkflowRun(em, deps, target, toStoredRun(claimed));
+  return executeSyncRun(em, deps, target, toStoredRun(claimed));
 }
 
 /** Stops a run that waits (delay, callback, approval, input): pending wake-up jobs go, a pending approval is cancelled. */

@@ -11,7 +11,7 @@ import type { Context } from '../trpc.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import { ACTION_CATALOG } from './step-types.js';
 import {
-  actionSchema, approvalSchema, createWorkflowInput, decideApprovalInput, eventInput, rotateSecretInput, runAcceptedSchema, runRef, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
+  actionSchema, approvalSchema, createWorkflowInput, decideApprovalInput, deployResultSchema, eventInput, rotateSecretInput, rotateSecretResultSchema, runAcceptedSchema, runRef, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
   workflowRunSummarySchema, workflowListItemSchema, workflowRef, workflowSchema, workflowVersionSchema,
 } from './workflows.schemas.js';
 import {
@@ -107,12 +107,12 @@ export const workflowsRouter = router({
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{workflowIdOrKey}/deploy`, tags: TAGS, summary: 'Validate and publish the draft as a new version (audited)',
-        description: 'The first deploy of a webhook-triggered workflow also answers webhook_url and webhook_secret (shown once); redeploys never regenerate them.',
+        description: 'The first deploy of a webhook-triggered workflow also answers webhook_url, webhook_secret and callback_secret (derived from webhook_secret; verifies run callbacks), shown once; redeploys never regenerate them.',
       },
       errors: ['NOT_FOUND'],
     })
     .input(workflowRef)
-    .output(ok(z.object({ workflow: workflowSchema, webhook_url: z.string().optional(), webhook_secret: z.string().optional() })))
+    .output(ok(deployResultSchema))
     .mutation(async ({ ctx, input }) => envelope(await deployWorkflow(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
 
   rotateSecret: apiKeyProcedure
@@ -123,7 +123,7 @@ export const workflowsRouter = router({
       errors: ['NOT_FOUND', 'NOT_A_WEBHOOK_WORKFLOW'],
     })
     .input(rotateSecretInput)
-    .output(ok(z.object({ webhook_url: z.string(), webhook_secret: z.string(), previous_secret_valid_until: z.string() })))
+    .output(ok(rotateSecretResultSchema))
     .mutation(async ({ ctx, input }) => envelope(await rotateWebhookSecret(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey, input.grace_period_seconds))),
 
   versions: apiKeyProcedure

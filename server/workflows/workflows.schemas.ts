@@ -123,7 +123,7 @@ export const runWorkflowInput = workflowRef
       .max(2048)
       .refine((v) => /^https?:\/\/[^\s]+$/i.test(v) && URL.canParse(v), 'must be an http(s) URL')
       .optional()
-      .describe('With mode async: the final run is POSTed here (Standard Webhooks, signed with the workflow secret), retried 5 times with backoff'),
+      .describe('With mode async: the final run is POSTed here (Standard Webhooks, signed with the workflow\'s callback_secret, derived from its webhook secret), retried 5 times with backoff'),
   })
   .meta({ id: 'WorkflowRunRequest' });
 export type RunWorkflowInput = z.infer<typeof runWorkflowInput>;
@@ -155,12 +155,36 @@ export const workflowRunResultSchema = z
   })
   .meta({ id: 'WorkflowRunResult' });
 
+const CALLBACK_SECRET_DOC =
+  'callback_secret verifies the run callbacks (Standard Webhooks POSTs to an async run\'s callback_url); they are never signed with the webhook secret itself, ' +
+  'so a callback cannot be replayed to the webhook URL. It is derived from the webhook secret: "whsec_" + base64(HMAC-SHA256(key: the webhook secret\'s ' +
+  'key bytes, i.e. the base64 after "whsec_" decoded; message: "liya/run-callback/v1")), so a receiver may also compute it. Shown once, like the webhook secret.';
+
+export const deployResultSchema = z
+  .object({
+    workflow: workflowSchema,
+    webhook_url: z.string().optional().describe('First deploy of a webhook-triggered workflow: where to POST signed deliveries'),
+    webhook_secret: z.string().optional().describe('First deploy of a webhook-triggered workflow: the Standard Webhooks secret that signs deliveries (shown once)'),
+    callback_secret: z.string().optional().describe(`With webhook_secret. ${CALLBACK_SECRET_DOC}`),
+  })
+  .meta({ id: 'WorkflowDeployResult' });
+
+export const rotateSecretResultSchema = z
+  .object({
+    webhook_url: z.string(),
+    webhook_secret: z.string().describe('The new Standard Webhooks secret that signs deliveries (shown once)'),
+    callback_secret: z.string().describe(`Derived from the new webhook_secret; signs run callbacks from now on. ${CALLBACK_SECRET_DOC}`),
+    previous_secret_valid_until: z.string().describe('Deliveries signed with the previous secret are accepted until then'),
+  })
+  .meta({ id: 'RotateWebhookSecretResult' });
+
 export const runAcceptedSchema = z
   .object({
     run_id: z.string(),
     status: z.enum(WORKFLOW_RUN_STATUSES),
     idempotent_replay: z.boolean().optional(),
-    webhook_secret: z.string().optional().describe('Minted by the first async run with a callback_url of a workflow without a secret: shown this once; verifies the callbacks'),
+    webhook_secret: z.string().optional().describe('Minted by the first async run with a callback_url of a workflow without a secret: shown this once'),
+    callback_secret: z.string().optional().describe(`Shown with a minted webhook_secret. ${CALLBACK_SECRET_DOC}`),
   })
   .meta({ id: 'WorkflowRunAccepted' });
 

@@ -13,7 +13,7 @@ import type { StepDef } from './step-types.js';
 import { validateDefinition, type DefinitionIssue } from './validate-definition.js';
 import type { AppDeps } from '../deps.js';
 import { syncWorkflowSchedule } from './schedules.js';
-import { encryptWebhookSecret, newWebhookSecret, newWebhookSlug, webhookUrl } from './webhook-secrets.js';
+import { callbackSecretOf, encryptWebhookSecret, newWebhookSecret, newWebhookSlug, webhookUrl } from './webhook-secrets.js';
 import type { CreateWorkflowInput, UpdateWorkflowInput, WorkflowDto } from './workflows.schemas.js';
 
 export const workflowEndpoint = (key: string) => `/v1/workflows/${key}/run`;
@@ -186,7 +186,7 @@ export async function toggleWorkflow(em: EntityManager, tenantId: string, actor:
  * Makes the draft (or, without one, the live steps again) the live definition as a new immutable
  * version, after the full validation. Audited.
  */
-export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto; webhook_url?: string; webhook_secret?: string }> {
+export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string): Promise<{ workflow: WorkflowDto; webhook_url?: string; webhook_secret?: string; callback_secret?: string }> {
   const found = await findWorkflow(em, tenantId, idOrKey);
   return em.transactional(async (tx) => {
     // Locked: two deploys at once would otherwise both take the same version number.
@@ -205,12 +205,13 @@ export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId:
     workflow.isActive = true;
     workflow.updatedAt = new Date();
     // The first deploy of a webhook workflow mints its URL and secret; later deploys keep them.
-    const minted: { webhook_url?: string; webhook_secret?: string } = {};
+    const minted: { webhook_url?: string; webhook_secret?: string; callback_secret?: string } = {};
     if (workflow.triggerType === 'webhook' && !workflow.webhookSlug) {
       workflow.webhookSlug = newWebhookSlug();
       minted.webhook_url = webhookUrl(deps, workflow.webhookSlug);
       if (!workflow.webhookSecret) {
         minted.webhook_secret = newWebhookSecret();
+        minted.callback_secret = callbackSecretOf(minted.webhook_secret);
         workflow.webhookSecret = await encryptWebhookSecret(tx, deps, tenantId, workflow.id, minted.webhook_secret);
       }
     }
@@ -240,7 +241,7 @@ export async function rotateWebhookSecret(em: EntityManager, deps: AppDeps, tena
     workflow.updatedAt = new Date();
     recordAudit(tx, tenantId, actor, { action: 'workflow.webhook_secret.rotate', targetType: 'workflow', targetId: workflow.workflowKey, details: { grace_period_seconds: graceSeconds } });
     await tx.flush();
-    return { webhook_url: webhookUrl(deps, workflow.webhookSlug), webhook_secret: secret, previous_secret_valid_until: validUntil.toISOString() };
+    return { webhook_url: webhookUrl(deps, workflow.webhookSlug), webhook_secret: secret, callback_secret: callbackSecretOf(secret), previous_secret_valid_until: validUntil.toISOString() };
   });
 }
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pruneExpiredRows } from '../../server/maintenance/prune-expired.js';
 import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
-import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { adminHeaders, signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -157,11 +157,14 @@ describe('platform tools', () => {
   });
 
   it('send_email writes only to the configured notify address', async () => {
-    const bad = await t.api.post('/v1/agents', { agent_key: 'mailer-bad', name: 'M', goal: 'G', tools_config: { enabled_platform_tools: ['send_email'] } }, key(a));
+    // A trial tenant mails only its own users with a verified address; a paid plan writes to any.
+    const paid = await signupTenant(t.api, { companyName: 'Tools Mail' });
+    expect((await t.api.patch(`/admin/tenants/${paid.tenantId}`, { billingPlan: 'starter' }, { headers: adminHeaders })).status).toBe(200);
+    const bad = await t.api.post('/v1/agents', { agent_key: 'mailer-bad', name: 'M', goal: 'G', tools_config: { enabled_platform_tools: ['send_email'] } }, key(paid));
     expect(bad.status).toBe(400);
-    await createAgent(a, { agent_key: 'mailer', tools_config: { enabled_platform_tools: ['send_email'], notify_email: 'team@example.com', notify_label: 'Careers bot' } });
+    await createAgent(paid, { agent_key: 'mailer', tools_config: { enabled_platform_tools: ['send_email'], notify_email: 'team@example.com', notify_label: 'Careers bot' } });
     fake.script([{ tool_calls: [{ name: 'send_email', arguments: { subject: 'Lead', body: 'A candidate wants a call', to: 'attacker@example.com' } }] }, 'Sent.']);
-    await run(a, 'mailer', { input: { message: 'notify the team' } });
+    await run(paid, 'mailer', { input: { message: 'notify the team' } });
     const mails = await t.sql<{ to_address: string; subject: string }>(`select to_address, subject from outbox_messages where kind = 'agent_notification'`);
     expect(mails).toEqual([{ to_address: 'team@example.com', subject: '[Careers bot] Lead' }]);
   });

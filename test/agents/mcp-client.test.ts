@@ -30,7 +30,7 @@ let config: McpServerConfig;
 beforeAll(async () => {
   server = await startMcpServer();
   pool = createMcpClientPool({ fetch: allowedFetch });
-  config = { name: 'test', url: server.url };
+  config = { tenantId: 'tenant-1', name: 'test', url: server.url };
 });
 afterAll(async () => {
   await pool.close();
@@ -77,7 +77,7 @@ describe('MCP client pool', () => {
     const watched = watchedFetch(allowedFetch);
     const cached = createMcpClientPool({ fetch: watched.fetch, ttlMs: 60_000, now: () => clock });
     try {
-      const target = { name: 'cached', url: own.url };
+      const target = { tenantId: 'tenant-1', name: 'cached', url: own.url };
       await Promise.all([cached.listTools(target), cached.listTools(target)]);
       await cached.listTools({ ...target, allowed_tools: ['add'] });
       expect(own.listRequests()).toBe(1);
@@ -126,14 +126,14 @@ describe('MCP client pool: headers and reachability', () => {
   afterAll(() => guarded.close());
 
   it('sends the configured headers', async () => {
-    const tools = await pool.listTools({ name: 'guarded', url: guarded.url, headers: { 'X-Api-Key': 'secret-key-123' } });
+    const tools = await pool.listTools({ tenantId: 'tenant-1', name: 'guarded', url: guarded.url, headers: { 'X-Api-Key': 'secret-key-123' } });
     expect(tools.length).toBe(4);
-    const result = await pool.callTool({ name: 'guarded', url: guarded.url, headers: { 'X-Api-Key': 'secret-key-123' } }, 'echo', { text: 'in' });
+    const result = await pool.callTool({ tenantId: 'tenant-1', name: 'guarded', url: guarded.url, headers: { 'X-Api-Key': 'secret-key-123' } }, 'echo', { text: 'in' });
     expect(result.text).toBe('in');
   });
 
   it('reports a refused header as an HTTP error without the header value', async () => {
-    const error = (await pool.listTools({ name: 'guarded', url: guarded.url, headers: { 'X-Api-Key': 'wrong-key-456' } }).catch((e: Error) => e)) as Error;
+    const error = (await pool.listTools({ tenantId: 'tenant-1', name: 'guarded', url: guarded.url, headers: { 'X-Api-Key': 'wrong-key-456' } }).catch((e: Error) => e)) as Error;
     expect(error.message).toMatch(/MCP server "guarded": listing tools failed \(HTTP 401\)/);
     expect(error.message).not.toContain('wrong-key-456');
   });
@@ -142,9 +142,9 @@ describe('MCP client pool: headers and reachability', () => {
     const strict = createMcpClientPool({ fetch: createOutboundHttp().fetch });
     try {
       const before = server.listRequests();
-      const error = (await strict.listTools({ name: 'local', url: server.url }).catch((e: Error) => e)) as Error;
+      const error = (await strict.listTools({ tenantId: 'tenant-1', name: 'local', url: server.url }).catch((e: Error) => e)) as Error;
       expect(error.message).toMatch(/MCP server "local": listing tools refused: Outbound request to 127\.0\.0\.1:\d+ refused/);
-      await expect(strict.callTool({ name: 'local', url: server.url }, 'add', { a: 1, b: 1 })).rejects.toThrow(/MCP server "local".*refused/);
+      await expect(strict.callTool({ tenantId: 'tenant-1', name: 'local', url: server.url }, 'add', { a: 1, b: 1 })).rejects.toThrow(/MCP server "local".*refused/);
       expect(server.listRequests()).toBe(before);
     } finally {
       await strict.close();
@@ -153,7 +153,7 @@ describe('MCP client pool: headers and reachability', () => {
 
   it('names the server when it cannot be reached', async () => {
     const url = `http://127.0.0.1:${await freePort()}/mcp`;
-    await expect(pool.listTools({ name: 'down', url })).rejects.toThrow(/MCP server "down": listing tools failed \(server unreachable\).*ECONNREFUSED/);
-    await expect(pool.callTool({ name: 'down', url }, 'add', { a: 1, b: 1 })).rejects.toThrow(/MCP server "down"/);
+    await expect(pool.listTools({ tenantId: 'tenant-1', name: 'down', url })).rejects.toThrow(/MCP server "down": listing tools failed \(server unreachable\).*ECONNREFUSED/);
+    await expect(pool.callTool({ tenantId: 'tenant-1', name: 'down', url }, 'add', { a: 1, b: 1 })).rejects.toThrow(/MCP server "down"/);
   });
 });

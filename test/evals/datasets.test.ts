@@ -270,13 +270,14 @@ describe('suites', () => {
 
   it('the webhook scorer secret is write-only: stored, never shown, replaced or removed with the URL', async () => {
     const ds = await dataset();
+    const firstSecret = `whsec_${Buffer.from('first-secret-0123456789abcdef').toString('base64')}`;
     const res = await t.api.post(
       '/v1/evals/suites',
-      suiteBody(ds.id, { custom_scorer_webhook_url: 'https://scorer.example.com/score', custom_scorer_webhook_secret: 'first-secret-0123456789' }),
+      suiteBody(ds.id, { custom_scorer_webhook_url: 'https://scorer.example.com/score', custom_scorer_webhook_secret: firstSecret }),
       key(a),
     );
     expect(res.status, res.text).toBe(201);
-    expect(res.text).not.toContain('first-secret');
+    expect(res.text).not.toContain(firstSecret.slice(6));
     const id = res.body.data.suite.id;
     expect(res.body.data.suite).toMatchObject({ custom_scorer_webhook_url: 'https://scorer.example.com/score', custom_scorer_webhook_secret_set: true });
     // Moving the URL keeps the secret.
@@ -288,7 +289,46 @@ describe('suites', () => {
     const switched = await t.api.patch(`/v1/evals/suites/${id}`, { custom_scorer_expression: 'true', custom_scorer_webhook_url: null }, key(a));
     expect(switched.status, switched.text).toBe(200);
     expect(switched.body.data.suite).toMatchObject({ custom_scorer_expression: 'true', custom_scorer_webhook_url: null, custom_scorer_webhook_secret_set: false });
-    for (const r of [await t.api.get(`/v1/evals/suites/${id}`, key(a)), await t.api.get('/v1/evals/suites', key(a))]) expect(r.text).not.toContain('first-secret');
+    for (const r of [await t.api.get(`/v1/evals/suites/${id}`, key(a)), await t.api.get('/v1/evals/suites', key(a))]) expect(r.text).not.toContain(firstSecret.slice(6));
+  });
+
+  it('the webhook scorer secret must be a Standard Webhooks secret (whsec_ + base64 of 24-64 bytes), on create and on update', async () => {
+    const ds = await dataset();
+    const url = 'https://scorer.example.com/score';
+    const base64Of = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
+    const refused = [
+      'a-secret-of-16-chars',
+      'first-secret-0123456789',
+      `whsec_${base64Of(32)}`.replace('=', ''),
+      `whsec_${base64Of(32)}!`,
+      `whsec_ ${base64Of(32)}`,
+      `whsec_${base64Of(23)}`,
+      `whsec_${base64Of(65)}`,
+      base64Of(16),
+      `WHSEC_${base64Of(32)}`,
+      `whsec_${Buffer.alloc(33, 0xfb).toString('base64url')}`,
+    ];
+    for (const secret of refused) {
+      const res = await t.api.post('/v1/evals/suites', suiteBody(ds.id, { custom_scorer_webhook_url: url, custom_scorer_webhook_secret: secret }), key(a));
+      expect(res.status, `${secret}: ${res.text}`).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual(['custom_scorer_webhook_secret']);
+      expect(res.text).not.toContain(secret);
+    }
+    const accepted = [`whsec_${base64Of(24)}`, `whsec_${base64Of(32)}`, `whsec_${base64Of(64)}`, base64Of(32)];
+    let id = '';
+    for (const secret of accepted) {
+      const res = await t.api.post('/v1/evals/suites', suiteBody(ds.id, { custom_scorer_webhook_url: url, custom_scorer_webhook_secret: secret }), key(a));
+      expect(res.status, `${secret}: ${res.text}`).toBe(201);
+      id = res.body.data.suite.id;
+    }
+    // An update is checked the same way, and a refused one changes nothing.
+    const bad = await t.api.patch(`/v1/evals/suites/${id}`, { name: 'renamed', custom_scorer_webhook_secret: 'not-base64-but-long-enough' }, key(a));
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual(['custom_scorer_webhook_secret']);
+    expect((await t.api.get(`/v1/evals/suites/${id}`, key(a))).body.data.suite).toMatchObject({ name: 'Screening quality', custom_scorer_webhook_secret_set: true });
+    const good = await t.api.patch(`/v1/evals/suites/${id}`, { custom_scorer_webhook_secret: `whsec_${base64Of(48)}` }, key(a));
+    expect(good.status, good.text).toBe(200);
   });
 
   it("another tenant's suites are 404 and never listed", async () => {

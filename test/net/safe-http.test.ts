@@ -2,7 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { OutboundLimitError } from '../../server/net/limited-body.js';
 import { createOutboundHttp, OutboundBlockedError } from '../../server/net/safe-http.js';
+import { readLimited } from '../../server/net/signed-webhook.js';
 
 interface TestServer {
   origin: string;
@@ -10,6 +12,13 @@ interface TestServer {
   /** Ends the SSE responses still open. */
   endSse(): void;
   close(): Promise<void>;
+}
+
+// Writes `chunk` until the client goes away, waiting whenever the socket is full.
+async function writeForever(res: http.ServerResponse, chunk: string): Promise<void> {
+  while (!res.destroyed && !res.writableEnded) {
+    if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+  }
 }
 
 async function startServer(): Promise<TestServer> {
@@ -42,6 +51,35 @@ async function startServer(): Promise<TestServer> {
         return;
       case '/hang':
         return; // never answers
+      case '/drip': {
+        // A head at once, then a byte now and then, forever.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('x'), 50);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
+      case '/gzip-bomb':
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(8 * 1024 * 1024)));
+        return;
+      case '/sse-endless-event':
+        // One event that never reaches its blank line.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: ');
+        void writeForever(res, 'x'.repeat(16 * 1024));
+        return;
+      case '/sse-many-events':
+        // Many small events, in every line ending SSE allows, far more bytes in total than the cap.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (let i = 0; i < 300; i++) res.write(`data: ${'y'.repeat(200)}${['\n\n', '\r\n\r\n', '\r\r'][i % 3]}`);
+        res.end('data: last\n\n');
+        return;
+      case '/sse-ticks': {
+        // Small events forever.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const timer = setInterval(() => res.write('data: tick\n\n'), 50);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
       case '/sse':
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.write('data: one\n\n');
@@ -278,5 +316,186 @@ describe('outbound HTTP: limits and streaming', () => {
     // Both events arrived while the response was still open; now let the server finish.
     server.endSse();
     expect((await reader.read()).done).toBe(true);
+  });
+});
+
+/** Rejects when `promise` has not settled after `ms` (so a missing limit fails the test instead of hanging it). */
+function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms).unref())]);
+}
+
+/** Reads a fetch body to its end or its error: the bytes received and how it ended. */
+async function drain(response: Response): Promise<{ text: string; error: Error | null }> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return { text, error: null };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (error) {
+    return { text, error: error as Error };
+  }
+}
+
+describe('outbound HTTP: fetch body limits', () => {
+  it('errors a body past maxBytes after handing over exactly maxBytes', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], maxBytes: 1000 });
+    const { text, error } = await within(5_000, drain(await outbound.fetch(`${server.origin}/big`)));
+    expect(error).toBeInstanceOf(OutboundLimitError);
+    expect(error!.message).toMatch(/response body exceeded 1000 bytes/);
+    expect(text).toBe('x'.repeat(1000));
+    expect(await (await outbound.fetch(`${server.origin}/hello`)).text()).toBe('hello');
+  });
+
+  it('counts bytes after decompression', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], maxBytes: 1024 * 1024 });
+    await expect(within(5_000, (await outbound.fetch(`${server.origin}/gzip-bomb`)).arrayBuffer())).rejects.toThrow(/response body exceeded 1048576 bytes/);
+  });
+
+  it('keeps readLimited cutting at its own limit', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], maxBytes: 1000 });
+    const cut = await readLimited(await outbound.fetch(`${server.origin}/big`), 1000);
+    expect(cut).toEqual({ text: 'x'.repeat(1000), truncated: true });
+  });
+
+  it('limits the time of the whole call, body included', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], timeoutMs: 400 });
+    const response = await outbound.fetch(`${server.origin}/drip`);
+    const { text, error } = await within(5_000, drain(response));
+    expect(error?.message).toMatch(/timed out after 400 ms/);
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('caps each Server-Sent Event, not the stream', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], maxBytes: 10_000 });
+    const endless = await within(5_000, drain(await outbound.fetch(`${server.origin}/sse-endless-event`)));
+    expect(endless.error).toBeInstanceOf(OutboundLimitError);
+    expect(endless.error!.message).toMatch(/event exceeded 10000 bytes/);
+    expect(endless.text.length).toBeLessThanOrEqual(10_000);
+    const many = await within(5_000, drain(await outbound.fetch(`${server.origin}/sse-many-events`)));
+    expect(many.error).toBeNull();
+    expect(many.text.length).toBeGreaterThan(60_000);
+    expect(many.text.endsWith('data: last\n\n')).toBe(true);
+  });
+
+  it('honours maxEventBytes apart from maxBytes', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], maxBytes: 10_000, maxEventBytes: 100 });
+    const { error } = await within(5_000, drain(await outbound.fetch(`${server.origin}/sse-many-events`)));
+    expect(error?.message).toMatch(/event exceeded 100 bytes/);
+  });
+
+  it('ends an event stream at its total time limit', async () => {
+    const outbound = createOutboundHttp({ allowedHosts: ['127.0.0.1'], timeoutMs: 5_000, streamTimeoutMs: 500 });
+    const started = Date.now();
+    const { text, error } = await within(5_000, drain(await outbound.fetch(`${server.origin}/sse-ticks`)));
+    expect(error).toBeInstanceOf(OutboundLimitError);
+    expect(error!.message).toMatch(/stream exceeded 500 ms/);
+    expect(text).toContain('data: tick\n\n');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+/** A resolver answering from a table, counting its calls. */
+function tableResolver(table: Record<string, string[]>) {
+  const calls: string[] = [];
+  const resolveHost = async (hostname: string) => {
+    calls.push(hostname);
+    const addresses = table[hostname];
+    if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  return { resolveHost, calls };
+}
+
+describe('outbound HTTP: address normalisation', () => {
+  const outbound = createOutboundHttp({ timeoutMs: 2_000 });
+
+  it('refuses loopback, private and metadata addresses in any IPv4 or embedding IPv6 spelling', async () => {
+    const p = server.port;
+    const targets = [
+      `http://[::127.0.0.1]:${p}/`, // IPv4-compatible ::/96
+      `http://[::7f00:1]:${p}/`,
+      `http://[0:0:0:0:0:0:7f00:1]:${p}/`,
+      `http://[::ffff:127.0.0.1]:${p}/`, // IPv4-mapped
+      `http://[0:0:0:0:0:ffff:7f00:1]:${p}/`,
+      `http://[::ffff:169.254.169.254]/`,
+      `http://[::ffff:0:127.0.0.1]:${p}/`, // IPv4-translated
+      `http://[64:ff9b::127.0.0.1]:${p}/`, // NAT64
+      `http://[64:ff9b::a9fe:a9fe]/`,
+      `http://[64:ff9b:1::a00:1]/`,
+      `http://[2002:7f00:1::]:${p}/`, // 6to4
+      `http://[2002:a9fe:a9fe::1]/`,
+      `http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/`, // Teredo
+      `http://[2001:db8::1]/`,
+      `http://[3fff::1]/`,
+      `http://[fd00:ec2:0:0:0:0:0:254]/`,
+      `http://[fe80::1]/`,
+      `http://[ff02::1]/`,
+      `http://[100::1]/`,
+      `http://0x7f.1:${p}/`,
+      `http://2130706433:${p}/`,
+      `http://017700000001:${p}/`,
+      `http://127.1:${p}/`,
+      'http://192.0.2.1/',
+      'http://198.18.0.1/',
+      'http://192.0.0.170/',
+      'http://240.0.0.1/',
+      'http://255.255.255.255/',
+      'http://224.0.0.1/',
+    ];
+    for (const target of targets) {
+      const error = await within(3_000, refusal(outbound.fetch(target)));
+      expect(error.message, target).toContain(new URL(target).host);
+    }
+  });
+
+  it('refuses names whose addresses embed a private or metadata one, at connect time', async () => {
+    const dns = tableResolver({
+      'compat.test': ['::7f00:1'],
+      'mapped.test': ['::ffff:127.0.0.1'],
+      'nat64.test': ['64:ff9b::a9fe:a9fe'],
+      'sixtofour.test': ['2002:a00:1::1'],
+      'teredo.test': ['2001:0:4136:e378:8000:63bf:80ff:fffe'],
+      'mixed.test': ['93.184.216.34', '10.0.0.1'],
+      'doc.test': ['2001:db8::5'],
+    });
+    const client = createOutboundHttp({ timeoutMs: 2_000, resolveHost: dns.resolveHost });
+    for (const name of ['compat', 'mapped', 'nat64', 'sixtofour', 'teredo', 'mixed', 'doc']) {
+      const error = await within(3_000, refusal(client.fetch(`http://${name}.test:${server.port}/hello`)));
+      expect(error.message).toContain(`${name}.test:${server.port}`);
+    }
+    expect(dns.calls).toContain('mapped.test');
+  });
+
+  it('refuses an allow-listed name resolving to a metadata address in any spelling', async () => {
+    const names = {
+      'meta-mapped.test': ['::ffff:169.254.169.254'],
+      'meta-hex.test': ['::ffff:a9fe:a9fe'],
+      'meta-nat64.test': ['64:ff9b::169.254.169.254'],
+      'meta-ec2.test': ['fd00:ec2:0:0:0:0:0:254'],
+      'meta-alibaba.test': ['::ffff:100.100.100.200'],
+    };
+    const dns = tableResolver(names);
+    const client = createOutboundHttp({ timeoutMs: 2_000, allowedHosts: Object.keys(names), resolveHost: dns.resolveHost });
+    for (const name of Object.keys(names)) {
+      const error = await within(3_000, refusal(client.fetch(`http://${name}/latest/meta-data/`)));
+      expect(error.message).toMatch(/metadata/);
+    }
+    // Listing the metadata address itself is the deliberate way in, in any spelling.
+    const listed = createOutboundHttp({ timeoutMs: 300, allowedHosts: ['::ffff:169.254.169.254'] });
+    const reached = await listed.fetch('http://169.254.169.254/').catch((e: Error) => e);
+    expect(reached).not.toBeInstanceOf(OutboundBlockedError);
+  });
+
+  it('reaches an allow-listed address whatever spelling the resolver uses', async () => {
+    const dns = tableResolver({ 'local.test': ['::ffff:127.0.0.1'] });
+    const client = createOutboundHttp({ allowedHosts: ['127.0.0.1'], resolveHost: dns.resolveHost });
+    expect(await (await client.fetch(`http://local.test:${server.port}/hello`)).text()).toBe('hello');
+    expect((await client.get(`http://local.test:${server.port}/hello`)).text).toBe('hello');
+    const viaRange = createOutboundHttp({ allowedHosts: ['127.0.0.0/8'], resolveHost: dns.resolveHost });
+    expect((await viaRange.get(`http://local.test:${server.port}/hello`)).text).toBe('hello');
   });
 });

@@ -12,6 +12,8 @@ export interface TestMcpServer {
   calls: { name: string; args: unknown }[];
   /** How many tools/list requests reached the server. */
   listRequests(): number;
+  /** How many initialize requests (new client sessions) reached the server. */
+  initializeRequests(): number;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startMcpServer(options: TestMcpServerOptions = {}): Promis
   const calls: TestMcpServer['calls'] = [];
   const timers = new Set<NodeJS.Timeout>();
   let listRequests = 0;
+  let initializeRequests = 0;
   const httpServer = http.createServer(async (req, res) => {
     try {
       const [name, value] = options.requireHeader ?? [];
@@ -74,6 +77,7 @@ export async function startMcpServer(options: TestMcpServerOptions = {}): Promis
       const body = await readJson(req);
       const messages = Array.isArray(body) ? body : [body];
       listRequests += messages.filter((m) => (m as { method?: string } | null)?.method === 'tools/list').length;
+      initializeRequests += messages.filter((m) => (m as { method?: string } | null)?.method === 'initialize').length;
       const server = createServer(calls, timers);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
@@ -92,6 +96,7 @@ export async function startMcpServer(options: TestMcpServerOptions = {}): Promis
     url: `http://127.0.0.1:${port}/mcp`,
     calls,
     listRequests: () => listRequests,
+    initializeRequests: () => initializeRequests,
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -16,6 +16,8 @@ export interface ServerProcess {
   /** The last 30 kB of its stdout and stderr. */
   output: string;
   exited: Promise<void>;
+  /** Its base URL (http://127.0.0.1:<port>). */
+  url: string;
   api: ApiClient;
 }
 
@@ -34,7 +36,7 @@ export async function startServerProcess(name: string, env: Record<string, strin
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc: ServerProcess = {
-    name, child, output: '', exited: new Promise((resolve) => child.once('exit', () => resolve())), api: createClient(`http://127.0.0.1:${port}`),
+    name, child, output: '', exited: new Promise((resolve) => child.once('exit', () => resolve())), url: `http://127.0.0.1:${port}`, api: createClient(`http://127.0.0.1:${port}`),
   };
   const append = (d: Buffer) => (proc.output = (proc.output + d.toString()).slice(-30_000));
   child.stdout!.on('data', append);

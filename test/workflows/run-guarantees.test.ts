@@ -2,6 +2,7 @@
 // even 50 at once), max_concurrent_runs decided in PostgreSQL (under a burst, for runs that wait,
 // and across two server processes on one database), and async runs whose final state is POSTed
 // to a callback_url, signed (Standard Webhooks) and retried.
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -363,10 +364,14 @@ describe('two server processes on one database', () => {
 
 // ---- Async runs and callbacks -------------------------------------------------------------------
 
-/** The callback deliveries at `p`, each verified with `secret`; their parsed bodies. */
+/** The secret that signs run callbacks, derived from the workflow's webhook secret as documented. */
+const callbackSecretOf = (webhookSecret: string) =>
+  `whsec_${createHmac('sha256', Buffer.from(webhookSecret.slice('whsec_'.length), 'base64')).update('liya/run-callback/v1').digest('base64')}`;
+
+/** The callback deliveries at `p`, each verified with the callback secret of the webhook `secret`; their parsed bodies. */
 function verified(p: string, secret: string) {
   return receivedAt(p).map((d) => {
-    const wh = new Webhook(secret);
+    const wh = new Webhook(callbackSecretOf(secret));
     wh.verify(d.body, { 'webhook-id': d.headers['webhook-id'], 'webhook-timestamp': d.headers['webhook-timestamp'], 'webhook-signature': d.headers['webhook-signature'] });
     return JSON.parse(d.body);
   });
@@ -380,8 +385,9 @@ describe('async runs with a callback_url', () => {
     wf = await deployed('Async', slowSteps(300));
     const res = await run(wf.workflowKey, { input: { n: 5 }, mode: 'async', callback_url: `${webUrl}/cb/one` });
     expect(res.status, res.text).toBe(202);
-    expect(res.body.data).toEqual({ run_id: expect.any(String), status: 'running', webhook_secret: expect.stringMatching(/^whsec_/) });
+    expect(res.body.data).toEqual({ run_id: expect.any(String), status: 'running', webhook_secret: expect.stringMatching(/^whsec_/), callback_secret: expect.stringMatching(/^whsec_/) });
     secret = res.body.data.webhook_secret;
+    expect(res.body.data.callback_secret).toBe(callbackSecretOf(secret));
     const runId = res.body.data.run_id;
     const done = await finished(wf.workflowKey, runId);
     expect(done).toMatchObject({ status: 'completed', triggered_by: 'api', output: { n: 5, slow: true } });
@@ -464,7 +470,7 @@ describe('async runs with a callback_url', () => {
     expect(accepted.body.data.webhook_secret).toMatch(/^whsec_/);
   });
 
-  it('a webhook workflow signs its callbacks with its webhook secret', async () => {
+  it('a webhook workflow signs its callbacks with the key derived from its webhook secret', async () => {
     const hook = await deployed('Async webhook workflow', [{ id: 't', step_type: 'trigger', config: { trigger_subtype: 'webhook' } }, { id: 'done', step_type: 'end', config: { output: 'hooked' } }]);
     expect(hook.webhookSecret).toMatch(/^whsec_/);
     const res = await run(hook.workflowKey, { input: {}, mode: 'async', callback_url: `${webUrl}/cb/hook` });

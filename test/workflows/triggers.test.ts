@@ -249,7 +249,7 @@ describe('webhook triggers', () => {
   it('rotation: both secrets verify during the grace period; with grace 0 the old one fails at once', async () => {
     const rotated = await t.api.post(`/v1/workflows/${wf.workflow_key}/webhook-secret/rotate`, { grace_period_seconds: 120 }, key(a));
     expect(rotated.status, rotated.text).toBe(200);
-    expect(rotated.body.data).toEqual({ webhook_url: url, webhook_secret: expect.stringMatching(/^whsec_/), previous_secret_valid_until: expect.any(String) });
+    expect(rotated.body.data).toEqual({ webhook_url: url, webhook_secret: expect.stringMatching(/^whsec_/), callback_secret: expect.stringMatching(/^whsec_/), previous_secret_valid_until: expect.any(String) });
     const second = rotated.body.data.webhook_secret as string;
     expect(second).not.toBe(secret);
     const until = Date.parse(rotated.body.data.previous_secret_valid_until);

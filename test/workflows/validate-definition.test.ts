@@ -354,7 +354,9 @@ describe('hostile expressions', () => {
     for (const compiled of [slow, redos]) {
       if (!compiled.ok) throw new Error(compiled.error);
       const t0 = performance.now();
-      expect(() => compiled.evaluate(big, { timeoutMs: 50 })).toThrow(expect.objectContaining({ code: 'timeout', message: 'expression did not finish within 50 ms' }));
+      expect(() => compiled.evaluate(big, { expression_ms: 50 })).toThrow(
+        expect.objectContaining({ code: 'EXPRESSION_LIMIT', limit: 'expression_ms', max: 50, message: "the expression ran longer than the plan's expression_ms limit of 50 ms" }),
+      );
       expect(performance.now() - t0).toBeLessThan(2000);
     }
     // Still usable afterwards, guarded or not.

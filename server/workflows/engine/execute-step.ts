@@ -5,11 +5,15 @@ import type { EntityManager } from '../../../db/orm.js';
 import { executeAgentRun, prepareAgentRun, type AgentRunScope } from '../../agents/run-agent.js';
 import { parseIntentRef } from '../../agents/agent-references.js';
 import type { AppDeps } from '../../deps.js';
-import { queueMail } from '../../mail/outbox.js';
+import { sendTenantMail } from '../../mail/send-tenant-mail.js';
 import { readLimited } from '../../net/signed-webhook.js';
 import { runIntent } from '../../intents/run-intent.service.js';
+import { enterNestedRun, type RunLineage } from '../../runs/run-lineage.js';
+import { LimitExceededError } from '../../tenants/plan-limits.js';
 import { compileExpression } from '../expressions.js';
+import { MAX_LOOP_NESTING } from '../validate-definition.js';
 import type { StepDef } from '../step-types.js';
+import type { RunGuard } from './run-guard.js';
 import { renderTemplate } from './templates.js';
 import { readStateValue, setState, type StateKey } from './workflow-state.js';
 
@@ -33,6 +37,12 @@ export interface StepContext {
   callbackSeq: number;
   /** Inside a loop body: the iteration. */
   loopIndex?: number;
+  /** Loops this step runs inside (a loop whose body is a loop ...). */
+  loopDepth?: number;
+  /** The run's limits while it executes: steps, sizes, time, cancellation. */
+  guard: RunGuard;
+  /** Where the run stands in a tree of nested runs (its depth, the tree's budget and deadline). */
+  lineage: RunLineage;
 }
 
 export type WaitKind = 'input' | 'approval' | 'delay' | 'callback';
@@ -73,14 +83,18 @@ const resumeFor = (step: StepDef, ctx: StepContext, kind: WaitKind) => (ctx.resu
 
 const config = <T = unknown>(step: StepDef, key: string) => step.config[key] as T;
 
-function evaluate(source: string, vars: Record<string, unknown>): unknown {
+/** The step's `{{...}}` templates filled in, within the plan's expression_result_size. */
+const fill = (value: unknown, ctx: StepContext) => renderTemplate(value, ctx.vars, ctx.guard.limits);
+
+/** A CEL expression of the step, within the plan's expression_ms and expression_result_size. */
+function evaluate(source: string, ctx: StepContext): unknown {
   const compiled = compileExpression(source);
   if (!compiled.ok) throw new Error(`the expression does not compile: ${compiled.error}`);
-  return compiled.evaluate(vars as never);
+  return compiled.evaluate(ctx.vars as never, ctx.guard.limits);
 }
 
 async function httpRequest(step: StepDef, ctx: StepContext): Promise<StepResult> {
-  const c = renderTemplate(step.config, ctx.vars) as { method?: string; url: string; headers?: Record<string, unknown>; body?: unknown; timeout_ms?: number };
+  const c = fill(step.config, ctx) as { method?: string; url: string; headers?: Record<string, unknown>; body?: unknown; timeout_ms?: number };
   const method = (c.method ?? 'GET').toUpperCase();
   const headers: Record<string, string> = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
   // The same for a repeat of this very step (a run continued after a crash), so a receiver can drop it.
@@ -93,7 +107,9 @@ async function httpRequest(step: StepDef, ctx: StepContext): Promise<StepResult>
     if (typeof c.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
   const timeout = c.timeout_ms ?? ctx.deps.config.OUTBOUND_TIMEOUT_MS;
-  const res = await ctx.deps.outbound.fetch(String(c.url), { method, headers, body, signal: AbortSignal.timeout(timeout) });
+  // The run's own end (its time limit, a cancel from the run above) ends the call too.
+  const signal = AbortSignal.any([AbortSignal.timeout(timeout), ctx.guard.signal]);
+  const res = await ctx.deps.outbound.fetch(String(c.url), { method, headers, body, signal });
   const { text, truncated } = await readLimited(res, ctx.deps.config.OUTBOUND_MAX_BYTES);
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && !truncated) {
@@ -113,29 +129,35 @@ async function runAction(step: StepDef, ctx: StepContext): Promise<StepResult> {
     case 'http_request':
       return httpRequest(step, ctx);
     case 'set_state': {
-      const key = String(renderTemplate(config(step, 'key'), ctx.vars));
-      const value = renderTemplate(config(step, 'value'), ctx.vars);
+      const key = String(fill(config(step, 'key'), ctx));
+      const value = fill(config(step, 'value'), ctx);
       await setState(ctx.deps.sql, ctx.state, key, value, config<number | undefined>(step, 'ttl_seconds') ?? null);
       (ctx.vars.state as Record<string, unknown>)[key] = value;
       return { output: { key, value } };
     }
     case 'get_state': {
-      const key = String(renderTemplate(config(step, 'key'), ctx.vars));
+      const key = String(fill(config(step, 'key'), ctx));
       const { found, value } = await readStateValue(ctx.deps.sql, ctx.state, key);
       return { output: { key, value, found } };
     }
     case 'transform':
-      return { output: renderTemplate(config(step, 'output'), ctx.vars) };
+      return { output: fill(config(step, 'output'), ctx) };
     case 'send_email': {
-      const c = renderTemplate(step.config, ctx.vars) as { to: string; subject: string; body: string };
-      const em = ctx.em.fork();
-      await em.transactional((tx) => queueMail(tx, ctx.deps, { to: String(c.to), subject: String(c.subject), body: String(c.body), kind: 'workflow_email' }));
-      return { output: { queued: true, to: c.to } };
+      const c = fill(step.config, ctx) as { to: unknown; subject: unknown; body: unknown };
+      const sender = { tenantId: ctx.scope.tenantId, plan: ctx.scope.plan, limits: ctx.guard.limits };
+      try {
+        const sent = await sendTenantMail(ctx.em.fork(), ctx.deps, sender, { to: c.to, subject: c.subject, body: c.body, kind: 'workflow_email' });
+        return { output: { queued: true, to: sent.to, recipients: sent.recipients } };
+      } catch (err) {
+        // The failed step's output names the limit, so an on_failure branch can tell a used-up quota from a bad address.
+        if (err instanceof LimitExceededError) throw Object.assign(err, { output: err.toDetails() });
+        throw err;
+      }
     }
     case 'wait_for_callback':
       return waitForCallback(step, ctx);
     case 'log': {
-      const message = renderTemplate(config(step, 'message'), ctx.vars);
+      const message = fill(config(step, 'message'), ctx);
       ctx.deps.log.info({ workflow: ctx.workflow.key, run: ctx.run.id, step: step.id, message }, 'workflow log step');
       return { output: { message } };
     }
@@ -161,25 +183,31 @@ async function runIntentStep(step: StepDef, ctx: StepContext): Promise<StepResul
       intent = row.intent_key;
     }
   }
-  const input = (renderTemplate(config(step, 'input') ?? {}, ctx.vars) ?? {}) as Record<string, unknown>;
+  const input = (fill(config(step, 'input') ?? {}, ctx) ?? {}) as Record<string, unknown>;
+  // Model calls of a run started by an agent draw from that agent's cost budget too.
   const result = await runIntent(ctx.em.fork(), ctx.deps, ctx.scope, domain!, intent!, {
     input: { ...input, user_id: typeof input.user_id === 'string' && input.user_id ? input.user_id : `workflow:${ctx.workflow.key}` },
-  } as never);
+  } as never, ctx.lineage.budget ? { budget: ctx.lineage.budget } : undefined);
   return { output: result.data.output };
 }
 
 async function runAgentStep(step: StepDef, ctx: StepContext): Promise<StepResult> {
   const resuming = resumeFor(step, ctx, 'input');
-  const message = resuming ? String(resuming.data.message ?? '') : String(renderTemplate(config(step, 'message'), ctx.vars) ?? '');
+  const message = resuming ? String(resuming.data.message ?? '') : String(fill(config(step, 'message'), ctx) ?? '');
   // The answer continues the agent session the question was asked in (the step's waiting row has it).
   const sessionId = resuming ? ((ctx.vars.steps as Record<string, { output?: { session_id?: string } }>)[step.id]?.output?.session_id ?? null) : null;
   const em = ctx.em.fork();
+  const agentKey = String(config(step, 'agent_key'));
+  // Refused before the agent run exists when the tree of nested runs is as deep or as wide as the plan allows.
+  const lineage = enterNestedRun(ctx.lineage, ctx.guard.limits, `the agent "${agentKey}"`, { signal: ctx.guard.signal });
   const prepared = await prepareAgentRun(em, ctx.deps, ctx.scope, {
-    agentKey: String(config(step, 'agent_key')),
+    agentKey,
     input: { message, user_id: `workflow:${ctx.workflow.key}` },
     ...(sessionId ? { session_id: sessionId } : {}),
   });
-  const result = await executeAgentRun(em, ctx.deps, prepared);
+  const result = await executeAgentRun(em, ctx.deps, prepared, { lineage, signal: lineage.signal ?? undefined });
+  // An agent run stopped by this run's own end (its time limit, a cancel from above) stops the run.
+  if (result.status === 'cancelled') ctx.guard.check();
   const output = { output: result.output, status: result.status, run_id: result.run_id, session_id: result.session_id, total_cost: result.total_cost };
   if (result.status === 'needs_input') return { output: { question: result.output, ...output }, wait: { kind: 'input' } };
   if (result.status !== 'completed') throw Object.assign(new Error(`the agent run ended ${result.status}`), { output });
@@ -187,23 +215,30 @@ async function runAgentStep(step: StepDef, ctx: StepContext): Promise<StepResult
 }
 
 async function runLoop(step: StepDef, ctx: StepContext): Promise<StepResult> {
-  const items = evaluate(String(config(step, 'items')), ctx.vars);
+  const items = evaluate(String(config(step, 'items')), ctx);
   if (!Array.isArray(items)) throw new Error('the items expression must give a list');
   const max = config<number | undefined>(step, 'max_iterations') ?? 100;
   if (items.length > max) throw new Error(`the list has ${items.length} items; max_iterations is ${max}`);
   const body = ctx.byId.get(String(config(step, 'step_ref')));
   if (!body) throw new Error('the loop body step does not exist');
+  // Checked at save; a definition stored before that rule must still not recurse without end.
+  const loopDepth = (ctx.loopDepth ?? 0) + 1;
+  if (loopDepth > MAX_LOOP_NESTING) throw new Error(`loops are nested more than ${MAX_LOOP_NESTING} deep`);
   // A loop that waited (an approval in its body) goes on at the iteration that waited, with the
   // results before it as its waiting row saved them.
   const resumed = ctx.resume?.stepId === step.id ? ctx.resume : null;
   const saved = resumed ? ((ctx.vars.steps as Record<string, { output?: { iteration?: number; results?: unknown[] } }>)[step.id]?.output ?? null) : null;
   const start = resumed && typeof saved?.iteration === 'number' ? saved.iteration : 0;
   const results: unknown[] = resumed && Array.isArray(saved?.results) ? saved.results.slice(0, start) : [];
+  // The loop's output is the list of results: it grows by each one, and may not pass a step's output size.
+  let outputBytes = ctx.guard.outputSize(results, 'the loop\'s results');
   for (let index = start; index < items.length; index++) {
+    // Every iteration is a step execution of the run (counted, timed, and a chance to yield).
+    await ctx.guard.beforeStep();
     // The body sees the item as `loop.item` (and `loop.index`); only the body step itself runs.
     const vars = { ...ctx.vars, loop: { item: items[index], index } };
     const bodyResume = resumed && index === start ? { ...resumed, stepId: body.id } : null;
-    const result = await executeStep(body, { ...ctx, vars, resume: bodyResume, loopIndex: index });
+    const result = await executeStep(body, { ...ctx, vars, resume: bodyResume, loopIndex: index, loopDepth });
     if (result.wait) {
       if (result.wait.kind === 'input') throw new Error('a step inside a loop cannot wait for input');
       return {
@@ -211,6 +246,9 @@ async function runLoop(step: StepDef, ctx: StepContext): Promise<StepResult> {
         wait: { ...result.wait, approvalStepId: result.wait.approvalStepId ?? body.id, loopIndex: index },
       };
     }
+    outputBytes += 1 + ctx.guard.outputSize(result.output, `the result of iteration ${index}`);
+    const cap = ctx.guard.limits.step_output_bytes;
+    if (outputBytes > cap) throw new LimitExceededError('step_output_bytes', cap, `the loop's results passed the ${cap} bytes a step may output (at iteration ${index})`);
     results.push(result.output);
   }
   return { output: results };
@@ -227,7 +265,7 @@ async function runApproval(step: StepDef, ctx: StepContext): Promise<StepResult>
     return step.on_failure_step_id ? { output, next: step.on_failure_step_id } : { output, endStatus: 'rejected' };
   }
   const approvalId = randomUUID();
-  const message = String(renderTemplate(config(step, 'message'), ctx.vars) ?? '');
+  const message = String(fill(config(step, 'message'), ctx) ?? '');
   const timeout = config<number | undefined>(step, 'timeout_seconds');
   const wakeAt = timeout ? new Date(Date.now() + timeout * 1000) : undefined;
   return {
@@ -243,7 +281,7 @@ async function runDelay(step: StepDef, ctx: StepContext): Promise<StepResult> {
   let resumeAt: Date;
   if (seconds !== undefined) resumeAt = new Date(Date.now() + seconds * 1000);
   else {
-    const until = renderTemplate(config(step, 'until'), ctx.vars);
+    const until = fill(config(step, 'until'), ctx);
     resumeAt = new Date(String(until));
     if (Number.isNaN(resumeAt.getTime())) throw new Error(`until gave ${JSON.stringify(until)}, not a date-time`);
   }
@@ -285,12 +323,12 @@ export async function executeStep(step: StepDef, ctx: StepContext): Promise<Step
     case 'action':
       return runAction(step, ctx);
     case 'condition': {
-      const value = evaluate(String(config(step, 'expression')), ctx.vars);
+      const value = evaluate(String(config(step, 'expression')), ctx);
       if (typeof value !== 'boolean') throw new Error(`the condition gave ${JSON.stringify(value)}, not true or false`);
       return { output: { result: value }, next: value ? step.on_success_step_id ?? nextInOrder(step, ctx) : step.on_failure_step_id };
     }
     case 'switch': {
-      const value = evaluate(String(config(step, 'expression')), ctx.vars);
+      const value = evaluate(String(config(step, 'expression')), ctx);
       const cases = config<{ value: unknown; next_ref: string }[]>(step, 'cases') ?? [];
       const match = cases.find((c) => JSON.stringify(c.value) === JSON.stringify(value));
       return { output: { value, matched: match ? match.next_ref : null }, next: match?.next_ref ?? config<string | undefined>(step, 'default_ref') ?? null };
@@ -306,7 +344,7 @@ export async function executeStep(step: StepDef, ctx: StepContext): Promise<Step
     case 'ai_agent':
       return runAgentStep(step, ctx);
     case 'end':
-      return { output: renderTemplate(config(step, 'output') ?? null, ctx.vars), end: true };
+      return { output: fill(config(step, 'output') ?? null, ctx), end: true };
     default:
       throw new Error(`${step.step_type} steps cannot run in this release`);
   }

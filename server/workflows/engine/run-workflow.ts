@@ -13,17 +13,19 @@ import type { SqlPool } from '../../../db/sql-pool.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { AgentRunScope } from '../../agents/run-agent.js';
 import type { AppDeps } from '../../deps.js';
-import { boundedJson, readRunSteps } from '../../runs/run-steps.js';
+import { isDatabaseUnavailable } from '../../errors.js';
+import { jsonSize } from '../../runs/json-size.js';
+import { rootLineage, type RunLineage } from '../../runs/run-lineage.js';
+import { boundedJson, boundedValue, readRunSteps } from '../../runs/run-steps.js';
 import { PROCESS_ID, staleAfterMs } from '../../runs/process-identity.js';
+import { LimitExceededError, limitsForPlan, type PlanLimits } from '../../tenants/plan-limits.js';
 import type { StepDef } from '../step-types.js';
 import { findNextByOrder } from '../validate-definition.js';
 import { executeStep, nextInOrder, type Resume, type StepContext, type StepResult, type StepWait } from './execute-step.js';
 import { loadState, type StateScope } from './workflow-state.js';
+import { RunCancelledError, RunGuard } from './run-guard.js';
 import { renderTemplate } from './templates.js';
 import { RUN_SCOPE_COLUMNS, type RunScopeRow } from '../run-scope.js';
-
-/** Steps one run may take (loops count once): a guard against a definition that never ends. */
-export const MAX_STEPS_PER_RUN = 1000;
 
 export interface TraceEntry {
   step_id: string | null;
@@ -110,10 +112,14 @@ export interface StoredRun {
   callbackKey: string | null;
   /** Async runs: a final run is POSTed there. */
   callbackUrl: string | null;
+  /** Step executions so far, loop iterations included (the plan's run_steps counts them). */
+  executions: number;
+  /** 1, or deeper when another run started this one (an agent's workflow tool). */
+  depth: number;
 }
 
 /** The columns of a run the engine needs to continue it. */
-export const STORED_RUN_COLUMNS = `r.id::text, r.conversation_id::text, r.input, r.next_step_id, r.steps_done, r.output, r.resume, r.callback_seq, r.callback_key, r.callback_url`;
+export const STORED_RUN_COLUMNS = `r.id::text, r.conversation_id::text, r.input, r.next_step_id, r.steps_done, r.output, r.resume, r.callback_seq, r.callback_key, r.callback_url, r.executions, r.depth`;
 
 export interface StoredRunRow {
   id: string;
@@ -126,6 +132,8 @@ export interface StoredRunRow {
   callback_seq: number;
   callback_key: string | null;
   callback_url: string | null;
+  executions: number;
+  depth: number;
 }
 
 export const toStoredRun = (row: StoredRunRow): StoredRun => ({
@@ -139,6 +147,8 @@ export const toStoredRun = (row: StoredRunRow): StoredRun => ({
   callbackSeq: row.callback_seq,
   callbackKey: row.callback_key,
   callbackUrl: row.callback_url,
+  executions: row.executions,
+  depth: row.depth,
 });
 
 export interface CreateRunOptions {
@@ -148,6 +158,8 @@ export interface CreateRunOptions {
   triggeredBy: string;
   environmentId: string | null;
   callbackUrl?: string | null;
+  /** Set when another run starts this one (default 1). */
+  depth?: number;
 }
 
 /** The run row's values in insert order (shared by the sync insert and the queued one). */
@@ -158,20 +170,21 @@ export function newRunValues(target: RunTarget, input: Record<string, unknown>, 
   const callbackKey = compiled.hasCallback ? randomBytes(24).toString('base64url') : null;
   const stored: StoredRun = {
     id: runId, conversationId, input, nextStepId: compiled.trigger?.id ?? null, stepsDone: 0, output: null, resume: null,
-    callbackSeq: 0, callbackKey, callbackUrl: options.callbackUrl ?? null,
+    callbackSeq: 0, callbackKey, callbackUrl: options.callbackUrl ?? null, executions: 0, depth: options.depth ?? 1,
   };
   const params = [
     runId, target.scope.tenantId, target.workflow.id, target.version, target.version === null ? JSON.stringify(target.steps) : null,
     target.stateScope, conversationId, options.triggeredBy, JSON.stringify(input), stored.nextStepId, options.environmentId, callbackKey, stored.callbackUrl,
+    stored.depth,
   ];
   return { stored, params };
 }
 
 const RUN_COLUMNS = `id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
-  next_step_id, steps_done, error, environment_id, callback_key, callback_url, owner_id, started_at, updated_at, completed_at`;
-const RUN_VALUES = `$1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, $11, $12, $13, $14, now(), now(), null`;
+  next_step_id, steps_done, error, environment_id, callback_key, callback_url, depth, owner_id, started_at, updated_at, completed_at`;
+const RUN_VALUES = `$1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, $11, $12, $13, $14, $15, now(), now(), null`;
 
-/** Inserts a run from `newRunValues` params ($1..$13) with owner $14 (null: a job will take it). */
+/** Inserts a run from `newRunValues` params ($1..$14) with owner $15 (null: a job will take it). */
 export const INSERT_RUN_SQL = `insert into workflow_runs (${RUN_COLUMNS}) values (${RUN_VALUES})`;
 
 /** Creates the run row, positioned at the trigger step and owned by this process. */
@@ -190,17 +203,28 @@ export async function createWorkflowRun(sql: SqlPool, target: RunTarget, input: 
  * Takes a running run for this process: one whose owner is this process, nobody, or a process
  * whose heartbeat stopped (it crashed). Null when another live process has it or it is not running.
  */
-export type ClaimedRun = StoredRunRow & RunScopeRow & { workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null };
+export type ClaimedRun = StoredRunRow & RunScopeRow & {
+  workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null;
+  /** Times a process died while executing the run, this claim included when it takes the run from a dead process. */
+  crashes: number;
+};
+
+/**
+ * A run whose process died while executing it is continued this many times at most; then it fails
+ * (RUN_CRASHED, retryable by hand) instead of taking down every process that picks it up.
+ */
+export const MAX_RUN_CRASHES = 2;
 
 export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<ClaimedRun | null> {
-  // The tenant's runtime settings come along: a job needs them to run AI steps.
+  // The tenant's runtime settings come along: a job needs them to run AI steps. A claim that takes
+  // the run from another process (one whose heartbeat stopped: it died executing it) counts a crash.
   const [row] = await sql.query<ClaimedRun>(
-    `update workflow_runs r set owner_id = $3, updated_at = now()
+    `update workflow_runs r set owner_id = $3, updated_at = now(), crashes = r.crashes + case when r.owner_id is not null and r.owner_id <> $3 then 1 else 0 end
        from workflows w, tenants t
       where r.id = $1 and r.tenant_id = $2 and w.id = r.workflow_id and t.id = r.tenant_id and r.status = 'running'
         and (r.owner_id is null or r.owner_id = $3
              or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $4)))
-      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text, ${RUN_SCOPE_COLUMNS}`,
+      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text, r.crashes, ${RUN_SCOPE_COLUMNS}`,
     [runId, tenantId, PROCESS_ID, staleAfterMs(heartbeatMs) / 1000],
     'liya_workflow_run_claim',
   );
@@ -247,7 +271,7 @@ const callbackUrlOf = (base: string, run: { id: string; callbackKey: string | nu
 const STEP_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
 run as (
-  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, status = $15, output = coalesce($16::jsonb, output), error = $17::jsonb,
+  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, executions = $20, status = $15, output = coalesce($16::jsonb, output), error = $17::jsonb,
          resume = null, wait_kind = null, approval_id = null, resume_at = null, owner_id = case when $15 = 'running' then owner_id else null end,
          updated_at = now(), completed_at = case when $15 in ('completed', 'failed', 'cancelled', 'rejected') then now() else null end
    where id = $2 and tenant_id = $1 and status = 'running' and owner_id = $19
@@ -271,7 +295,7 @@ select (select count(*) from run)::int as owned, (select count(*) from step) + (
 // written) when a callback for it arrived meanwhile: the step then runs again and takes it.
 const WAIT_SQL = `
 with run as (
-  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, status = $15, wait_kind = $16, approval_id = $17::uuid, resume_at = $18,
+  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, executions = $26, status = $15, wait_kind = $16, approval_id = $17::uuid, resume_at = $18,
          resume = null, owner_id = null, updated_at = now()
    where id = $2 and tenant_id = $1 and status = 'running' and owner_id = $25 and ($16 <> 'callback' or early_callback is null)
   returning workflow_id
@@ -310,10 +334,14 @@ interface StepWrite {
   runStatus: WorkflowRunStatus;
   runOutput: unknown;
   runError: Record<string, unknown> | null;
+  /** The run's step executions so far (stored with the step). */
+  executions: number;
 }
 
+// A step's output is stored whole (the run's limits bound it), so a run continued in another
+// process reads exactly what the step gave; its input is only shown, as a preview when large.
 const stepParams = (tenantId: string, runId: string, w: StepWrite, completed: Date) => [
-  tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input), boundedJson(w.output),
+  tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input), JSON.stringify(w.output ?? null),
   Math.round(w.latencyMs), w.error?.slice(0, 4000) ?? null, w.started, completed,
 ];
 
@@ -325,7 +353,7 @@ async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: Step
     [
       ...stepParams(tenantId, run.id, w, completed), w.next, w.runStatus,
       w.runOutput === undefined ? null : JSON.stringify(w.runOutput), w.runError === null ? null : JSON.stringify(w.runError),
-      run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), PROCESS_ID,
+      run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), PROCESS_ID, w.executions,
     ],
     'liya_workflow_step',
   );
@@ -342,7 +370,7 @@ async function writeWait(sql: SqlPool, tenantId: string, run: StoredRun, w: Step
     [
       ...stepParams(tenantId, run.id, w, completed), w.step.id, w.runStatus, wait.kind, wait.approvalId ?? null, wait.kind === 'delay' ? wait.wakeAt : null,
       wait.approvalStepId ?? w.step.id, wait.loopIndex ?? null, wait.message ?? null, wait.kind === 'approval' ? wait.wakeAt ?? null : null,
-      callbackSeq, wait.wakeAt ?? null, PROCESS_ID,
+      callbackSeq, wait.wakeAt ?? null, PROCESS_ID, w.executions,
     ],
     'liya_workflow_wait',
   );
@@ -362,10 +390,10 @@ const toTrace = (w: StepWrite, completed: Date): TraceEntry => ({
 });
 
 /** What a step was given, for the trace: the config with its templates filled in (expressions as written). */
-function describeInput(step: StepDef, vars: Record<string, unknown>): unknown {
+function describeInput(step: StepDef, vars: Record<string, unknown>, limits: PlanLimits): unknown {
   if (step.step_type === 'trigger') return null;
   if (step.step_type === 'condition' || step.step_type === 'switch' || step.step_type === 'loop') return step.config;
-  return renderTemplate(step.config, vars);
+  return renderTemplate(step.config, vars, limits);
 }
 
 /**
@@ -380,16 +408,47 @@ async function takenOver(sql: SqlPool, tenantId: string, runId: string, trace: T
   return { run_id: runId, conversation_id: row.conversation_id, status: row.status, output: row.output ?? null, trace };
 }
 
+/** Why a step failed, and whether the failure ends the whole run (a limit of the run, a cancel). */
+interface StepFailure {
+  message: string;
+  output: unknown;
+  /** The run's stored error when the failure is not handled by on_failure (or cannot be). */
+  error: Record<string, unknown>;
+  /** Ends the run at once, whatever on_failure says: the run itself ran out of steps, time or room, or was cancelled. */
+  fatal: boolean;
+  cancelled: boolean;
+}
+
+function describeFailure(err: unknown, stepId: string): StepFailure {
+  const message = err instanceof Error ? err.message : String(err);
+  const output = (err as { output?: unknown } | null)?.output ?? null;
+  if (err instanceof LimitExceededError) return { message, output, error: { ...err.toDetails(), step_id: stepId }, fatal: err.fatal, cancelled: false };
+  if (err instanceof RunCancelledError) return { message, output, error: { code: err.code, message, step_id: stepId }, fatal: true, cancelled: true };
+  return { message, output, error: { code: 'STEP_FAILED', step_id: stepId, message }, fatal: false, cancelled: false };
+}
+
+/** What a step was given, for the trace, within the size a stored step value keeps. */
+function describeStepInput(step: StepDef, vars: Record<string, unknown>, limits: PlanLimits): unknown {
+  try {
+    return boundedValue(describeInput(step, vars, limits));
+  } catch (err) {
+    // The step itself failed on the same templates (a size limit): its error says why.
+    return { unavailable: err instanceof Error ? err.message : String(err) };
+  }
+}
+
 /**
  * Runs from the run's stored position until it ends or waits. The caller owns the run (created it,
- * or claimed it); a stored `resume` continues the step the run waited at.
+ * or claimed it); a stored `resume` continues the step the run waited at. Every step is checked
+ * against the tenant plan's limits while it runs (run-guard.ts); a run started by another run
+ * (an agent's workflow tool) gets that run's lineage: its depth, cost budget, deadline and cancel.
  */
 export async function executeWorkflowRun(
   em: EntityManager,
   deps: AppDeps,
   target: RunTarget,
   run: StoredRun,
-  options: { onEvent?: (event: WorkflowRunEvent) => void } = {},
+  options: { onEvent?: (event: WorkflowRunEvent) => void; lineage?: RunLineage } = {},
 ): Promise<WorkflowRunResult> {
   const emit = options.onEvent ?? (() => undefined);
   const runId = run.id;
@@ -401,6 +460,28 @@ export async function executeWorkflowRun(
     step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
   }));
   for (const s of done) if (s.step_id) stepsVar[s.step_id] = { output: s.output, status: s.status };
+  const limits = limitsForPlan(target.scope.plan, deps.config.PLAN_LIMITS);
+  const unbounded = Number.MAX_SAFE_INTEGER;
+  // What the run holds already: its input and the values of the steps it stored.
+  const stateBytes = done.reduce((sum, s) => sum + jsonSize(s.input, unbounded) + jsonSize(s.output, unbounded), jsonSize(run.input, unbounded));
+  const guard = new RunGuard(limits, options.lineage ?? rootLineage(run.depth), { executions: run.executions, stateBytes });
+  try {
+    return await executeSteps(em, deps, target, run, { emit, definition, stepsVar, trace, guard });
+  } finally {
+    guard.dispose();
+  }
+}
+
+async function executeSteps(
+  em: EntityManager,
+  deps: AppDeps,
+  target: RunTarget,
+  run: StoredRun,
+  parts: { emit: (event: WorkflowRunEvent) => void; definition: Definition; stepsVar: Record<string, { output: unknown; status: string }>; trace: TraceEntry[]; guard: RunGuard },
+): Promise<WorkflowRunResult> {
+  const { emit, definition, stepsVar, trace, guard } = parts;
+  const runId = run.id;
+  const tenantId = target.scope.tenantId;
   const stateKey = { tenantId, workflowId: target.workflow.id, scope: target.stateScope };
   const base = publicUrl(deps.config);
   const runVar = { id: runId, conversation_id: run.conversationId, scope: target.stateScope, callback_url: callbackUrlOf(base, run, run.callbackSeq) };
@@ -419,6 +500,8 @@ export async function executeWorkflowRun(
     resume: run.resume && run.resume.stepId === run.nextStepId ? run.resume : null,
     stepIndex: run.stepsDone,
     callbackSeq: run.callbackSeq,
+    guard,
+    lineage: guard.lineage,
   };
 
   let stepId = run.nextStepId;
@@ -430,7 +513,7 @@ export async function executeWorkflowRun(
   while (stepId) {
     const step = definition.byId.get(stepId);
     const started = new Date();
-    if (!step || index >= MAX_STEPS_PER_RUN) {
+    if (!step) {
       // Cannot happen with a validated definition; a stored run must still end cleanly.
       status = 'failed';
       break;
@@ -439,13 +522,33 @@ export async function executeWorkflowRun(
     const t0 = performance.now();
     ctx.stepIndex = index;
     let result: StepResult | null = null;
-    let failure: { message: string; output: unknown } | null = null;
+    let failure: StepFailure | null = null;
+    let outputBytes = 0;
     try {
+      await guard.beforeStep();
       result = await executeStep(step, ctx);
+      outputBytes = guard.outputSize(result.output);
+      // A step that took the run past its time (or was running when the run above cancelled) ends it here.
+      guard.check();
     } catch (err) {
-      failure = { message: err instanceof Error ? err.message : String(err), output: (err as { output?: unknown }).output ?? null };
+      // The database out of reach is no failure of the step: the run stops where it is stored and
+      // is continued from there (the caller hands it over or its job is retried).
+      if (isDatabaseUnavailable(err)) throw err;
+      // A step that failed because the run was stopped under it (time, cancel) fails for that reason.
+      failure = describeFailure(guard.stopReason() ?? err, step.id);
     }
     if (ctx.resume?.stepId === step.id) ctx.resume = null;
+    const input = describeStepInput(step, ctx.vars, guard.limits);
+    let stepOutput = failure ? boundedValue(failure.output) : result!.output;
+    if (!failure) {
+      try {
+        // Everything a run stores counts against its state: this step's values too.
+        guard.addState(outputBytes + jsonSize(input, Number.MAX_SAFE_INTEGER));
+      } catch (err) {
+        failure = describeFailure(err, step.id);
+        stepOutput = boundedValue(stepOutput);
+      }
+    }
     let next: string | null;
     let stepStatus: string;
     let runStatus: WorkflowRunStatus = 'running';
@@ -453,10 +556,10 @@ export async function executeWorkflowRun(
     let runOutput: unknown = undefined;
     if (failure) {
       stepStatus = 'failed';
-      next = step.on_failure_step_id;
+      next = failure.fatal ? null : step.on_failure_step_id;
       if (!next) {
-        runStatus = 'failed';
-        runError = { code: 'STEP_FAILED', step_id: step.id, message: failure.message };
+        runStatus = failure.cancelled ? 'cancelled' : 'failed';
+        runError = failure.error;
       }
     } else if (result!.wait) {
       runStatus = WAIT_STATUS[result!.wait.kind];
@@ -471,14 +574,13 @@ export async function executeWorkflowRun(
         next = null;
       } else if (!next) runStatus = 'completed';
     }
-    const stepOutput = failure ? failure.output : result!.output;
     if (runStatus === 'completed' && runOutput === undefined) runOutput = stepOutput;
     const write: StepWrite = {
-      index, step, status: stepStatus, input: describeInput(step, vars), output: stepOutput, error: failure?.message ?? null, started,
-      latencyMs: performance.now() - t0, next: FINAL_STATUSES.includes(runStatus) ? null : next, runStatus, runOutput, runError,
+      index, step, status: stepStatus, input, output: stepOutput, error: failure?.message ?? null, started,
+      latencyMs: performance.now() - t0, next: FINAL_STATUSES.includes(runStatus) ? null : next, runStatus, runOutput, runError, executions: guard.executions,
     };
     let completed: Date | null;
-    if (result?.wait) {
+    if (result?.wait && !failure) {
       const written = await writeWait(deps.sql, tenantId, run, write, result.wait, ctx.callbackSeq);
       if (!written.owned) return takenOver(deps.sql, tenantId, runId, trace);
       if (!written.waited) {
@@ -517,7 +619,7 @@ export async function executeWorkflowRun(
   if (status === 'failed' && trace.at(-1)?.status !== 'failed') {
     await deps.sql.query(
       `update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(), error = $3::jsonb where id = $1 and tenant_id = $2`,
-      [runId, tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist or took too many steps' })],
+      [runId, tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist' })],
     );
   }
   return { run_id: runId, conversation_id: run.conversationId, status, output: output ?? null, trace, ...waitInfo };

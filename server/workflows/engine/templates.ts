@@ -2,6 +2,19 @@
 // that path as it is (an object stays an object); a template inside longer text is replaced by the
 // value as text (objects and arrays as JSON). A path that leads nowhere gives null (alone) or ''
 // (inside text). Paths walk own properties only, so no template reaches a prototype.
+//
+// What rendering builds is capped by the plan's expression_result_size, checked before it is
+// built: the characters of every string filled from placeholders (an object placed in text counts
+// as its JSON) and the entries of every list and map copied, all together. A whole-string template
+// builds nothing (the value is the one the run already holds), so it counts for nothing here; the
+// run's own limits weigh what the step then stores or sends. Rendering is linear in what it builds,
+// so the cap bounds its time too.
+import { jsonSize } from '../../runs/json-size.js';
+import { DEFAULT_PLAN_LIMITS, LimitExceededError, type PlanLimits } from '../../tenants/plan-limits.js';
+
+/** A tenant's plan limits for rendering (a whole `PlanLimits` may be passed). */
+export type RenderOptions = Partial<Pick<PlanLimits, 'expression_result_size'>>;
+
 const TEMPLATE = /\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*)\s*\}\}$/;
 
@@ -18,18 +31,77 @@ export function lookupPath(scope: TemplateScope, path: string): unknown {
   return value;
 }
 
-const asText = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+/** What one rendering may still build, in characters and entries. */
+interface Budget {
+  max: number;
+  left: number;
+}
 
-/** Fills every template in a value (strings, arrays and objects, recursively). */
-export function renderTemplate(value: unknown, scope: TemplateScope): unknown {
+/** Fails unless `size` more fits in what is left. */
+function ensure(budget: Budget, size: number): void {
+  if (size <= budget.left) return;
+  throw new LimitExceededError('expression_result_size', budget.max,
+    `the rendered template would be larger than the plan's expression_result_size limit of ${budget.max.toLocaleString('en-US')} (characters of its strings and entries of its lists and maps, together)`);
+}
+
+function spend(budget: Budget, size: number): void {
+  ensure(budget, size);
+  budget.left -= size;
+}
+
+/** A placeholder's value as text; `used`: what the string being filled holds so far. */
+function asText(value: unknown, budget: Budget, used: number): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  // Measured without being built: an object far over the cap is never serialised.
+  if (typeof value === 'object') ensure(budget, used + jsonSize(value, budget.left - used));
+  return JSON.stringify(value) ?? '';
+}
+
+/** The string with its placeholders filled: its length is known, and checked, before it is joined. */
+function fillText(text: string, scope: TemplateScope, budget: Budget): string {
+  const parts: string[] = [];
+  let size = 0;
+  const add = (part: string) => {
+    size += part.length;
+    ensure(budget, size);
+    parts.push(part);
+  };
+  let at = 0;
+  for (const match of text.matchAll(TEMPLATE)) {
+    add(text.slice(at, match.index));
+    add(asText(lookupPath(scope, match[1]), budget, size));
+    at = match.index + match[0].length;
+  }
+  add(text.slice(at));
+  budget.left -= size;
+  return parts.join('');
+}
+
+function render(value: unknown, scope: TemplateScope, budget: Budget): unknown {
   if (typeof value === 'string') {
     const whole = WHOLE.exec(value);
     if (whole) return lookupPath(scope, whole[1]) ?? null;
-    return value.includes('{{') ? value.replace(TEMPLATE, (_, path: string) => asText(lookupPath(scope, path))) : value;
+    return value.includes('{{') ? fillText(value, scope, budget) : value;
   }
-  if (Array.isArray(value)) return value.map((v) => renderTemplate(v, scope));
+  if (Array.isArray(value)) {
+    spend(budget, value.length);
+    return value.map((v) => render(v, scope, budget));
+  }
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, scope)]));
+    const entries = Object.entries(value);
+    spend(budget, entries.length);
+    return Object.fromEntries(entries.map(([k, v]) => [k, render(v, scope, budget)]));
   }
   return value;
+}
+
+/**
+ * Fills every template in a value (strings, arrays and objects, recursively). Throws
+ * `LimitExceededError` (expression_result_size, code EXPRESSION_LIMIT) before building more than
+ * `options.expression_result_size` characters and entries in all (default: the trial plan's).
+ */
+export function renderTemplate(value: unknown, scope: TemplateScope, options: RenderOptions = {}): unknown {
+  const max = options.expression_result_size ?? DEFAULT_PLAN_LIMITS.trial.expression_result_size;
+  return render(value, scope, { max, left: max });
 }
