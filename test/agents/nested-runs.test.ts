@@ -147,6 +147,9 @@ describe('what nested runs inherit', () => {
       }
       return 'spent';
     });
+    // A capped budget counts prompt tokens: the tokenizer loads on its first use (a one-time cost, not the abuse measured here).
+    await createAgent(a, { agent_key: 'warm', behavior_config: { max_cost_usd: 1 } });
+    expect((await t.api.post('/v1/agents/warm/run', { input: { message: 'hi' } }, key(a))).body.data.status).toBe('completed');
     const res = await underWatch('shared budget', () => t.api.post('/v1/agents/capped/run', { input: { message: 'go' } }, key(a)));
     expect(res.body.data.status).toBe('budget_exhausted');
     const [inner] = await t.sql<{ status: string }>(

@@ -25,7 +25,13 @@ export interface ServerProcess {
  * Starts the process with `env` over the defaults (production, JSON logs, 127.0.0.1, a free port)
  * and resolves once /health/ready answers 200 and `ready(output)` holds.
  */
-export async function startServerProcess(name: string, env: Record<string, string>, ready: (output: string) => boolean = () => true): Promise<ServerProcess> {
+export async function startServerProcess(
+  name: string,
+  env: Record<string, string>,
+  ready: (output: string) => boolean = () => true,
+  /** Called as soon as the process exists, before it is ready (a test that must be able to kill it while it starts). */
+  onSpawn?: (proc: ServerProcess) => void,
+): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['bin/liya.mjs', 'start'], {
     cwd: root,
@@ -38,6 +44,7 @@ export async function startServerProcess(name: string, env: Record<string, strin
   const proc: ServerProcess = {
     name, child, output: '', exited: new Promise((resolve) => child.once('exit', () => resolve())), url: `http://127.0.0.1:${port}`, api: createClient(`http://127.0.0.1:${port}`),
   };
+  onSpawn?.(proc);
   const append = (d: Buffer) => (proc.output = (proc.output + d.toString()).slice(-30_000));
   child.stdout!.on('data', append);
   child.stderr!.on('data', append);

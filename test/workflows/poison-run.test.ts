@@ -22,14 +22,25 @@ const procs: ServerProcess[] = [];
 let current: ServerProcess | null = null;
 let hits = 0;
 
-const start = async (name: string) => {
-  const proc = await startServerProcess(
-    name,
-    { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ADMIN_SECRET, WORKER: '1', HEARTBEAT_MS: String(HEARTBEAT_MS), OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' },
-  );
-  procs.push(proc);
-  current = proc;
-  return proc;
+/**
+ * Starts a process; it is the one the recorder kills from the moment it exists (it may take the run
+ * up while it is still starting). Resolves null when it died before it was ready.
+ */
+const start = async (name: string): Promise<ServerProcess | null> => {
+  try {
+    return await startServerProcess(
+      name,
+      { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ADMIN_SECRET, WORKER: '1', HEARTBEAT_MS: String(HEARTBEAT_MS), OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' },
+      undefined,
+      (proc) => {
+        procs.push(proc);
+        current = proc;
+      },
+    );
+  } catch (err) {
+    if (current?.child.signalCode === 'SIGKILL') return null;
+    throw err;
+  }
 };
 
 beforeAll(async () => {
@@ -55,7 +66,7 @@ afterAll(async () => {
 
 describe('a run that kills every process executing it', () => {
   it(`is continued ${MAX_RUN_CRASHES} times after crashes, then failed with RUN_CRASHED; the server stays up`, { timeout: 120_000 }, async () => {
-    let proc = await start('first');
+    const proc = (await start('first'))!;
     const a: SignedUpTenant = await signupTenant(proc.api, { companyName: 'Poison A' });
     const b: SignedUpTenant = await signupTenant(proc.api, { companyName: 'Poison B' });
     const poison = await createWorkflow(proc.api, a.apiKey, 'Poison', [
@@ -67,13 +78,14 @@ describe('a run that kills every process executing it', () => {
     expect(accepted.status, accepted.text).toBe(202);
     const runId = accepted.body.data.run_id as string;
 
-    // Each process that takes the run up dies at its step: the first, then one per recovery.
+    // Each process that takes the run up dies at its step: the first, then one per recovery (which
+    // may come while that process is still starting).
     for (let crash = 1; crash <= MAX_RUN_CRASHES + 1; crash++) {
       await waitFor(() => hits >= crash, `crash ${crash}`, 30_000);
-      await proc.exited;
-      if (crash <= MAX_RUN_CRASHES) proc = await start(`after crash ${crash}`);
+      await current!.exited;
+      if (crash <= MAX_RUN_CRASHES) await start(`after crash ${crash}`);
     }
-    const last = await start('survivor');
+    const last = (await start('survivor'))!;
     const watch = watchHealth(last.url);
     const failed = await waitFor(async () => {
       const res = await last.api.get(`/v1/workflows/${poison.id}/runs/${runId}`, { headers: bearer(a.apiKey) });

@@ -51,11 +51,18 @@ export class RunGuard {
     this.timer.unref();
     const parent = lineage.signal;
     if (parent) {
-      if (parent.aborted) this.controller.abort(parent.reason);
-      else parent.addEventListener('abort', () => this.controller.abort(parent.reason), { once: true, signal: this.controller.signal });
+      const follow = () => this.controller.abort(parent.reason);
+      if (parent.aborted) follow();
+      else {
+        parent.addEventListener('abort', follow, { once: true });
+        this.detach = () => parent.removeEventListener('abort', follow);
+      }
     }
     this.signal = this.controller.signal;
   }
+
+  /** Stops following the run above (set while it is followed). */
+  private detach: (() => void) | null = null;
 
   private timeout(): LimitExceededError {
     return new LimitExceededError(
@@ -111,8 +118,10 @@ export class RunGuard {
     }
   }
 
+  /** The execution ended: its timer and its link to the run above go (nothing is aborted: nothing of it still runs). */
   dispose(): void {
     clearTimeout(this.timer);
-    if (!this.signal.aborted) this.controller.abort(new RunCancelledError('the run execution ended'));
+    this.detach?.();
+    this.detach = null;
   }
 }
