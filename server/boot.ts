@@ -18,6 +18,9 @@ import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
 import { createLazyMcpPool, MCP_OUTBOUND_LIMITS } from './agents/mcp-pool.js';
 import { createOutboundHttp } from './net/safe-http.js';
+import { createAgentRunPort } from './agents/agent-run-port.js';
+import type { RunPorts } from './runs/run-ports.js';
+import { createWorkflowRunPort } from './workflows/workflow-run-port.js';
 
 export interface Database {
   url: string;
@@ -109,7 +112,11 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     mcp,
     engineReady: () => engineCheck(),
     localRuns: null,
+    runs: {} as RunPorts,
   };
+  // Agents run workflows and workflows run agents: each through the other's port, wired here.
+  deps.runs.workflows = createWorkflowRunPort(deps);
+  deps.runs.agents = createAgentRunPort(deps);
   await migrateJobSchema(jobPool, deps);
   // Every process that executes runs (API or `liya worker`) beats, so its runs are not taken from it.
   cleanups.push(await startProcessHeartbeat(sql, config.HEARTBEAT_MS, log));

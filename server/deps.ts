@@ -7,6 +7,7 @@ import type { Mailer } from './mail/mailer.js';
 import type { McpClientPool } from './agents/mcp-client.js';
 import type { LocalRunQueue } from './workflows/local-runs.js';
 import type { OutboundHttp } from './net/safe-http.js';
+import type { RunPorts } from './runs/run-ports.js';
 
 /** Everything a request or job needs from the process; built once in main, passed down. */
 export interface AppDeps {
@@ -28,6 +29,8 @@ export interface AppDeps {
   mcp: McpClientPool;
   /** Whether the job runner in this process (or the database's job schema) is ready. */
   engineReady: () => boolean;
+  /** Running a workflow from an agent and an agent from a workflow (wired in boot.ts). */
+  runs: RunPorts;
   /** Set while this process runs the job runner: queued workflow runs it accepts, it executes itself. */
   localRuns: LocalRunQueue | null;
 }

@@ -9,6 +9,7 @@ import type { AppDeps } from './deps.js';
 import { authenticateAdmin } from './auth/admin-auth.js';
 import { roleAtLeast } from './auth/roles.js';
 import { authenticateApiKey, type ApiKeyScope } from './keys/authenticate-api-key.js';
+import type { TenantScope } from './tenants/tenant-scope.js';
 import { authenticateDashboard, type DashboardScope } from './auth/authenticate-dashboard.js';
 
 
@@ -104,7 +105,9 @@ export const apiKeyProcedure = t.procedure
     recordStatus(ctx, meta);
     const scope: ApiKeyScope = await authenticateApiKey(ctx.deps, ctx.req.headers);
     const actor: Actor = { type: 'api_key', id: scope.keyId, name: `api-key:${scope.environmentName ?? 'tenant'}` };
-    return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, actor } });
+    // The one tenant scope services take, built here once per request.
+    const tenantScope: TenantScope = { tenantId: scope.tenantId, environmentId: scope.environmentId, plan: scope.plan, tenant: scope.tenant };
+    return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, scope: tenantScope, actor } });
   });
 
 /** A dashboard (JWT) procedure open to `minRole` and above (default: every role). */

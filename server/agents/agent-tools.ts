@@ -2,60 +2,16 @@
 // enables and the tools of its MCP servers, each with a JSON Schema for its arguments and a
 // function that runs it. Names follow the providers' rule (^[a-zA-Z0-9_-]{1,64}$).
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { EntityManager } from '../../db/orm.js';
-import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
-import type { AgentRunScope } from './run-agent.js';
 import { searchKnowledge } from '../knowledge/knowledge.service.js';
-import type { RunBudget } from '../llm/run-budget.js';
-import { enterNestedRun, type RunLineage } from '../runs/run-lineage.js';
-import type { PlanLimits } from '../tenants/plan-limits.js';
+import { enterNestedRun } from '../runs/run-lineage.js';
 import { parseIntentRef } from './agent-references.js';
-import type { AgentRuntimeConfig } from './agent-runtime-config.js';
-import type { AgentSettings } from './load-agent-run.js';
-import type { ToolsConfig } from './agents.schemas.js';
+import type { AgentTool, ToolContext, ToolOutcome, ToolProblem } from './agent-tool.types.js';
 import { revealMcpHeaders } from './mcp-headers.js';
 import { buildPlatformTools } from './platform-tools.js';
-
-export interface ToolOutcome {
-  output: unknown;
-  costUsd?: number;
-  promptTokens?: number;
-  completionTokens?: number;
-  /** The run pauses for the user (ask_user): the question becomes the run's output. */
-  askUser?: string;
-}
-
-export interface AgentTool {
-  name: string;
-  kind: 'intent' | 'workflow' | 'knowledge' | 'platform' | 'mcp';
-  spec: ChatCompletionTool;
-  run(args: Record<string, unknown>, call: { signal: AbortSignal; timeoutMs: number }): Promise<ToolOutcome>;
-}
-
-export interface ToolContext {
-  em: EntityManager;
-  deps: AppDeps;
-  scope: AgentRunScope;
-  agent: AgentSettings;
-  runId: string;
-  userId: string | null;
-  config: AgentRuntimeConfig;
-  toolsConfig: ToolsConfig;
-  budget: RunBudget;
-  /** This run's place in a tree of nested runs: what the workflows it starts inherit. */
-  lineage: RunLineage;
-  limits: PlanLimits;
-}
-
-/** A tool that could not be offered (e.g. an MCP server that did not answer), for the trace. */
-export interface ToolProblem {
-  name: string;
-  error: string;
-}
 
 const MAX_NAME = 64;
 
@@ -172,21 +128,19 @@ function buildKnowledgeTool(ctx: ToolContext): AgentTool[] {
  */
 async function buildWorkflowTools(ctx: ToolContext, problems: ToolProblem[]): Promise<AgentTool[]> {
   if (!ctx.agent.workflowIds.length) return [];
-  // Loaded here: the workflow engine itself runs agents (ai_agent steps).
-  const { startRun } = await import('../workflows/workflow-runs.service.js');
-  const { findWorkflow } = await import('../workflows/workflows.service.js');
+  // Through the port: the workflow engine itself runs agents (ai_agent steps).
+  const workflows = ctx.deps.runs.workflows;
   const tools: AgentTool[] = [];
   for (const ref of ctx.agent.workflowIds) {
     let workflow;
     try {
-      workflow = await findWorkflow(ctx.em, ctx.scope.tenantId, ref, true);
-      if (!workflow.isActive) throw new Error('the workflow is switched off');
+      workflow = await workflows.findRunnable(ctx.em, ctx.scope.tenantId, ref);
     } catch (err) {
       problems.push({ name: `workflow:${ref}`, error: (err as Error).message });
       continue;
     }
-    const name = toolName('workflow', workflow.workflowKey);
-    const key = workflow.workflowKey;
+    const name = toolName('workflow', workflow.key);
+    const key = workflow.key;
     tools.push({
       name,
       kind: 'workflow',
@@ -197,9 +151,7 @@ async function buildWorkflowTools(ctx: ToolContext, problems: ToolProblem[]): Pr
       run: async (args, call) => {
         // One level deeper, refused past the plan's nesting; the tool call's time limit cancels the run.
         const lineage = enterNestedRun(ctx.lineage, ctx.limits, `the workflow "${key}"`, { signal: call.signal });
-        const outcome = await startRun(ctx.em.fork(), ctx.deps, ctx.scope, key, { input: args }, { mode: 'live', triggeredBy: 'agent', lineage });
-        if (outcome.kind !== 'result') throw new Error('the workflow run did not start synchronously');
-        const result = outcome.result;
+        const result = await workflows.runNested(ctx.em.fork(), ctx.scope, key, args, lineage);
         if (result.status === 'failed') throw new Error(`the workflow run ${result.run_id} failed`);
         return { output: { run_id: result.run_id, status: result.status, output: result.output } };
       },

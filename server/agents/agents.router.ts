@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { envelope, ok, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
-import type { ApiKeyScope } from '../keys/authenticate-api-key.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import { getAgentRun, getAgentTranscript, listAgentRuns, listAgentSessions } from './agent-runs.service.js';
 import {
@@ -8,18 +7,11 @@ import {
   runsPageSchema, sessionRowSchema, transcriptSchema, updateAgentInput,
 } from './agents.schemas.js';
 import { createAgent, deleteAgent, deployAgent, getAgent, listAgents, updateAgent } from './agents.service.js';
-import { executeAgentRun, prepareAgentRun, type AgentRunScope } from './run-agent.js';
+import { executeAgentRun, prepareAgentRun } from './run-agent.js';
 
 const TAGS = ['Agents'];
 const BASE = '/v1/agents';
 const RUN_ERRORS = ['NOT_FOUND', 'AGENT_NOT_ACTIVE', 'FEATURE_NOT_ENABLED', 'SESSION_EXPIRED', 'QUOTA_EXCEEDED', 'LLM_NOT_CONFIGURED'] as const;
-
-export const agentRunScope = (ctx: { tenantId: string; apiKey: ApiKeyScope }): AgentRunScope => ({
-  tenantId: ctx.tenantId,
-  environmentId: ctx.apiKey.environmentId,
-  tenant: ctx.apiKey.tenant,
-  plan: ctx.apiKey.plan,
-});
 
 const agentOut = ok(z.object({ agent: agentSchema }));
 
@@ -85,7 +77,7 @@ export const agentsRouter = router({
     .input(runAgentInput)
     .output(ok(agentRunResultSchema))
     .mutation(async ({ ctx, input }) => {
-      const prepared = await prepareAgentRun(ctx.em, ctx.deps, agentRunScope(ctx), input);
+      const prepared = await prepareAgentRun(ctx.em, ctx.deps, ctx.scope, input);
       return envelope(await executeAgentRun(ctx.em, ctx.deps, prepared));
     }),
 

@@ -2,7 +2,7 @@
 // the user, and per-end-user memory and preferences.
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { sendTenantMail } from '../mail/send-tenant-mail.js';
-import type { AgentTool, ToolContext } from './agent-tools.js';
+import type { AgentTool, ToolContext } from './agent-tool.types.js';
 import { MEMORY_VALUE_MAX_CHARS, readUserMemory, writeUserMemory, type MemoryScope } from './agent-memory.js';
 
 const HTTP_TEXT_MAX = 20_000;

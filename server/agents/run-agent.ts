@@ -11,7 +11,7 @@ import { AppError, notFound } from '../errors.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { scanText } from '../guardrails/scan-pool.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
-import type { RunScope } from '../intents/run-intent.service.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import type { LlmGatewayService } from '../llm/llm-gateway.js';
 import type { ChatCallResult, ModelTarget, StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
@@ -26,7 +26,8 @@ import { writeRunFinish, writeRunStart } from './agent-run-record.js';
 import { loadAgentRunContext, type AgentSettings } from './load-agent-run.js';
 import { resolveRuntimeConfig, type AgentRuntimeConfig } from './agent-runtime-config.js';
 import { createGuardedDeltas } from './guarded-deltas.js';
-import { buildAgentTools, runToolWithTimeout, type AgentTool, type ToolOutcome } from './agent-tools.js';
+import type { AgentTool, ToolOutcome } from './agent-tool.types.js';
+import { buildAgentTools, runToolWithTimeout } from './agent-tools.js';
 import type { AgentRunResult, RunAgentInput, ToolsConfig } from './agents.schemas.js';
 import { assertAgentsEnabled } from './agents.service.js';
 
@@ -36,15 +37,11 @@ export type AgentRunEvent =
   | { event: 'tool.started'; data: { name: string; input: unknown } }
   | { event: 'tool.completed'; data: { name: string; output: unknown; error: string | null } };
 
-export interface AgentRunScope extends RunScope {
-  plan: string;
-}
-
 export interface PreparedAgentRun {
   runId: string;
   sessionId: string;
   agent: AgentSettings;
-  scope: AgentRunScope;
+  scope: TenantScope;
   config: AgentRuntimeConfig;
   userId: string | null;
   /** The user's message after input guardrails. */
@@ -67,7 +64,7 @@ const TOOL_RESULT_MAX_CHARS = 20_000;
  * AGENT_NOT_ACTIVE), the plan, the quota, a model provider, the session (404, 409
  * SESSION_EXPIRED). Then the run, its session and the user's turn are written.
  */
-export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: AgentRunScope, request: RunAgentInput): Promise<PreparedAgentRun> {
+export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: TenantScope, request: RunAgentInput): Promise<PreparedAgentRun> {
   const startedAt = performance.now();
   const context = await loadAgentRunContext(deps.sql, scope.tenantId, request.agentKey);
   const agent = context.agent;

@@ -7,7 +7,8 @@ import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput } from '../errors.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { assertEvalRunAllowed, judgeSpendThisMonth } from './eval-limits.js';
-import { findRun, judgeModelOf, type EvalScope } from './eval-runs.service.js';
+import { findRun, judgeModelOf } from './eval-runs.service.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
 import { comparePaired, passRateDiff, type PairedScores } from './statistics.js';
 
@@ -102,7 +103,7 @@ const cut = (v: unknown) => {
   return text.length > 16_000 ? `${text.slice(0, 16_000)}\n[... cut]` : text;
 };
 
-export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: EvalScope, id: string, against: string) {
+export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: TenantScope, id: string, against: string) {
   const budget = await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   const { run, other, shared } = await pairedRuns(em, deps, scope.tenantId, id, against);
   if (shared.length > MAX_PAIRWISE_CASES) {

@@ -10,16 +10,10 @@ import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import { resolveIntent } from '../intents/resolve-intent.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import { admitEvalRuns, assertEvalRunAllowed, judgeBudgetOf } from './eval-limits.js';
 import type { EvalResultDto, EvalRunDto, ReviewDto } from './eval-runs.schemas.js';
 import { findSuite } from './suites.service.js';
-
-export interface EvalScope {
-  tenantId: string;
-  environmentId: string | null;
-  plan: string;
-  tenant: TenantRuntime;
-}
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const idOf = (ref: unknown): string | null => (ref === null || ref === undefined ? null : typeof ref === 'string' ? ref : (ref as { id: string }).id);
@@ -175,14 +169,14 @@ export const judgeModelOf = (deps: AppDeps) => deps.config.EVAL_JUDGE_MODEL ?? d
  * Starts a suite's run: 202 with the pending run. Gated by the plan, the monthly judge budget and
  * the rate limit; the suite's intent must still be runnable and its dataset must have cases.
  */
-export async function startSuiteRun(em: EntityManager, deps: AppDeps, scope: EvalScope, suiteId: string, options: { model?: string | null; triggeredBy?: 'api' | 'dashboard' } = {}) {
+export async function startSuiteRun(em: EntityManager, deps: AppDeps, scope: TenantScope, suiteId: string, options: { model?: string | null; triggeredBy?: 'api' | 'dashboard' } = {}) {
   const suite = await runnableSuite(em, scope, suiteId);
   const row = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (query) => insertSuiteRun(query, deps, scope, suite, options));
   return admittedRun(em, scope.tenantId, row);
 }
 
 /** The suite, when its intent can still run (else 422 with the reason). */
-async function runnableSuite(em: EntityManager, scope: EvalScope, suiteId: string) {
+async function runnableSuite(em: EntityManager, scope: TenantScope, suiteId: string) {
   const suite = await findSuite(em, scope.tenantId, suiteId);
   judgeBudgetOf(scope.plan);
   try {
@@ -194,7 +188,7 @@ async function runnableSuite(em: EntityManager, scope: EvalScope, suiteId: strin
   return suite;
 }
 
-async function insertSuiteRun(query: SqlPool['query'], deps: AppDeps, scope: EvalScope, suite: IEvalSuite, options: { model?: string | null; triggeredBy?: 'api' | 'dashboard' }) {
+async function insertSuiteRun(query: SqlPool['query'], deps: AppDeps, scope: TenantScope, suite: IEvalSuite, options: { model?: string | null; triggeredBy?: 'api' | 'dashboard' }) {
   const [row] = await query<AdmittedRunRow>(START_RUN_SQL, [
     randomUUID(), scope.tenantId, suite.id, idOf(suite.dataset), suite.name, suite.domainKey, suite.intentKey, options.triggeredBy ?? 'api', scope.environmentId,
     suite.judgeRubric ?? null, Number(suite.passThreshold), judgeModelOf(deps), options.model ?? null,
@@ -229,7 +223,7 @@ export async function cancelRun(em: EntityManager, deps: AppDeps, tenantId: stri
  * Continues a failed run: cases already scored are kept, the others (errored, skipped, never run)
  * run again. Idempotent: a run already resumed (pending or running) is answered as it is.
  */
-export async function resumeRun(em: EntityManager, deps: AppDeps, scope: EvalScope, id: string) {
+export async function resumeRun(em: EntityManager, deps: AppDeps, scope: TenantScope, id: string) {
   const run = await findRun(em, scope.tenantId, id);
   if (run.status === 'pending' || run.status === 'running') return getRun(em, deps, scope.tenantId, run.id);
   if (run.status !== 'failed') {
@@ -272,7 +266,7 @@ export async function setBaseline(em: EntityManager, deps: AppDeps, tenantId: st
 }
 
 /** Two runs of the suite, the intent on model_a and on model_b (each with model_override), started together or not at all. */
-export async function compareModels(em: EntityManager, deps: AppDeps, scope: EvalScope, suiteId: string, models: { model_a: string; model_b: string }) {
+export async function compareModels(em: EntityManager, deps: AppDeps, scope: TenantScope, suiteId: string, models: { model_a: string; model_b: string }) {
   const suite = await runnableSuite(em, scope, suiteId);
   const rows = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 2, async (query) => [
     await insertSuiteRun(query, deps, scope, suite, { model: models.model_a }),

@@ -13,11 +13,10 @@ import {
   baselineInput, compareInput, compareModelsInput, comparisonSchema, evalResultSchema, evalRunSchema, externalRunInput, listResultsInput, listRunsInput, pairwiseInput,
   pairwiseSchema, reviewId, reviewInput, reviewSchema, runId, scoreInput, scoreSchema, startSuiteRunInput,
 } from './eval-runs.schemas.js';
-import { cancelRun, compareModels, getRun, listResults, listRuns, resumeRun, setBaseline, startSuiteRun, type EvalScope } from './eval-runs.service.js';
+import { cancelRun, compareModels, getRun, listResults, listRuns, resumeRun, setBaseline, startSuiteRun } from './eval-runs.service.js';
 import { comparePairwise, compareRuns, MAX_PAIRWISE_CASES } from './compare-runs.js';
 import { createReview, deleteReview } from './reviews.service.js';
 import { scoreResponse, startExternalRun } from './score.service.js';
-import type { ApiKeyScope } from '../keys/authenticate-api-key.js';
 
 const TAGS = ['Evaluations'];
 const BASE = '/v1/evals';
@@ -28,13 +27,6 @@ const suiteOut = ok(z.object({ suite: suiteSchema }));
 const runOut = ok(z.object({ run: evalRunSchema }));
 const runsOut = ok(z.object({ runs: z.array(evalRunSchema), pagination: paginationSchema }));
 const RUN_START_ERRORS = ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'RATE_LIMITED', 'UNPROCESSABLE'] as const;
-
-const evalScope = (ctx: { tenantId: string; apiKey: ApiKeyScope }): EvalScope => ({
-  tenantId: ctx.tenantId,
-  environmentId: ctx.apiKey.environmentId,
-  plan: ctx.apiKey.plan,
-  tenant: ctx.apiKey.tenant,
-});
 
 // Literal paths (datasets/templates) come before their `{id}` siblings.
 export const evalsRouter = router({
@@ -177,7 +169,7 @@ export const evalsRouter = router({
     .output(runOut)
     .mutation(async ({ ctx, input }) => {
       ctx.res.status = 202;
-      return envelope(await startSuiteRun(ctx.em, ctx.deps, evalScope(ctx), input.id, { model: input.model ?? null }));
+      return envelope(await startSuiteRun(ctx.em, ctx.deps, ctx.scope, input.id, { model: input.model ?? null }));
     }),
 
   listSuiteRuns: apiKeyProcedure
@@ -205,7 +197,7 @@ export const evalsRouter = router({
     .output(ok(z.object({ runs: z.array(evalRunSchema) })))
     .mutation(async ({ ctx, input }) => {
       ctx.res.status = 202;
-      return envelope(await compareModels(ctx.em, ctx.deps, evalScope(ctx), input.id, input));
+      return envelope(await compareModels(ctx.em, ctx.deps, ctx.scope, input.id, input));
     }),
 
   startExternalRun: apiKeyProcedure
@@ -221,7 +213,7 @@ export const evalsRouter = router({
     .output(runOut)
     .mutation(async ({ ctx, input }) => {
       ctx.res.status = 202;
-      return envelope(await startExternalRun(ctx.em, ctx.deps, evalScope(ctx), input));
+      return envelope(await startExternalRun(ctx.em, ctx.deps, ctx.scope, input));
     }),
 
   score: apiKeyProcedure
@@ -234,7 +226,7 @@ export const evalsRouter = router({
     })
     .input(scoreInput)
     .output(ok(scoreSchema))
-    .mutation(async ({ ctx, input }) => envelope(await scoreResponse(ctx.em, ctx.deps, evalScope(ctx), input))),
+    .mutation(async ({ ctx, input }) => envelope(await scoreResponse(ctx.em, ctx.deps, ctx.scope, input))),
 
   listRuns: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)' } })
@@ -276,7 +268,7 @@ export const evalsRouter = router({
     })
     .input(pairwiseInput)
     .output(ok(pairwiseSchema))
-    .mutation(async ({ ctx, input }) => envelope(await comparePairwise(ctx.em, ctx.deps, evalScope(ctx), input.id, input.against))),
+    .mutation(async ({ ctx, input }) => envelope(await comparePairwise(ctx.em, ctx.deps, ctx.scope, input.id, input.against))),
 
   createReview: apiKeyProcedure
     .meta({
@@ -313,7 +305,7 @@ export const evalsRouter = router({
     })
     .input(runId)
     .output(runOut)
-    .mutation(async ({ ctx, input }) => envelope(await resumeRun(ctx.em, ctx.deps, evalScope(ctx), input.id))),
+    .mutation(async ({ ctx, input }) => envelope(await resumeRun(ctx.em, ctx.deps, ctx.scope, input.id))),
 
   deleteSuite: apiKeyProcedure
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/suites/{id}`, tags: TAGS, summary: 'Delete a suite with its runs and their results' }, errors: ['NOT_FOUND'] })

@@ -220,7 +220,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
     const at = new Date();
     try {
       const input = c.message ? { ...c.input, message: c.message } : c.input;
-      const res = await runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
+      const res = await runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
         model: run.model_override, intent: ctx.intent ?? undefined,
       });
       output = res.data.output;

@@ -7,7 +7,8 @@ import type { AppDeps } from '../deps.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput } from './check-output.js';
 import { admitEvalRuns, assertEvalRunAllowed } from './eval-limits.js';
-import { admittedRun, judgeModelOf, type AdmittedRunRow, type EvalScope } from './eval-runs.service.js';
+import { admittedRun, judgeModelOf, type AdmittedRunRow } from './eval-runs.service.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import { judgeAnswer } from './judge.js';
 
 const DEFAULT_PASS_THRESHOLD = 4;
@@ -21,7 +22,7 @@ export interface ScoreInput {
 }
 
 /** Judges one caller-supplied response (after the check of expected_output); metered like every judge call. */
-export async function scoreResponse(em: EntityManager, deps: AppDeps, scope: EvalScope, body: ScoreInput) {
+export async function scoreResponse(em: EntityManager, deps: AppDeps, scope: TenantScope, body: ScoreInput) {
   await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
   const check = checkOutput(body.expected_output ?? null, body.response);
   const usage: UsageEventInput[] = [];
@@ -69,7 +70,7 @@ job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $
 select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued from run`;
 
 /** An external_output run: 202 with the pending run; its supplied responses are checked and judged. */
-export async function startExternalRun(em: EntityManager, deps: AppDeps, scope: EvalScope, body: ExternalRunInput) {
+export async function startExternalRun(em: EntityManager, deps: AppDeps, scope: TenantScope, body: ExternalRunInput) {
   const id = randomUUID();
   const cases = body.cases.map((c, ord) => ({ ord, input: c.input, response: c.response ?? null, expected_output: c.expected_output ?? null }));
   const [row] = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (query) =>

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { envelope, ok } from '../common/schemas.js';
 import { listCustomDomains } from '../domains/custom-domains.service.js';
 import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
-import type { ApiKeyScope } from '../keys/authenticate-api-key.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import type { IntentDefinition } from './intent-definition.js';
 import { domainListItemSchema, intentRequestFields, intentRequestSchema, intentResponseSchema, intentSummarySchema } from './intents.schemas.js';
@@ -19,7 +18,6 @@ const RUN_ERRORS = [
 export const intentEndpoint = (intent: Pick<IntentDefinition, 'domain' | 'key'>) =>
   intent.domain === 'hiring' ? `/v1/hiring/${intent.key}` : `/v1/domains/${intent.domain}/intents/${intent.key}/run`;
 
-const scopeOf = (ctx: { tenantId: string; apiKey: ApiKeyScope }) => ({ tenantId: ctx.tenantId, environmentId: ctx.apiKey.environmentId, tenant: ctx.apiKey.tenant });
 
 // One route per built-in hiring intent, so each is documented with its own input and output schema.
 const hiringRoutes = Object.fromEntries(
@@ -33,7 +31,7 @@ const hiringRoutes = Object.fromEntries(
       })
       .input(intentRequestSchema)
       .output(intentResponseSchema)
-      .mutation(async ({ ctx, input }) => runIntent(ctx.em, ctx.deps, scopeOf(ctx), 'hiring', intent.key, input)),
+      .mutation(async ({ ctx, input }) => runIntent(ctx.em, ctx.deps, ctx.scope, 'hiring', intent.key, input)),
   ]),
 );
 
@@ -44,7 +42,7 @@ export const intentsRouter = router({
     .output(intentResponseSchema)
     .mutation(async ({ ctx, input }) => {
       const { domain, intent, ...request } = input;
-      return runIntent(ctx.em, ctx.deps, scopeOf(ctx), domain, intent, request);
+      return runIntent(ctx.em, ctx.deps, ctx.scope, domain, intent, request);
     }),
 
   hiring: router(hiringRoutes),
@@ -98,6 +96,6 @@ export const intentsRouter = router({
     .output(intentResponseSchema)
     .mutation(async ({ ctx, input }) => {
       const { domainKey, intentKey, ...request } = input;
-      return runIntent(ctx.em, ctx.deps, scopeOf(ctx), domainKey, intentKey, request);
+      return runIntent(ctx.em, ctx.deps, ctx.scope, domainKey, intentKey, request);
     }),
 });

@@ -18,15 +18,9 @@ import type { IntentRequest, IntentResponse } from './intents.schemas.js';
 import { renderPrompt } from './render-prompt.js';
 import { resolveIntent } from './resolve-intent.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import { chooseModel, parseModelRef } from '../llm/providers.js';
 import type { RunBudget } from '../llm/run-budget.js';
-
-export interface RunScope {
-  tenantId: string;
-  environmentId: string | null;
-  /** The tenant's settings, as the API-key lookup read them. */
-  tenant: TenantRuntime;
-}
 
 function assertInputMatches(intent: IntentDefinition, input: Record<string, unknown>) {
   if (!intent.inputSchema) return;
@@ -60,7 +54,7 @@ export interface RunIntentOptions {
   intent?: IntentDefinition;
 }
 
-export async function runIntent(em: EntityManager, deps: AppDeps, scope: RunScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
+export async function runIntent(em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
   const started = performance.now();
   const { tenant } = scope;
   const intent = options.intent ?? (await resolveIntent(em, tenant, domainKey, intentKey));

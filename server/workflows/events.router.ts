@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { agentRunScope } from '../agents/agents.router.js';
 import { envelope, ok } from '../common/schemas.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import { readIdempotencyKey } from './idempotency.js';
@@ -19,5 +18,5 @@ export const eventsRouter = router({
     })
     .input(eventInput)
     .output(ok(z.object({ runs: z.array(z.string()), skipped: z.array(z.object({ workflow_key: z.string(), reason: z.string() })), idempotent_replay: z.boolean().optional() })))
-    .mutation(async ({ ctx, input }) => envelope(await publishEvent(ctx.em, ctx.deps, agentRunScope(ctx), input, readIdempotencyKey(ctx.req.headers)))),
+    .mutation(async ({ ctx, input }) => envelope(await publishEvent(ctx.em, ctx.deps, ctx.scope, input, readIdempotencyKey(ctx.req.headers)))),
 });

@@ -1,5 +1,5 @@
 // A run's input as the steps see it: attachments read into text first (a file is never stored).
-import type { AgentRunScope } from '../agents/run-agent.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { jsonSize } from '../runs/json-size.js';
@@ -13,7 +13,7 @@ const TRANSCRIBE_PROMPT =
   'Transcribe all text in this image exactly, in reading order. Answer with the text only; if there is no text, answer with nothing.';
 
 /** Transcription through VISION_MODEL (metered like every model call), or null when none is configured. */
-function visionTranscriber(deps: AppDeps, scope: AgentRunScope) {
+function visionTranscriber(deps: AppDeps, scope: TenantScope) {
   const model = deps.config.VISION_MODEL;
   if (!model) return null;
   return async (image: { bytes: Uint8Array; mimeType: string; fileName: string }): Promise<string> => {
@@ -40,7 +40,7 @@ function visionTranscriber(deps: AppDeps, scope: AgentRunScope) {
  * (413 PAYLOAD_TOO_LARGE naming the limit), since the whole input is stored with the run and every
  * template and expression of the run can read it.
  */
-export async function prepareRunInput(deps: AppDeps, scope: AgentRunScope, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function prepareRunInput(deps: AppDeps, scope: TenantScope, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   let prepared = input;
   if (Array.isArray(input.attachments)) {
     try {

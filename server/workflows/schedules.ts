@@ -7,7 +7,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { IWorkflow } from '../../db/entities/workflow.js';
 import type { AppDeps } from '../deps.js';
 import { enqueueJob } from '../jobs.js';
-import { loadRunScope } from './run-scope.js';
+import { loadTenantScope } from '../tenants/tenant-scope.js';
 import { createQueuedRun } from './run-admission.js';
 import type { StepDef } from './step-types.js';
 import { loadVersionSteps } from './workflow-runs.service.js';
@@ -53,7 +53,7 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
       JSON.stringify({ workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }), next, jobKey(workflow.id),
     ]);
   }
-  const scope = await loadRunScope(deps, payload.tenant_id);
+  const scope = await loadTenantScope(deps.sql, payload.tenant_id);
   if (scope) {
     const steps = await loadVersionSteps(deps, payload.tenant_id, workflow.id, workflow.live_version!);
     const outcome = await createQueuedRun(

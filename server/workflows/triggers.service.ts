@@ -3,19 +3,18 @@
 // statement (run and job together) and executed by the job runner.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { EntityManager } from '../../db/orm.js';
-import type { AgentRunScope } from '../agents/run-agent.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { rejectNulInJson } from '../http/reject-nul.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
-import { RUN_SCOPE_COLUMNS, scopeFromRow, type RunScopeRow } from './run-scope.js';
+import { TENANT_SCOPE_COLUMNS, scopeFromRow, type TenantScope, type TenantScopeRow } from '../tenants/tenant-scope.js';
 import { prepareRunInput } from './run-input.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
 import { loadVersionSteps } from './workflow-runs.service.js';
 
-interface WebhookWorkflowRow extends RunScopeRow {
+interface WebhookWorkflowRow extends TenantScopeRow {
   id: string;
   tenant_id: string;
   workflow_key: string;
@@ -64,7 +63,7 @@ export type WebhookWorkflow = WebhookWorkflowRow;
 export async function findWebhookWorkflow(deps: AppDeps, slug: string): Promise<WebhookWorkflow> {
   const [workflow] = await deps.sql.query<WebhookWorkflowRow>(
     `select w.id::text, w.tenant_id::text, w.workflow_key, w.live_version, w.max_concurrent_runs, w.webhook_secret, w.previous_webhook_secret,
-            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid, ${RUN_SCOPE_COLUMNS}
+            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid, ${TENANT_SCOPE_COLUMNS}
        from workflows w join tenants t on t.id = w.tenant_id
       where w.webhook_slug = $1 and w.is_active and w.live_version is not null and w.trigger_type = 'webhook' and t.is_active`,
     [slug],
@@ -208,7 +207,7 @@ export async function receiveCallback(deps: AppDeps, parsed: CallbackToken, body
  * `POST /v1/events`: queues a run of every active workflow of the tenant whose trigger is this
  * event. A workflow at its max_concurrent_runs is skipped (listed in `skipped`).
  */
-export async function publishEvent(em: EntityManager, deps: AppDeps, scope: AgentRunScope, event: { name: string; payload: Record<string, unknown> }, idempotencyKey: string | null) {
+export async function publishEvent(em: EntityManager, deps: AppDeps, scope: TenantScope, event: { name: string; payload: Record<string, unknown> }, idempotencyKey: string | null) {
   let claim: IdempotencyClaim | null = null;
   if (idempotencyKey) {
     claim = { tenantId: scope.tenantId, scope: 'events', key: idempotencyKey, requestHash: hashRequest(event), runId: null };
@@ -229,7 +228,7 @@ export async function publishEvent(em: EntityManager, deps: AppDeps, scope: Agen
   }
 }
 
-async function startEventRuns(deps: AppDeps, scope: AgentRunScope, event: { name: string; payload: Record<string, unknown> }) {
+async function startEventRuns(deps: AppDeps, scope: TenantScope, event: { name: string; payload: Record<string, unknown> }) {
   const workflows = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null }>(
     `select id::text, workflow_key, live_version, max_concurrent_runs from workflows
       where tenant_id = $1 and is_active and live_version is not null and trigger_type = 'event' and trigger_event = $2 order by workflow_key`,

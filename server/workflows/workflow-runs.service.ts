@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { WorkflowRunStatus } from '../../db/entities/workflow.js';
 import type { Actor } from '../actor.js';
-import type { AgentRunScope } from '../agents/run-agent.js';
+import type { TenantScope } from '../tenants/tenant-scope.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
@@ -62,7 +62,7 @@ interface ResolvedTarget {
   hasSecret: boolean;
 }
 
-async function resolveTarget(em: EntityManager, deps: AppDeps, scope: AgentRunScope, idOrKey: string, mode: 'live' | 'test'): Promise<ResolvedTarget> {
+async function resolveTarget(em: EntityManager, deps: AppDeps, scope: TenantScope, idOrKey: string, mode: 'live' | 'test'): Promise<ResolvedTarget> {
   if (mode === 'live') {
     // The hot path: one prepared lookup of the few columns a live run needs (the steps come from the version cache).
     const [live] = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null; has_secret: boolean }>(
@@ -111,7 +111,7 @@ const REPLAY_WAIT_MS = 30_000;
  * workflow. `test` runs the draft (or the live steps) with the test state scope. With an
  * Idempotency-Key a repeat answers the first run; `mode: async` queues the run and answers at once.
  */
-export async function startRun(em: EntityManager, deps: AppDeps, scope: AgentRunScope, idOrKey: string, request: RunRequest, options: StartOptions): Promise<StartOutcome> {
+export async function startRun(em: EntityManager, deps: AppDeps, scope: TenantScope, idOrKey: string, request: RunRequest, options: StartOptions): Promise<StartOutcome> {
   const { target, limit, hasSecret } = await resolveTarget(em, deps, scope, idOrKey, options.mode);
   const workflow = target.workflow;
   const async = request.mode === 'async';
@@ -329,7 +329,7 @@ export async function getWorkflowRunById(em: EntityManager, deps: AppDeps, tenan
  * Continues a failed run from its failed step (earlier steps' outputs are reused from their rows),
  * synchronously like a run. Counts against max_concurrent_runs like a new run.
  */
-export async function retryRun(em: EntityManager, deps: AppDeps, scope: AgentRunScope, idOrKey: string, runId: string): Promise<WorkflowRunResult> {
+export async function retryRun(em: EntityManager, deps: AppDeps, scope: TenantScope, idOrKey: string, runId: string): Promise<WorkflowRunResult> {
   const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
   const [row] = isUuid(runId)
     ? await deps.sql.query<{ status: WorkflowRunStatus; steps_done: number; error: { step_id?: string } | null }>(

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { WORKFLOW_RUN_STATUSES } from '../../db/entities/workflow.js';
-import { agentRunScope } from '../agents/agents.router.js';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import {
   cancelRun, deleteWorkflowState, getWorkflowRun, getWorkflowRunById, listWorkflowRuns, listWorkflowState, retryRun, startRun, type StartOutcome,
@@ -152,7 +151,7 @@ export const workflowsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { workflowIdOrKey, ...request } = input;
       const idempotencyKey = readIdempotencyKey(ctx.req.headers);
-      return answerRun(ctx, await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'live', triggeredBy: 'api', idempotencyKey }));
+      return answerRun(ctx, await startRun(ctx.em, ctx.deps, ctx.scope, workflowIdOrKey, request, { mode: 'live', triggeredBy: 'api', idempotencyKey }));
     }),
 
   testRun: apiKeyProcedure
@@ -166,7 +165,7 @@ export const workflowsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { workflowIdOrKey, ...request } = input;
       const idempotencyKey = readIdempotencyKey(ctx.req.headers);
-      return answerRun(ctx, await startRun(ctx.em, ctx.deps, agentRunScope(ctx), workflowIdOrKey, request, { mode: 'test', triggeredBy: 'test', idempotencyKey }));
+      return answerRun(ctx, await startRun(ctx.em, ctx.deps, ctx.scope, workflowIdOrKey, request, { mode: 'test', triggeredBy: 'test', idempotencyKey }));
     }),
 
   retry: apiKeyProcedure
@@ -179,7 +178,7 @@ export const workflowsRouter = router({
     })
     .input(runRef)
     .output(ok(workflowRunResultSchema))
-    .mutation(async ({ ctx, input }) => envelope(await retryRun(ctx.em, ctx.deps, agentRunScope(ctx), input.workflowId, input.runId))),
+    .mutation(async ({ ctx, input }) => envelope(await retryRun(ctx.em, ctx.deps, ctx.scope, input.workflowId, input.runId))),
 
   cancel: apiKeyProcedure
     .meta({

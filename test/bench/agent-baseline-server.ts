@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { AgentTool } from '../../server/agents/agent-tools.js';
+import type { AgentTool } from '../../server/agents/agent-tool.types.js';
 import type { FakeAnswer, FakeRequest } from '../support/fake-llm.js';
 import { startFakeProviderThread, serveFakeProviderThread } from './fake-llm-thread.js';
 import { sendJson as send, readJsonBody as readJson } from './lib.js';

@@ -2,7 +2,7 @@
 // answers its output and where the run goes next; it never writes the run's progress itself.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../../db/orm.js';
-import { executeAgentRun, prepareAgentRun, type AgentRunScope } from '../../agents/run-agent.js';
+import type { TenantScope } from '../../tenants/tenant-scope.js';
 import { parseIntentRef } from '../../agents/agent-references.js';
 import type { AppDeps } from '../../deps.js';
 import { sendTenantMail } from '../../mail/send-tenant-mail.js';
@@ -20,7 +20,7 @@ import { readStateValue, setState, type StateKey } from './workflow-state.js';
 export interface StepContext {
   em: EntityManager;
   deps: AppDeps;
-  scope: AgentRunScope;
+  scope: TenantScope;
   workflow: { id: string; key: string };
   run: { id: string; conversationId: string; scope: 'live' | 'test' };
   state: StateKey;
@@ -200,12 +200,8 @@ async function runAgentStep(step: StepDef, ctx: StepContext): Promise<StepResult
   const agentKey = String(config(step, 'agent_key'));
   // Refused before the agent run exists when the tree of nested runs is as deep or as wide as the plan allows.
   const lineage = enterNestedRun(ctx.lineage, ctx.guard.limits, `the agent "${agentKey}"`, { signal: ctx.guard.signal });
-  const prepared = await prepareAgentRun(em, ctx.deps, ctx.scope, {
-    agentKey,
-    input: { message, user_id: `workflow:${ctx.workflow.key}` },
-    ...(sessionId ? { session_id: sessionId } : {}),
-  });
-  const result = await executeAgentRun(em, ctx.deps, prepared, { lineage, signal: lineage.signal ?? undefined });
+  // Through the port: agents run workflows too (their workflow tools).
+  const result = await ctx.deps.runs.agents.runNested(em, ctx.scope, { agentKey, message, userId: `workflow:${ctx.workflow.key}`, sessionId }, lineage);
   // An agent run stopped by this run's own end (its time limit, a cancel from above) stops the run.
   if (result.status === 'cancelled') ctx.guard.check();
   const output = { output: result.output, status: result.status, run_id: result.run_id, session_id: result.session_id, total_cost: result.total_cost };

@@ -11,7 +11,7 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { WorkflowRunStatus } from '../../../db/entities/workflow.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { EntityManager } from '../../../db/orm.js';
-import type { AgentRunScope } from '../../agents/run-agent.js';
+import type { TenantScope } from '../../tenants/tenant-scope.js';
 import type { AppDeps } from '../../deps.js';
 import { isDatabaseUnavailable } from '../../errors.js';
 import { jsonSize } from '../../runs/json-size.js';
@@ -25,7 +25,7 @@ import { executeStep, nextInOrder, type Resume, type StepContext, type StepResul
 import { loadState, type StateScope } from './workflow-state.js';
 import { RunCancelledError, RunGuard } from './run-guard.js';
 import { renderTemplate } from './templates.js';
-import { RUN_SCOPE_COLUMNS, type RunScopeRow } from '../run-scope.js';
+import { TENANT_SCOPE_COLUMNS, type TenantScopeRow } from '../../tenants/tenant-scope.js';
 
 export interface TraceEntry {
   step_id: string | null;
@@ -61,7 +61,7 @@ export interface WorkflowRunResult {
 export const FINAL_STATUSES: readonly WorkflowRunStatus[] = ['completed', 'failed', 'cancelled', 'rejected'];
 
 export interface RunTarget {
-  scope: AgentRunScope;
+  scope: TenantScope;
   workflow: { id: string; key: string };
   steps: StepDef[];
   version: number | null;
@@ -203,7 +203,7 @@ export async function createWorkflowRun(sql: SqlPool, target: RunTarget, input: 
  * Takes a running run for this process: one whose owner is this process, nobody, or a process
  * whose heartbeat stopped (it crashed). Null when another live process has it or it is not running.
  */
-export type ClaimedRun = StoredRunRow & RunScopeRow & {
+export type ClaimedRun = StoredRunRow & TenantScopeRow & {
   workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null;
   /** Times a process died while executing the run, this claim included when it takes the run from a dead process. */
   crashes: number;
@@ -224,7 +224,7 @@ export async function claimRun(sql: SqlPool, tenantId: string, runId: string, he
       where r.id = $1 and r.tenant_id = $2 and w.id = r.workflow_id and t.id = r.tenant_id and r.status = 'running'
         and (r.owner_id is null or r.owner_id = $3
              or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $4)))
-      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text, r.crashes, ${RUN_SCOPE_COLUMNS}`,
+      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text, r.crashes, ${TENANT_SCOPE_COLUMNS}`,
     [runId, tenantId, PROCESS_ID, staleAfterMs(heartbeatMs) / 1000],
     'liya_workflow_run_claim',
   );
