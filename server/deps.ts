@@ -5,7 +5,7 @@ import type { AppConfig } from './config.js';
 import type { LlmGateway } from './llm/llm.types.js';
 import type { Mailer } from './mail/mailer.js';
 import type { McpClientPool } from './agents/mcp-client.js';
-import type { LocalRunQueue } from './workflows/local-runs.js';
+import type { LocalRuns } from './workflows/engine/run-types.js';
 import type { OutboundHttp } from './net/safe-http.js';
 import type { RunPorts } from './runs/run-ports.js';
 
@@ -32,5 +32,5 @@ export interface AppDeps {
   /** Running a workflow from an agent and an agent from a workflow (wired in boot.ts). */
   runs: RunPorts;
   /** Set while this process runs the job runner: queued workflow runs it accepts, it executes itself. */
-  localRuns: LocalRunQueue | null;
+  localRuns: LocalRuns | null;
 }

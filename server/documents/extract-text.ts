@@ -5,15 +5,7 @@
 // pdf.js and mammoth), and the parser process exits when idle, which gives it all back.
 import type { FormatCallback } from 'html-to-text';
 import { DOCX_MIME, type SupportedMediaType } from './media-types.js';
-import { runInParserProcess } from './parser-client.js';
-
-export interface ExtractedText {
-  text: string;
-  /** Page count (PDF only). */
-  pages: number | null;
-  /** Each page's text (PDF only), so chunks can name their page. */
-  pageTexts?: string[];
-}
+import { runInParserProcess, type ExtractedText } from './parser-client.js';
 
 /** The file cannot be read as its type says: the ingestion job fails with this message (no retry). */
 export class UnreadableDocumentError extends Error {

@@ -3,12 +3,20 @@
 // server holds none of pdf.js and mammoth (a worker thread would leave +25 MB behind, measured).
 import { fileURLToPath } from 'node:url';
 import { createChildProcessClient } from '../common/child-process-client.js';
-import type { ExtractedText } from './extract-text.js';
 import type { SupportedMediaType } from './media-types.js';
 
 export interface ParseRequest {
   bytes: Uint8Array;
   mediaType: SupportedMediaType;
+}
+
+/** A document's text as the parser read it. */
+export interface ExtractedText {
+  text: string;
+  /** Page count (PDF only). */
+  pages: number | null;
+  /** Each page's text (PDF only), so chunks can name their page. */
+  pageTexts?: string[];
 }
 
 export type ParseReply = { ok: true; extracted: ExtractedText } | { ok: false; unreadable: boolean; message: string };

@@ -11,7 +11,7 @@
 // the same way, so the job runner's retries with backoff apply to it.
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
-import type { RunTarget, StoredRun } from './engine/run-workflow.js';
+import type { LocalRun, LocalRuns } from './engine/run-types.js';
 import { executeOwnedRun } from './run-jobs.js';
 
 /** Accepted runs one process keeps waiting for itself; beyond it new runs get a job any worker takes. */
@@ -21,12 +21,6 @@ export const MAX_LOCAL_WAITING = 5000;
  * to the last: runs stopped by a short outage go on soon after it, a long one is not hammered.
  */
 const HANDOVER_RETRY_MS = [250, 500, 1000, 2000, 5000];
-
-/** A run as the intake wrote it: what it runs and where it stands (its trigger step). */
-export interface LocalRun {
-  target: RunTarget;
-  stored: StoredRun;
-}
 
 /** Clears this process's ownership of runs it has not started and queues a job for each. */
 const HANDOVER_SQL = `
@@ -38,7 +32,7 @@ select count(graphile_worker.add_job('workflow_continue', json_build_object('run
                                      job_key => 'wf-run:' || id::text, job_key_mode => 'preserve_run_at'))::int as queued
   from r`;
 
-export class LocalRunQueue {
+export class LocalRunQueue implements LocalRuns {
   private readonly waiting: LocalRun[] = [];
   private head = 0;
   private active = 0;

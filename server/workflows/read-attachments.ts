@@ -4,7 +4,8 @@
 // extractors (extract-text.ts), so a file reads the same here as when uploaded to a collection;
 // images and PDF pages without a text layer are transcribed by a vision model or by local OCR
 // (ocr.ts), when the tenant's plan allows it.
-import { extractText, UnreadableDocumentError, type ExtractedText } from '../documents/extract-text.js';
+import { extractText, UnreadableDocumentError } from '../documents/extract-text.js';
+import type { ExtractedText } from '../documents/parser-client.js';
 import { DOCX_MIME, resolveMediaType, type SupportedMediaType } from '../documents/media-types.js';
 import { AppError } from '../errors.js';
 import { extractPdfPageImages, isLocalOcrInstalled, recognizeImageText, type PdfImages } from './ocr.js';

@@ -6,7 +6,8 @@ import type { SqlPool } from '../../db/sql-pool.js';
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import { AppError, isDatabaseUnavailable } from '../errors.js';
-import { INSERT_RUN_SQL, newRunValues, type CreateRunOptions, type RunTarget } from './engine/run-workflow.js';
+import { INSERT_RUN_SQL, newRunValues, type CreateRunOptions } from './engine/run-workflow.js';
+import type { RunTarget } from './engine/run-types.js';
 
 /** Statuses that hold one of a workflow's concurrent-run slots. */
 export const ACTIVE_RUN_STATUSES = "('running', 'waiting')";

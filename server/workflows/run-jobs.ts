@@ -3,10 +3,12 @@
 import type { AppDeps } from '../deps.js';
 import { postSignedWebhook } from '../net/signed-webhook.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
-import { claimRun, executeWorkflowRun, FINAL_STATUSES, MAX_RUN_CRASHES, toStoredRun, type RunTarget, type StoredRun } from './engine/run-workflow.js';
+import { claimRun, executeWorkflowRun, FINAL_STATUSES, MAX_RUN_CRASHES, toStoredRun } from './engine/run-workflow.js';
+import type { RunTarget, StoredRun } from './engine/run-types.js';
 import { scopeFromRow } from '../tenants/tenant-scope.js';
 import { callbackSecretOf, decryptWebhookSecret } from './webhook-secrets.js';
-import { getWorkflowRun, stepsOfRun } from './workflow-runs.service.js';
+import { stepsOfRun } from './version-steps.js';
+import { getWorkflowRun } from './workflow-runs.service.js';
 
 export interface ContinuePayload {
   run_id: string;

@@ -10,7 +10,7 @@ import { enqueueJob } from '../jobs.js';
 import { loadTenantScope } from '../tenants/tenant-scope.js';
 import { createQueuedRun } from './run-admission.js';
 import type { StepDef } from './step-types.js';
-import { loadVersionSteps } from './workflow-runs.service.js';
+import { loadVersionSteps } from './version-steps.js';
 
 const jobKey = (workflowId: string) => `wf-schedule:${workflowId}`;
 

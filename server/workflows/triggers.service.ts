@@ -12,7 +12,7 @@ import { concurrencyLimit, createQueuedRun } from './run-admission.js';
 import { TENANT_SCOPE_COLUMNS, scopeFromRow, type TenantScope, type TenantScopeRow } from '../tenants/tenant-scope.js';
 import { prepareRunInput } from './run-input.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
-import { loadVersionSteps } from './workflow-runs.service.js';
+import { loadVersionSteps } from './version-steps.js';
 
 interface WebhookWorkflowRow extends TenantScopeRow {
   id: string;

@@ -11,8 +11,9 @@ import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, isDatabaseUnavailable, notFound } from '../errors.js';
 import { readRunSteps } from '../runs/run-steps.js';
 import {
-  createWorkflowRun, executeWorkflowRun, STORED_RUN_COLUMNS, toStoredRun, type RunTarget, type StoredRun, type StoredRunRow, type WorkflowRunEvent, type WorkflowRunResult,
+  createWorkflowRun, executeWorkflowRun, STORED_RUN_COLUMNS, toStoredRun, type StoredRunRow, type WorkflowRunEvent, type WorkflowRunResult,
 } from './engine/run-workflow.js';
+import type { RunTarget, StoredRun } from './engine/run-types.js';
 import { claimOrFind, hashRequest, keyInProgress, releaseIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun, withinRunLimit } from './run-admission.js';
 import { callbackSecretOf, withMintedWebhookSecret } from './webhook-secrets.js';
@@ -23,6 +24,7 @@ import { prepareRunInput } from './run-input.js';
 import type { StepDef } from './step-types.js';
 import { validateDefinition } from './validate-definition.js';
 import { findWorkflow } from './workflows.service.js';
+import { loadVersionSteps, stepsOfRun } from './version-steps.js';
 
 export interface RunRequest {
   input: Record<string, unknown>;
@@ -32,29 +34,6 @@ export interface RunRequest {
   /** Async runs: the final run is POSTed here, signed with the callback secret derived from the workflow's secret. */
   callback_url?: string;
 }
-
-/** The steps of a deployed version, kept per (workflow, version): versions never change. */
-const versionSteps = new Map<string, StepDef[]>();
-const VERSION_CACHE_MAX = 500;
-
-export async function loadVersionSteps(deps: AppDeps, tenantId: string, workflowId: string, version: number): Promise<StepDef[]> {
-  const cacheKey = `${workflowId}:${version}`;
-  const cached = versionSteps.get(cacheKey);
-  if (cached) return cached;
-  const [row] = await deps.sql.query<{ steps: StepDef[] }>(
-    'select steps from workflow_versions where workflow_id = $1 and version = $2 and tenant_id = $3',
-    [workflowId, version, tenantId],
-    'liya_workflow_version_steps',
-  );
-  if (!row) throw notFound('Workflow version');
-  if (versionSteps.size >= VERSION_CACHE_MAX) versionSteps.delete(versionSteps.keys().next().value!);
-  versionSteps.set(cacheKey, row.steps);
-  return row.steps;
-}
-
-/** The steps a stored run executes: its version's, or (test runs) its own copy. */
-export const stepsOfRun = (deps: AppDeps, tenantId: string, workflowId: string, run: { version: number | null; definition: StepDef[] | null }) =>
-  run.version !== null ? loadVersionSteps(deps, tenantId, workflowId, run.version) : Promise.resolve(run.definition ?? []);
 
 interface ResolvedTarget {
   target: RunTarget;

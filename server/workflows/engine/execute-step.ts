@@ -14,6 +14,7 @@ import { compileExpression } from '../expressions.js';
 import { MAX_LOOP_NESTING } from '../validate-definition.js';
 import type { StepDef } from '../step-types.js';
 import type { RunGuard } from './run-guard.js';
+import type { Resume, WaitKind } from './run-types.js';
 import { renderTemplate } from './templates.js';
 import { readStateValue, setState, type StateKey } from './workflow-state.js';
 
@@ -43,15 +44,6 @@ export interface StepContext {
   guard: RunGuard;
   /** Where the run stands in a tree of nested runs (its depth, the tree's budget and deadline). */
   lineage: RunLineage;
-}
-
-export type WaitKind = 'input' | 'approval' | 'delay' | 'callback';
-
-/** How a waiting step goes on; stored on the run (`resume`) by whatever ended the wait. */
-export interface Resume {
-  stepId: string;
-  kind: WaitKind;
-  data: Record<string, unknown>;
 }
 
 /** A step that waits: the run stops here until something stores a `Resume` for it. */

@@ -21,7 +21,8 @@ import { PROCESS_ID, staleAfterMs } from '../../runs/process-identity.js';
 import { LimitExceededError, limitsForPlan, type PlanLimits } from '../../tenants/plan-limits.js';
 import type { StepDef } from '../step-types.js';
 import { findNextByOrder } from '../validate-definition.js';
-import { executeStep, nextInOrder, type Resume, type StepContext, type StepResult, type StepWait } from './execute-step.js';
+import { executeStep, nextInOrder, type StepContext, type StepResult, type StepWait } from './execute-step.js';
+import type { Resume, RunTarget, StoredRun } from './run-types.js';
 import { loadState, type StateScope } from './workflow-state.js';
 import { RunCancelledError, RunGuard } from './run-guard.js';
 import { renderTemplate } from './templates.js';
@@ -60,14 +61,6 @@ export interface WorkflowRunResult {
 
 export const FINAL_STATUSES: readonly WorkflowRunStatus[] = ['completed', 'failed', 'cancelled', 'rejected'];
 
-export interface RunTarget {
-  scope: TenantScope;
-  workflow: { id: string; key: string };
-  steps: StepDef[];
-  version: number | null;
-  stateScope: StateScope;
-}
-
 /** A compiled definition: steps by id and each step's successor by order, built once per version. */
 interface Definition {
   byId: Map<string, StepDef>;
@@ -97,26 +90,6 @@ function compileDefinition(steps: StepDef[]): Definition {
 }
 
 export { compileDefinition };
-
-/** Where a run stands, as stored. */
-export interface StoredRun {
-  id: string;
-  conversationId: string;
-  input: Record<string, unknown>;
-  nextStepId: string | null;
-  stepsDone: number;
-  output: unknown;
-  /** How the step at nextStepId goes on after a wait (stored with the switch back to running). */
-  resume: Resume | null;
-  callbackSeq: number;
-  callbackKey: string | null;
-  /** Async runs: a final run is POSTed there. */
-  callbackUrl: string | null;
-  /** Step executions so far, loop iterations included (the plan's run_steps counts them). */
-  executions: number;
-  /** 1, or deeper when another run started this one (an agent's workflow tool). */
-  depth: number;
-}
 
 /** The columns of a run the engine needs to continue it. */
 export const STORED_RUN_COLUMNS = `r.id::text, r.conversation_id::text, r.input, r.next_step_id, r.steps_done, r.output, r.resume, r.callback_seq, r.callback_key, r.callback_url, r.executions, r.depth`;

@@ -1,0 +1,60 @@
+// The shapes a workflow run has outside the engine's code: what it runs (RunTarget), where it
+// stands as stored (StoredRun), how a waiting step goes on (Resume), and the queue of runs a process
+// executes itself (LocalRuns, which AppDeps carries). Types only, so that holding them needs
+// nothing of the engine.
+import type { TenantScope } from '../../tenants/tenant-scope.js';
+import type { StepDef } from '../step-types.js';
+import type { StateScope } from './workflow-state.js';
+
+export type WaitKind = 'input' | 'approval' | 'delay' | 'callback';
+
+/** How a waiting step goes on; stored on the run (`resume`) by whatever ended the wait. */
+export interface Resume {
+  stepId: string;
+  kind: WaitKind;
+  data: Record<string, unknown>;
+}
+
+export interface RunTarget {
+  scope: TenantScope;
+  workflow: { id: string; key: string };
+  steps: StepDef[];
+  version: number | null;
+  stateScope: StateScope;
+}
+
+/** Where a run stands, as stored. */
+export interface StoredRun {
+  id: string;
+  conversationId: string;
+  input: Record<string, unknown>;
+  nextStepId: string | null;
+  stepsDone: number;
+  output: unknown;
+  /** How the step at nextStepId goes on after a wait (stored with the switch back to running). */
+  resume: Resume | null;
+  callbackSeq: number;
+  callbackKey: string | null;
+  /** Async runs: a final run is POSTed there. */
+  callbackUrl: string | null;
+  /** Step executions so far, loop iterations included (the plan's run_steps counts them). */
+  executions: number;
+  /** 1, or deeper when another run started this one (an agent's workflow tool). */
+  depth: number;
+}
+
+/** A run as the intake wrote it: what it runs and where it stands (its trigger step). */
+export interface LocalRun {
+  target: RunTarget;
+  stored: StoredRun;
+}
+
+/** The runs a process with a job runner accepted and executes itself (local-runs.ts). */
+export interface LocalRuns {
+  /** Whether a new run may be taken (otherwise it gets a job). */
+  hasRoom(): boolean;
+  /** A run written owned by this process, committed: executed when a slot is free. */
+  push(run: LocalRun): void;
+  /** Gives runs to the job runner, trying until the database takes it. */
+  handOver(runs: LocalRun[]): void;
+}
