@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, type ApiResponse } from './support/client.js';
 import { adminHeaders, signupTenant, type SignedUpTenant } from './support/fixtures.js';
 import { ADMIN_SECRET, startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 let t: TestServer;
 
@@ -19,11 +20,6 @@ const TENANT_FIELDS = [
 ].sort();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
-}
 
 function issuePaths(res: ApiResponse): string[] {
   return res.body.error.details.issues.map((i: { path: string }) => i.path);

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, type ApiResponse } from './support/client.js';
+import { bearer } from './support/client.js';
 import { adminHeaders, signupTenant, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 let t: TestServer;
 let tenant: SignedUpTenant;
@@ -12,12 +13,6 @@ beforeAll(async () => {
   tenant = await signupTenant(t.api);
 });
 afterAll(() => t?.close());
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
-  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
-}
 
 const get = (headers?: Record<string, string>) => t.api.get('/v1/collections', { headers });
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');

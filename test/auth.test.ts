@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, type ApiResponse } from './support/client.js';
 import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { JWT_SECRET, startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 const MAX_FAILURES = 3;
 const SEVEN_DAYS = 7 * 24 * 3600;
@@ -24,15 +25,6 @@ const secretKey = new TextEncoder().encode(JWT_SECRET);
 const now = () => Math.floor(Date.now() / 1000);
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-
-/** Asserts the status and the error envelope (exactly `success` and `error`). */
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect({ status: res.status, body: res.body }).toEqual({
-    status,
-    body: { success: false, error: expect.objectContaining({ code, message: expect.any(String) }) },
-  });
-  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
-}
 
 function issuePaths(res: ApiResponse): string[] {
   return res.body.error.details.issues.map((issue: { path: string }) => issue.path).sort();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, type ApiResponse } from './support/client.js';
 import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 let t: TestServer;
 let a: SignedUpTenant;
@@ -36,11 +37,6 @@ async function create(tenant: SignedUpTenant, body: Record<string, unknown> = {}
   const res = await t.api.post(V1, { slug: freshSlug(), label: 'A collection', domain_keys: ['hiring'], ...body }, key(tenant));
   expect(res.status, res.text).toBe(201);
   return res.body.data.collection;
-}
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body, res.text).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
 }
 
 function expectInvalid(res: ApiResponse, path: string, label: string) {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, type ApiResponse } from './support/client.js';
 import { signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -14,14 +15,6 @@ beforeAll(async () => {
   t = await startTestServer();
 });
 afterAll(() => t?.close());
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect({ status: res.status, body: res.body }).toEqual({
-    status,
-    body: { success: false, error: expect.objectContaining({ code, message: expect.any(String) }) },
-  });
-  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
-}
 
 const issuePaths = (res: ApiResponse) => [...new Set(res.body.error.details.issues.map((i: { path: string }) => i.path))].sort();
 const preview = (key: string) => `${key.slice(0, 12)}...${key.slice(-4)}`;

@@ -3,9 +3,10 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, type ApiResponse } from './support/client.js';
+import { bearer } from './support/client.js';
 import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 const KEY = expect.stringMatching(/^svc_[A-Za-z0-9_-]{43}$/);
 const PREVIEW = expect.stringMatching(/^svc_[A-Za-z0-9_-]{8}\.\.\.[A-Za-z0-9_-]{4}$/);
@@ -23,14 +24,6 @@ afterAll(() => t?.close());
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const preview = (key: string) => `${key.slice(0, 12)}...${key.slice(-4)}`;
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect({ status: res.status, body: res.body }).toEqual({
-    status,
-    body: { success: false, error: expect.objectContaining({ code, message: expect.any(String) }) },
-  });
-  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
-}
 
 async function newTenant(): Promise<SignedUpTenant> {
   const tenant = await signupTenant(t.api);

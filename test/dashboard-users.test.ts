@@ -1,9 +1,10 @@
 // Dashboard users over real HTTP: list, invite, role changes, removal, the last-owner rule,
 // role checks and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, type ApiResponse } from './support/client.js';
+import { bearer } from './support/client.js';
 import { signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 type Role = 'owner' | 'admin' | 'developer' | 'viewer';
 
@@ -17,14 +18,6 @@ beforeAll(async () => {
   t = await startTestServer();
 });
 afterAll(() => t?.close());
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect({ status: res.status, body: res.body }).toEqual({
-    status,
-    body: { success: false, error: expect.objectContaining({ code, message: expect.any(String) }) },
-  });
-  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
-}
 
 interface Member {
   id: string;

@@ -1,11 +1,12 @@
 // The document pool over real HTTP: upload (every format, the error cases), the reads and delete
 // of /v1/documents, collection references, embeddings, and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, type ApiResponse } from './support/client.js';
+import { bearer } from './support/client.js';
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { makeDocx, makePdf } from './fixtures/make-files.js';
+import { expectError } from './support/expect-error.js';
 
 let t: TestServer;
 let llm: FakeLlm;
@@ -21,11 +22,6 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const key = (tenant: SignedUpTenant) => ({ headers: bearer(tenant.apiKey) });
 const jwt = (token: string) => ({ headers: bearer(token) });
 const b64 = (content: string | Buffer) => Buffer.from(content).toString('base64');
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body, res.text).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
-}
 
 async function invite(role: 'developer' | 'admin' | 'viewer') {
   const email = uniqueEmail(role);

@@ -10,6 +10,7 @@ import { runPreLlm, runPreLlmOnInput } from '../server/guardrails/run-pre-llm.js
 import type { ApiResponse } from './support/client.js';
 import { signupTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { expectError } from './support/expect-error.js';
 
 const entities = (text: string) => [...new Set(detectPii(text).map((m) => m.entity))].sort();
 const redact = (text: string, only?: PiiEntity[]) => redactPii(text, only).text;
@@ -241,10 +242,6 @@ afterAll(() => t?.close());
 
 const check = (body: unknown, headers = auth) => t.api.post('/v1/guardrails/check', body, { headers });
 
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
-}
 const issuePaths = (res: ApiResponse): string[] => res.body.error.details.issues.map((i: { path: string }) => i.path);
 
 describe('POST /v1/guardrails/check: auth', () => {

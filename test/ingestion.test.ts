@@ -3,11 +3,12 @@
 // interrupted one). One database: a server without a job runner keeps jobs pending; a second
 // server with a runner on the same database picks them up later.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, type ApiResponse } from './support/client.js';
+import { bearer } from './support/client.js';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { signupTenant, uniqueEmail, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { makeDocx, makePdf } from './fixtures/make-files.js';
+import { expectError } from './support/expect-error.js';
 
 let idle: TestServer; // WORKER=0: jobs stay pending
 let t: TestServer | undefined; // runs jobs (started in the second part)
@@ -21,11 +22,6 @@ const jwt = (token: string) => ({ headers: bearer(token) });
 const b64 = (content: string | Buffer) => Buffer.from(content).toString('base64');
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 const server = () => t ?? idle;
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body, res.text).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
-}
 
 async function upload(body: Record<string, unknown>) {
   const res = await server().api.post('/dashboard/documents', body, jwt(a.token));

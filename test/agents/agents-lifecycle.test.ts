@@ -8,6 +8,7 @@ import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { adminHeaders, signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { expectError } from '../support/expect-error.js';
 
 let t: TestServer;
 let fake: FakeLlm;
@@ -22,15 +23,6 @@ let own: { intentId: string; intentRef: string; domainKey: string };
 const MCP_SECRET = 'Bearer s3cr3t-plaintext-token-4711';
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
 const jwt = (s: SignedUpTenant) => ({ headers: bearer(s.token) });
-
-/** A refusal: the envelope and nothing else, with the expected status and code. */
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get('content-type') ?? '').toMatch(/application\/json/);
-  expect(res.body, res.text).toEqual({ success: false, error: expect.objectContaining({ code, message: expect.any(String) }) });
-  expect(Object.keys(res.body.error).every((k) => ['code', 'message', 'details'].includes(k)), res.text).toBe(true);
-  return res.body.error as { code: string; message: string; details?: any };
-}
 
 const issuesOf = (res: ApiResponse) => expectError(res, 400, 'INVALID_INPUT').details.issues as { path: string; message: string; code?: string }[];
 const pathsOf = (res: ApiResponse) => issuesOf(res).map((i) => i.path);
