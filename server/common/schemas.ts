@@ -14,11 +14,6 @@ export const bodyInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => strict(z.numb
 export const bodyNumber = (min = -Number.MAX_VALUE, max = Number.MAX_VALUE) => strict(z.number().min(min).max(max));
 export const bodyBoolean = () => strict(z.boolean());
 
-/** Query booleans: "true"/"false"/"1"/"0". */
-export const queryBoolean = () => z.stringbool();
-
-export const uuidString = z.string().max(64);
-
 export const paginationSchema = z.object({
   total: z.number().int(),
   limit: z.number().int(),

@@ -710,10 +710,3 @@ export function applyRedactions(text: string, found: readonly PiiMatch[]): strin
   }
   return out + text.slice(cursor);
 }
-
-/** Count of matches per entity. */
-export function countByEntity(found: readonly PiiMatch[]): Partial<Record<PiiEntity, number>> {
-  const counts: Partial<Record<PiiEntity, number>> = {};
-  for (const match of found) counts[match.entity] = (counts[match.entity] ?? 0) + 1;
-  return counts;
-}

@@ -31,8 +31,3 @@ export function renderPrompt(template: string, values: PromptValues): string {
     return asText(lookup(values.input, name.split('.').slice(1)));
   });
 }
-
-/** The placeholders a template uses (`input.resume_text`, `context`, ...). */
-export function listPlaceholders(template: string): string[] {
-  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1]);
-}

@@ -115,14 +115,6 @@ export interface MonthlyUsage {
   costUsd: number;
 }
 
-export async function getMonthlyUsage(em: EntityManager, tenantId: string, at = new Date()): Promise<MonthlyUsage> {
-  const [row] = await em.execute<{ requests: string; tokens: string; cost_usd: string }[]>(
-    'select requests::text, tokens::text, cost_usd::text from usage_counters where tenant_id = ? and month = ?',
-    [tenantId, monthKey(at)],
-  );
-  return { requests: Number(row?.requests ?? 0), tokens: Number(row?.tokens ?? 0), costUsd: Number(row?.cost_usd ?? 0) };
-}
-
 export interface UsageRange {
   from: Date;
   to: Date;

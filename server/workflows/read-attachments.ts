@@ -17,8 +17,6 @@ export const MAX_ATTACHMENTS = 10;
 export const MAX_ATTACHMENT_BYTES = 15 * MB;
 /** Largest decoded total of one run's files: 18 MB. */
 export const MAX_ATTACHMENTS_TOTAL_BYTES = 18 * MB;
-/** A request body that fits the largest attachments as base64 (4/3 of their size) and 1 MB of other input: the bodyLimit a run route needs. */
-export const ATTACHMENTS_BODY_LIMIT = Math.ceil((MAX_ATTACHMENTS_TOTAL_BYTES * 4) / 3) + MB;
 /** At most 20 pages of one PDF are transcribed; later pages without a text layer get a warning. */
 export const MAX_TRANSCRIBED_PAGES = 20;
 /** A PDF page with fewer non-blank characters than this has no real text layer (a page number at most): it may be a scan. */

@@ -10,8 +10,6 @@ import { nulError, rejectNulInJson, rejectNulInUrl } from '../http/reject-nul.js
 import { sendError } from '../http/send-error.js';
 import { checkWebhookHeaders, findWebhookWorkflow, receiveCallback, receiveWebhook, verifyCallback, type CallbackToken, type WebhookWorkflow } from './triggers.service.js';
 
-export const WEBHOOK_PATH = '/webhooks/workflows/{slug}';
-export const CALLBACK_PATH = '/webhooks/workflow-callbacks/{token}';
 /** Deliveries may carry attachments (18 MB of files is ~25 MB of base64 JSON). */
 const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
 /** A callback body becomes a step's output: no attachments, so far less. */
