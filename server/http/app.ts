@@ -8,7 +8,7 @@ import { registerDocs } from './docs.js';
 import { answerClientError, sendFrameworkError } from './framework-errors.js';
 import { registerHealth } from './health.js';
 import { ProbeAwareLogController } from './request-log.js';
-import { rejectNulInJson } from './reject-nul.js';
+import { rejectNulInJson } from '../common/reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
 import { registerAgentStream } from '../agents/agent-stream.route.js';
 import { registerWorkflowStream } from '../workflows/workflow-stream.route.js';

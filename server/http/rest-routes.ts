@@ -11,7 +11,7 @@ import { getTRPCErrorFromUnknown, type AnyTRPCProcedure } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { AppError, errorBody, expectedFailure } from '../errors.js';
 import { describeError, type Context, type RouteMeta } from '../trpc.js';
-import { rejectNulInUrl } from './reject-nul.js';
+import { rejectNulInUrl } from '../common/reject-nul.js';
 
 type ProcedureRecord = Record<string, AnyTRPCProcedure & { _def: { meta?: RouteMeta; type: 'query' | 'mutation' | 'subscription' } }>;
 

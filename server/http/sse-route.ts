@@ -7,7 +7,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { authenticateApiKey, type ApiKeyScope } from '../keys/authenticate-api-key.js';
-import { rejectNulInUrl } from './reject-nul.js';
+import { rejectNulInUrl } from '../common/reject-nul.js';
 import { sendError } from './send-error.js';
 import { openSse, type SseStream } from './sse.js';
 

@@ -5,7 +5,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { rejectNulInJson } from '../http/reject-nul.js';
+import { rejectNulInJson } from '../common/reject-nul.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';

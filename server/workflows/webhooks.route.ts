@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { nulError, rejectNulInJson, rejectNulInUrl } from '../http/reject-nul.js';
+import { nulError, rejectNulInJson, rejectNulInUrl } from '../common/reject-nul.js';
 import { sendError } from '../http/send-error.js';
 import { checkWebhookHeaders, findWebhookWorkflow, receiveCallback, receiveWebhook, verifyCallback, type CallbackToken, type WebhookWorkflow } from './triggers.service.js';
 
