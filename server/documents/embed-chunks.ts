@@ -79,15 +79,9 @@ export async function embedTexts(em: EntityManager, llm: LlmGateway, texts: stri
   return { vectors, model: target.modelRef };
 }
 
-/** A vector as stored in document_chunks.embedding: Float32, little-endian. */
+/** A vector as stored in document_chunks.embedding: Float32, little-endian (read back by knowledge/query-embedding.ts decodeEmbedding). */
 export function encodeEmbedding(vector: Float32Array): Buffer {
   const out = Buffer.alloc(vector.length * 4);
   vector.forEach((value, i) => out.writeFloatLE(value, i * 4));
-  return out;
-}
-
-export function decodeEmbedding(bytes: Buffer): Float32Array {
-  const out = new Float32Array(bytes.length / 4);
-  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
   return out;
 }
