@@ -12,6 +12,7 @@ import { bearer } from '../support/client.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { rssMiB, watchHealth, watchRss } from '../support/health-watch.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
 import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 
 const trial = DEFAULT_PLAN_LIMITS.trial;
@@ -133,13 +134,44 @@ describe('sizes', () => {
     const [count] = await t.sql<{ n: number }>('select count(*)::int as n from workflow_runs where workflow_id = $1', [echo.id]);
     expect(count.n).toBe(0);
 
-    // Just under the input limit: the run works, and reading it answers input + output, not more.
+    // Just under the input limit: the run starts, the echo is larger than a step may output, and
+    // reading the run answers the input once (the trigger's row keeps a preview), not more.
     const fits = await run(a, echo.id, { s: 'z'.repeat(trial.run_input_bytes - 100) });
     expect(fits.status).toBe(200);
     expect(fits.body.data.status).toBe('failed');
     const detail = await t.api.get(`/v1/workflows/${echo.id}/runs/${fits.body.data.run_id}`, key(a));
-    expect(detail.body.data.run.error).toMatchObject({ code: 'OUTPUT_TOO_LARGE', limit: 'step_output_bytes' });
+    expect(detail.body.data.run.error).toMatchObject({ code: 'OUTPUT_TOO_LARGE', limit: 'step_output_bytes', step_id: 'out' });
     expect(detail.text.length).toBeLessThan(trial.run_input_bytes + 200 * 1024);
+  });
+
+  it('a run continued after a wait reads the trigger\'s whole output, though its row keeps a preview', async () => {
+    const wf = await createWorkflow(t.api, a.apiKey, 'Wait then read', [
+      MANUAL_TRIGGER,
+      { id: 'pause', step_type: 'delay', config: { seconds: 1 } },
+      { id: 'done', step_type: 'end', config: { output: { length: '{{steps.start.output.s}}' } } },
+    ]);
+    const s = 'w'.repeat(200 * 1024);
+    const started = await run(a, wf.id, { s });
+    expect(started.body.data.status).toBe('waiting');
+    const finished = await waitFor(async () => {
+      const res = await t.api.get(`/v1/workflows/${wf.id}/runs/${started.body.data.run_id}`, key(a));
+      return res.body.data.run.status === 'completed' ? res.body.data.run : null;
+    }, 'the run to continue', 15_000);
+    expect(finished.output.length).toBe(s);
+    expect(finished.trace[0].output).toMatchObject({ truncated: true });
+  });
+
+  it('a saved value over a step output is refused before it is saved', async () => {
+    const wf = await createWorkflow(t.api, a.apiKey, 'Big state', [
+      MANUAL_TRIGGER,
+      { id: 'save', step_type: 'action', action_id: 'set_state', config: { key: 'big', value: '{{trigger.s}}' } },
+    ]);
+    const res = await run(a, wf.id, { s: 'v'.repeat(trial.step_output_bytes + 1024) });
+    expect(res.body.data.status).toBe('failed');
+    const [row] = await t.sql<{ error: Record<string, unknown> }>('select error from workflow_runs where id = $1', [res.body.data.run_id]);
+    expect(row.error).toMatchObject({ code: 'OUTPUT_TOO_LARGE', limit: 'step_output_bytes', step_id: 'save' });
+    const state = await t.api.get(`/v1/workflows/${wf.id}/state`, key(a));
+    expect(state.body.data.entries).toEqual([]);
   });
 
   it('a run whose stored step values pass run_state_bytes ends RUN_STATE_TOO_LARGE', async () => {

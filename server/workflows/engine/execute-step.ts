@@ -75,6 +75,9 @@ const resumeFor = (step: StepDef, ctx: StepContext, kind: WaitKind) => (ctx.resu
 
 const config = <T = unknown>(step: StepDef, key: string) => step.config[key] as T;
 
+/** Characters of a log step's message written to the process log (its output keeps the whole message). */
+const LOG_STEP_MAX_CHARS = 2000;
+
 /** The step's `{{...}}` templates filled in, within the plan's expression_result_size. */
 const fill = (value: unknown, ctx: StepContext) => renderTemplate(value, ctx.vars, ctx.guard.limits);
 
@@ -123,6 +126,8 @@ async function runAction(step: StepDef, ctx: StepContext): Promise<StepResult> {
     case 'set_state': {
       const key = String(fill(config(step, 'key'), ctx));
       const value = fill(config(step, 'value'), ctx);
+      // Sized before it is saved: a value over a step's output would fail the step after the write.
+      ctx.guard.outputSize(value, 'the value');
       await setState(ctx.deps.sql, ctx.state, key, value, config<number | undefined>(step, 'ttl_seconds') ?? null);
       (ctx.vars.state as Record<string, unknown>)[key] = value;
       return { output: { key, value } };
@@ -150,7 +155,10 @@ async function runAction(step: StepDef, ctx: StepContext): Promise<StepResult> {
       return waitForCallback(step, ctx);
     case 'log': {
       const message = fill(config(step, 'message'), ctx);
-      ctx.deps.log.info({ workflow: ctx.workflow.key, run: ctx.run.id, step: step.id, message }, 'workflow log step');
+      // The process log is shared by every tenant: a log step in a loop writes at most this much a line.
+      const text = typeof message === 'string' ? message : JSON.stringify(message ?? null);
+      const logged = text.length > LOG_STEP_MAX_CHARS ? `${text.slice(0, LOG_STEP_MAX_CHARS)}… [${text.length} characters]` : message;
+      ctx.deps.log.info({ workflow: ctx.workflow.key, run: ctx.run.id, step: step.id, message: logged }, 'workflow log step');
       return { output: { message } };
     }
     default:

@@ -312,9 +312,11 @@ interface StepWrite {
 }
 
 // A step's output is stored whole (the run's limits bound it), so a run continued in another
-// process reads exactly what the step gave; its input is only shown, as a preview when large.
+// process reads exactly what the step gave; its input is only shown, as a preview when large. The
+// trigger's output is the run's input, stored on the run: its row keeps a preview.
 const stepParams = (tenantId: string, runId: string, w: StepWrite, completed: Date) => [
-  tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input), JSON.stringify(w.output ?? null),
+  tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input),
+  w.step.step_type === 'trigger' ? boundedJson(w.output) : JSON.stringify(w.output ?? null),
   Math.round(w.latencyMs), w.error?.slice(0, 4000) ?? null, w.started, completed,
 ];
 
@@ -432,7 +434,8 @@ export async function executeWorkflowRun(
   const trace: TraceEntry[] = done.map((s) => ({
     step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
   }));
-  for (const s of done) if (s.step_id) stepsVar[s.step_id] = { output: s.output, status: s.status };
+  // The trigger's row keeps a preview of the input: its output is the input itself.
+  for (const s of done) if (s.step_id) stepsVar[s.step_id] = { output: s.type === 'trigger' ? run.input : s.output, status: s.status };
   const limits = limitsForPlan(target.scope.plan, deps.config.PLAN_LIMITS);
   const unbounded = Number.MAX_SAFE_INTEGER;
   // What the run holds already: its input and the values of the steps it stored.
@@ -500,7 +503,8 @@ async function executeSteps(
     try {
       await guard.beforeStep();
       result = await executeStep(step, ctx);
-      outputBytes = guard.outputSize(result.output);
+      // The trigger's output is the run's input: held to run_input_bytes and counted in the state already.
+      outputBytes = step.step_type === 'trigger' ? 0 : guard.outputSize(result.output);
       // A step that took the run past its time (or was running when the run above cancelled) ends it here.
       guard.check();
     } catch (err) {
