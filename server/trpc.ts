@@ -1,6 +1,5 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { ZodError } from 'zod';
 import type { Role } from '../db/entities/user.js';
 import type { EntityManager } from '../db/orm.js';
 import { AppError, type ErrorCode } from './errors.js';
@@ -45,39 +44,6 @@ export interface RouteMeta extends OpenApiMeta {
   jsonSchemas?: { input?: Record<string, unknown> | null; output?: Record<string, unknown> | null };
   /** Largest request body of this route in bytes (default: BODY_LIMIT_BYTES, the server-wide limit). */
   bodyLimit?: number;
-}
-
-function toIssues(error: ZodError) {
-  return error.issues.map((issue) => ({
-    path: issue.path.length ? issue.path.join('.') : '(body)',
-    message: issue.message,
-    code: issue.code,
-  }));
-}
-
-/** Maps any error raised in a procedure to the envelope's error object. */
-export function describeError(error: TRPCError): { code: string; message: string; details?: Record<string, unknown> } {
-  const cause = error.cause;
-  if (cause instanceof AppError) {
-    return cause.details ? { code: cause.code, message: cause.message, details: cause.details } : { code: cause.code, message: cause.message };
-  }
-  if (error.code === 'BAD_REQUEST' && cause instanceof ZodError) {
-    return { code: 'INVALID_INPUT', message: 'The request is invalid', details: { issues: toIssues(cause) } };
-  }
-  switch (error.code) {
-    case 'PARSE_ERROR':
-      return { code: 'INVALID_JSON', message: 'The request body is not valid JSON' };
-    case 'BAD_REQUEST':
-      return { code: 'INVALID_INPUT', message: error.message };
-    case 'NOT_FOUND':
-      return { code: 'ROUTE_NOT_FOUND', message: 'No route matches this method and path' };
-    case 'UNSUPPORTED_MEDIA_TYPE':
-      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json' };
-    case 'PAYLOAD_TOO_LARGE':
-      return { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' };
-    default:
-      return { code: 'INTERNAL_ERROR', message: 'An internal error occurred' };
-  }
 }
 
 const t = initTRPC

@@ -9,6 +9,7 @@ import { ingestDocumentTask } from './tasks/ingest-document.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
 import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
+import { evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
 import { recoverOrphanedRuns } from '../server/workflows/run-jobs.js';
@@ -27,13 +28,13 @@ export interface WorkerHandle {
 
 export function createTaskList(deps: AppDeps): TaskList {
   return {
-    prune_expired: pruneExpiredTask(deps),
-    send_mail: sendMailTask(deps),
-    ingest_document: ingestDocumentTask(deps),
-    workflow_continue: workflowContinueTask(deps),
-    workflow_callback: workflowCallbackTask(deps),
-    workflow_schedule: workflowScheduleTask(deps),
-    eval_run: evalRunTask(deps),
+    [pruneExpiredJob.task]: pruneExpiredTask(deps),
+    [sendMailJob.task]: sendMailTask(deps),
+    [ingestDocumentJob.task]: ingestDocumentTask(deps),
+    [workflowContinueJob.task]: workflowContinueTask(deps),
+    [workflowCallbackJob.task]: workflowCallbackTask(deps),
+    [workflowScheduleJob.task]: workflowScheduleTask(deps),
+    [evalRunJob.task]: evalRunTask(deps),
   };
 }
 
@@ -103,7 +104,7 @@ async function runGeneration(deps: AppDeps, pgPool: Pool): Promise<Generation> {
     noHandleSignals: true,
     pollInterval: 1000,
     taskList: createTaskList(deps),
-    crontab: '0 * * * * prune_expired',
+    crontab: `0 * * * * ${pruneExpiredJob.task}`,
     // Jobs are fetched in batches (a batch locked by a process that dies is released by the
     // recovery below, and every task is idempotent). Completions are not batched: with a backlog
     // of a few thousand jobs graphile-worker's batched delete (`using unnest(ids)`) took 1.2-2 ms a

@@ -1,15 +1,11 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
+import { AGENT_STATUSES, AGENT_RUN_STATUSES } from '../column-values.js';
+export { AGENT_STATUSES, type AgentStatus, AGENT_RUN_STATUSES, type AgentRunStatus } from '../column-values.js';
 
 type Json = Record<string, unknown>;
 
-export const AGENT_STATUSES = ['draft', 'active', 'inactive', 'error'] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
-export const AGENT_RUN_STATUSES = [
-  'running', 'completed', 'failed', 'max_steps_reached', 'budget_exhausted', 'guardrail_blocked', 'needs_input', 'cancelled',
-] as const;
-export type AgentRunStatus = (typeof AGENT_RUN_STATUSES)[number];
 
 /** A tenant's agent: goal, instructions, the tools it may use, and its memory and behaviour limits. */
 export const Agent = defineEntity({

@@ -1,6 +1,8 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Collection } from './collection.js';
 import { Tenant } from './tenant.js';
+import { INGESTION_STATUSES } from '../column-values.js';
+export { INGESTION_STATUSES } from '../column-values.js';
 
 /** The tenant-wide document pool: collections reference documents, they do not own them. */
 export const Document = defineEntity({
@@ -71,7 +73,6 @@ export const DocumentChunk = defineEntity({
 });
 export type IDocumentChunk = InferEntity<typeof DocumentChunk>;
 
-export const INGESTION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 
 /** An asynchronous ingestion (extract -> chunk -> embed -> index); the upload waits in `content`. */
 export const IngestionJob = defineEntity({

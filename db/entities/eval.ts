@@ -1,5 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
+import { EVAL_RUN_STATUSES, EVAL_RESULT_STATUSES, EVAL_VERDICTS } from '../column-values.js';
+export { EVAL_RUN_STATUSES, type EvalRunStatus, EVAL_RESULT_STATUSES, EVAL_VERDICTS } from '../column-values.js';
 
 /** A tenant's named set of evaluation cases. */
 export const EvalDataset = defineEntity({
@@ -70,8 +72,6 @@ export const EvalSuite = defineEntity({
 });
 export type IEvalSuite = InferEntity<typeof EvalSuite>;
 
-export const EVAL_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
-export type EvalRunStatus = (typeof EVAL_RUN_STATUSES)[number];
 
 /**
  * One evaluation run. Its cases are eval_results rows, each written when the case is scored, so a
@@ -122,7 +122,6 @@ export const EvalRun = defineEntity({
 });
 export type IEvalRun = InferEntity<typeof EvalRun>;
 
-export const EVAL_RESULT_STATUSES = ['pending', 'scored', 'errored', 'skipped'] as const;
 
 /** One case of a run: what the intent answered and how it scored (the target of reviews). */
 export const EvalResult = defineEntity({
@@ -157,7 +156,6 @@ export const EvalResult = defineEntity({
 });
 export type IEvalResult = InferEntity<typeof EvalResult>;
 
-export const EVAL_VERDICTS = ['agree', 'override', 'flag'] as const;
 
 /** A person's verdict on one result. */
 export const EvalReview = defineEntity({

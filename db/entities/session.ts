@@ -1,7 +1,8 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
+import { SESSION_STATUSES } from '../column-values.js';
+export { SESSION_STATUSES } from '../column-values.js';
 
-export const SESSION_STATUSES = ['active', 'completed', 'expired', 'error'] as const;
 
 /** A conversation of one end user (`input.user_id`) with the intents of one domain. */
 export const Session = defineEntity({

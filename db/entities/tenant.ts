@@ -1,7 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { TENANT_TYPES, BILLING_PLANS } from '../column-values.js';
+export { TENANT_TYPES, BILLING_PLANS } from '../column-values.js';
 
-export const TENANT_TYPES = ['internal', 'partner', 'enterprise', 'trial'] as const;
-export const BILLING_PLANS = ['free', 'trial', 'starter', 'pro', 'enterprise'] as const;
 
 export const Tenant = defineEntity({
   name: 'Tenant',

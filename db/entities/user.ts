@@ -1,8 +1,8 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
+import { ROLES, EMAIL_TOKEN_KINDS } from '../column-values.js';
+export { ROLES, type Role, EMAIL_TOKEN_KINDS } from '../column-values.js';
 
-export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
 
 export const User = defineEntity({
   name: 'User',
@@ -24,7 +24,6 @@ export const User = defineEntity({
 });
 export type IUser = InferEntity<typeof User>;
 
-export const EMAIL_TOKEN_KINDS = ['verify_email', 'password_reset'] as const;
 
 /** One-time tokens sent by e-mail; only their SHA-256 hash is stored. */
 export const EmailToken = defineEntity({

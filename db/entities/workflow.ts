@@ -1,7 +1,8 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
+import { WORKFLOW_STATUSES, WORKFLOW_RUN_STATUSES, APPROVAL_STATUSES } from '../column-values.js';
+export { WORKFLOW_STATUSES, WORKFLOW_RUN_STATUSES, type WorkflowRunStatus, APPROVAL_STATUSES } from '../column-values.js';
 
-export const WORKFLOW_STATUSES = ['draft', 'active', 'inactive', 'error'] as const;
 
 /**
  * A workflow: its live definition (the last deployed steps, what runs use) and, apart from it,
@@ -57,8 +58,6 @@ export const WorkflowVersion = defineEntity({
   },
 });
 
-export const WORKFLOW_RUN_STATUSES = ['running', 'completed', 'needs_input', 'awaiting_approval', 'waiting', 'rejected', 'cancelled', 'failed'] as const;
-export type WorkflowRunStatus = (typeof WORKFLOW_RUN_STATUSES)[number];
 
 /**
  * One run of a workflow. The run is its own record of progress: `next_step_id` is where it goes on,
@@ -146,7 +145,6 @@ export const WorkflowState = defineEntity({
   },
 });
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'timed_out', 'cancelled'] as const;
 
 /** A run waiting at an approval step; decided once. */
 export const WorkflowApproval = defineEntity({

@@ -1,11 +1,12 @@
-import { Tenant, type ITenant } from '../../db/entities/tenant.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isUuid } from '../common/schemas.js';
 import { notFound } from '../errors.js';
-import { createDefaultEnvironments } from '../keys/keys.service.js';
+import { createDefaultEnvironments, revokeTenantKeys, rotateTenantKey } from '../keys/keys.service.js';
+import { findTenantEntity, insertTenant, saveTenantChanges, tenantExists, type TenantEntity as ITenant } from '../tenants/store/tenants.js';
 import { getTenant } from '../tenants/tenants.service.js';
+import { getUsageReport, resolveRange } from '../usage/usage.service.js';
 
 export interface TenantFields {
   tenantName?: string;
@@ -23,7 +24,7 @@ export interface TenantFields {
 /** Creates a tenant with the production and development environments; returns the production key once. */
 export async function createTenant(em: EntityManager, actor: Actor, input: TenantFields & { tenantName: string }) {
   const { tenantId, apiKey } = await em.transactional(async (tx) => {
-    const tenant = tx.create(Tenant, {
+    const tenant = await insertTenant(tx, {
       name: input.tenantName,
       type: input.tenantType ?? 'trial',
       plan: input.billingPlan ?? 'trial',
@@ -35,10 +36,9 @@ export async function createTenant(em: EntityManager, actor: Actor, input: Tenan
       monthlyTokenQuota: input.monthlyTokenQuota == null ? null : String(input.monthlyTokenQuota),
       isActive: input.isActive ?? true,
     });
-    await tx.flush();
     const production = await createDefaultEnvironments(tx, tenant.id);
     recordAudit(tx, tenant.id, actor, { action: 'tenant.created', targetType: 'tenant', targetId: tenant.id, details: { tenantName: tenant.name } });
-    await tx.flush();
+    await saveTenantChanges(tx);
     return { tenantId: tenant.id, apiKey: production.apiKey };
   });
   return { tenant: await getTenant(em, tenantId), apiKey };
@@ -47,7 +47,7 @@ export async function createTenant(em: EntityManager, actor: Actor, input: Tenan
 export async function updateTenant(em: EntityManager, actor: Actor, tenantId: string, input: TenantFields) {
   if (!isUuid(tenantId)) throw notFound('Tenant');
   await em.transactional(async (tx) => {
-    const tenant = await tx.findOne(Tenant, { id: tenantId });
+    const tenant = await findTenantEntity(tx, tenantId);
     if (!tenant) throw notFound('Tenant');
     const changes: Record<string, { from: unknown; to: unknown }> = {};
     const set = <K extends keyof ITenant>(field: string, key: K, value: ITenant[K] | undefined) => {
@@ -69,11 +69,30 @@ export async function updateTenant(em: EntityManager, actor: Actor, tenantId: st
       const action = changes.isActive ? (input.isActive ? 'tenant.activated' : 'tenant.deactivated') : 'tenant.updated';
       recordAudit(tx, tenantId, actor, { action, targetType: 'tenant', targetId: tenantId, details: changes });
     }
-    await tx.flush();
+    await saveTenantChanges(tx);
   });
   return getTenant(em, tenantId);
 }
 
-export async function assertTenantExists(em: EntityManager, tenantId: string) {
-  if (!isUuid(tenantId) || !(await em.findOne(Tenant, { id: tenantId }, { fields: ['id'] }))) throw notFound('Tenant');
+async function assertTenantExists(em: EntityManager, tenantId: string) {
+  if (!isUuid(tenantId) || !(await tenantExists(em, tenantId))) throw notFound('Tenant');
+}
+
+/** A new production key for the tenant; every other key of the tenant revoked. */
+export async function rotateTenantApiKey(em: EntityManager, actor: Actor, tenantId: string) {
+  await assertTenantExists(em, tenantId);
+  return rotateTenantKey(em, tenantId, actor);
+}
+
+/** Revokes every key of the tenant. */
+export async function revokeTenantApiKeys(em: EntityManager, actor: Actor, tenantId: string) {
+  await assertTenantExists(em, tenantId);
+  return { revokedKeys: await revokeTenantKeys(em, tenantId, actor) };
+}
+
+/** Usage of one tenant (tenantId) or of the whole platform, in the range (default: this month). */
+export async function getTenantUsage(em: EntityManager, input: { tenantId?: string; from?: string; to?: string }) {
+  if (input.tenantId) await assertTenantExists(em, input.tenantId);
+  const report = await getUsageReport(em, input.tenantId ?? null, resolveRange(input.from, input.to));
+  return { tenantId: input.tenantId ?? null, ...report };
 }

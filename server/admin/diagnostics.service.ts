@@ -6,6 +6,7 @@ import type { AppDeps } from '../deps.js';
 import { createOpenAiClient, NO_KEY, type CreateClient } from '../llm/client-cache.js';
 import { DEFAULT_PROVIDER, listProviders, parseModelRef } from '../llm/providers.js';
 import { staleAfterMs } from '../runs/process-identity.js';
+import { selectJobQueueBacklog, selectJobRunnerState, selectServerVersion } from './store/diagnostics.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -61,8 +62,8 @@ async function checkDatabase(deps: AppDeps, em: EntityManager, timeoutMs: number
   const name = 'database';
   const started = performance.now();
   try {
-    const [row] = await withTimeout(em.execute<{ server_version: string }[]>('show server_version'), timeoutMs);
-    return ok(name, `connected (PostgreSQL ${row.server_version}, ${elapsed(started)})`);
+    const version = await withTimeout(selectServerVersion(em), timeoutMs);
+    return ok(name, `connected (PostgreSQL ${version}, ${elapsed(started)})`);
   } catch (err) {
     const fix = deps.config.DATABASE_URL
       ? 'Check DATABASE_URL and that PostgreSQL is running and accepts connections from this host.'
@@ -88,16 +89,6 @@ async function checkMigrations(deps: AppDeps, timeoutMs: number): Promise<Diagno
   }
 }
 
-interface JobRunnerRow {
-  schema: boolean;
-  live_workers: number;
-}
-
-interface QueueRow {
-  ready: number;
-  oldest_wait_seconds: number | null;
-}
-
 async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: number): Promise<DiagnosticCheck> {
   const name = 'job runner';
   // Workers beat every HEARTBEAT_MS; one not heard from for four beats is dead (as lock recovery decides).
@@ -106,25 +97,11 @@ async function checkJobRunner(deps: AppDeps, em: EntityManager, timeoutMs: numbe
     ? 'Start a job runner: liya worker (or restart this server, whose WORKER=1 runs one in-process); read the log for why it stopped.'
     : 'Start a job runner: liya worker, or set WORKER=1 so the API process runs one.';
   try {
-    const [runner] = await withTimeout(
-      em.execute<JobRunnerRow[]>(
-        `select to_regclass('graphile_worker._private_jobs') is not null as schema,
-                (select count(*)::int from worker_heartbeats where last_seen_at > now() - make_interval(secs => ?) and worker_id not like 'process:%') as live_workers`,
-        [liveWorkerSeconds],
-      ),
-      timeoutMs,
-    );
+    const runner = await withTimeout(selectJobRunnerState(em, liveWorkerSeconds), timeoutMs);
     if (!runner.schema) {
       return fail(name, 'the job queue schema (graphile_worker) is not installed', 'Install it: liya migrate (a server installs it when it starts).');
     }
-    const [queue] = await withTimeout(
-      em.execute<QueueRow[]>(
-        `select count(*)::int as ready, extract(epoch from now() - min(run_at))::int as oldest_wait_seconds
-           from graphile_worker._private_jobs
-          where locked_at is null and run_at <= now() and attempts < max_attempts`,
-      ),
-      timeoutMs,
-    );
+    const queue = await withTimeout(selectJobQueueBacklog(em), timeoutMs);
     const waiting = queue.ready === 0 ? 'no jobs waiting' : `${queue.ready} job${queue.ready === 1 ? '' : 's'} waiting`;
     if (deps.config.WORKER && !deps.engineReady()) {
       return fail(name, `the job runner of this server has stopped; ${waiting}`, startFix);

@@ -4,6 +4,9 @@ import type { EntityManager } from '../../db/orm.js';
 import { isUuid } from '../common/schemas.js';
 import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
 import { getHiringIntent } from '../hiring/hiring-intents.js';
+import { findCustomDomainKeys } from './store/custom-domains.js';
+import { findCustomIntentRefs } from './store/custom-intents.js';
+import { findWorkflowRefs } from './store/workflows.js';
 
 const isBuiltInDomain = (key: string) => (BUILT_IN_DOMAINS as readonly string[]).includes(key);
 
@@ -22,13 +25,7 @@ export async function findUnknownIntentIds(em: EntityManager, tenantId: string, 
   const keys = parsed.flatMap((p) => (p.parsed?.kind === 'key' && !isBuiltInDomain(p.parsed.domain) ? [`${p.parsed.domain}/${p.parsed.intent}`] : []));
   const found = new Set<string>();
   if (ids.length || keys.length) {
-    const rows = await em.execute<{ id: string; ref: string }[]>(
-      `select id::text as id, domain_key || '/' || intent_key as ref from custom_intents
-        where tenant_id = ? and (id::text in (select jsonb_array_elements_text(?::jsonb))
-                                 or domain_key || '/' || intent_key in (select jsonb_array_elements_text(?::jsonb)))`,
-      // Lists go as JSON: the ORM would spread a JavaScript array into separate parameters.
-      [tenantId, JSON.stringify(ids), JSON.stringify(keys)],
-    );
+    const rows = await findCustomIntentRefs(em, tenantId, ids, keys);
     for (const row of rows) found.add(row.id).add(row.ref);
   }
   return parsed
@@ -43,23 +40,14 @@ export async function findUnknownIntentIds(em: EntityManager, tenantId: string, 
 
 /** Workflow ids or keys of the tenant (deployed or not: a draft may be deployed later). */
 export async function findUnknownWorkflowIds(em: EntityManager, tenantId: string, refs: string[]): Promise<string[]> {
-  const rows = await em.execute<{ id: string; workflow_key: string }[]>(
-    `select id::text as id, workflow_key from workflows
-      where tenant_id = ? and (id::text in (select jsonb_array_elements_text(?::jsonb)) or workflow_key in (select jsonb_array_elements_text(?::jsonb)))`,
-    [tenantId, JSON.stringify(refs.filter(isUuid).map((r) => r.toLowerCase())), JSON.stringify(refs)],
-  );
+  const rows = await findWorkflowRefs(em, tenantId, refs.filter(isUuid).map((r) => r.toLowerCase()), refs);
   const found = new Set(rows.flatMap((r) => [r.id, r.workflow_key]));
   return refs.filter((r) => !found.has(isUuid(r) ? r.toLowerCase() : r));
 }
 
 export async function findUnknownDomainKeys(em: EntityManager, tenantId: string, keys: string[]): Promise<string[]> {
   const custom = keys.filter((k) => !isBuiltInDomain(k));
-  const rows = custom.length
-    ? await em.execute<{ domain_key: string }[]>(
-        'select domain_key from custom_domains where tenant_id = ? and domain_key in (select jsonb_array_elements_text(?::jsonb))',
-        [tenantId, JSON.stringify(custom)],
-      )
-    : [];
+  const rows = custom.length ? await findCustomDomainKeys(em, tenantId, custom) : [];
   const found = new Set(rows.map((r) => r.domain_key));
   return keys.filter((k) => !isBuiltInDomain(k) && !found.has(k));
 }

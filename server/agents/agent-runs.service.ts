@@ -1,32 +1,18 @@
 // Reading what agents did: runs (with their step trace), sessions and transcripts. Every query
 // is scoped to the tenant and the agent, so another tenant's run or session is a 404.
-import type { AgentRunStatus } from '../../db/entities/agent.js';
+import type { AgentRunStatus } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { notFound } from '../errors.js';
 import { readRunSteps } from '../runs/run-steps.js';
 import { requireAgent } from './agents.service.js';
+import {
+  countAgentRuns, countAgentSessions, findAgentRun, findAgentSessionId, listAgentRuns as listAgentRunRows, listAgentSessions as listAgentSessionRows,
+  listSessionMessages, type AgentRunRow,
+} from './store/agent-runs.js';
 
-interface RunRow {
-  id: string;
-  session_id: string;
-  user_id: string | null;
-  status: AgentRunStatus;
-  input: Record<string, unknown>;
-  output: string | null;
-  model: string | null;
-  steps: number;
-  total_cost: string;
-  total_latency_ms: number;
-  error: Record<string, unknown> | null;
-  started_at: Date;
-  completed_at: Date | null;
-}
-
-const RUN_COLUMNS = `id::text, session_id::text, user_id, status, input, output, model, steps, total_cost::text, total_latency_ms, error, started_at, completed_at`;
-
-const toSummary = (r: RunRow) => ({
+const toSummary = (r: AgentRunRow) => ({
   run_id: r.id,
   session_id: r.session_id,
   status: r.status,
@@ -51,28 +37,16 @@ export async function listAgentRuns(
 ) {
   const agent = await requireAgent(em, tenantId, agentKey);
   if (filter.sessionId && !isUuid(filter.sessionId)) return { runs: [], pagination: { total: 0, ...page } };
-  const rows = await deps.sql.query<RunRow & { total: string }>(
-    `select ${RUN_COLUMNS}, count(*) over () as total from agent_runs
-      where tenant_id = $1 and agent_id = $2 and ($3::text is null or status = $3) and ($4::uuid is null or session_id = $4)
-      order by started_at desc, id limit $5 offset $6`,
-    [tenantId, agent.id, filter.status ?? null, filter.sessionId ?? null, page.limit, page.offset],
-  );
+  const where = { status: filter.status ?? null, sessionId: filter.sessionId ?? null };
+  const rows = await listAgentRunRows(deps.sql, tenantId, agent.id, where, page);
   let total = rows.length ? Number(rows[0].total) : 0;
-  if (!rows.length && page.offset > 0) {
-    const [count] = await deps.sql.query<{ n: string }>(
-      `select count(*) as n from agent_runs where tenant_id = $1 and agent_id = $2 and ($3::text is null or status = $3) and ($4::uuid is null or session_id = $4)`,
-      [tenantId, agent.id, filter.status ?? null, filter.sessionId ?? null],
-    );
-    total = Number(count.n);
-  }
+  if (!rows.length && page.offset > 0) total = await countAgentRuns(deps.sql, tenantId, agent.id, where);
   return { runs: rows.map(toSummary), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 export async function getAgentRun(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string, runId: string) {
   const agent = await requireAgent(em, tenantId, agentKey);
-  const [row] = isUuid(runId)
-    ? await deps.sql.query<RunRow>(`select ${RUN_COLUMNS} from agent_runs where id = $1 and tenant_id = $2 and agent_id = $3`, [runId, tenantId, agent.id])
-    : [];
+  const row = isUuid(runId) ? await findAgentRun(deps.sql, tenantId, agent.id, runId) : undefined;
   if (!row) throw notFound('Run');
   const steps = await readRunSteps(deps.sql, tenantId, 'agent', row.id);
   return {
@@ -98,16 +72,9 @@ export async function getAgentRun(em: EntityManager, deps: AppDeps, tenantId: st
 
 export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string, page: { limit: number; offset: number }) {
   const agent = await requireAgent(em, tenantId, agentKey);
-  const rows = await deps.sql.query<{ id: string; user_id: string | null; turns: number; status: 'active' | 'needs_input' | 'expired'; last_activity_at: Date; created_at: Date; total: string }>(
-    `select id::text, user_id, turns, status, last_activity_at, created_at, count(*) over () as total from agent_sessions
-      where tenant_id = $1 and agent_id = $2 order by last_activity_at desc, id limit $3 offset $4`,
-    [tenantId, agent.id, page.limit, page.offset],
-  );
+  const rows = await listAgentSessionRows(deps.sql, tenantId, agent.id, page);
   let total = rows.length ? Number(rows[0].total) : 0;
-  if (!rows.length && page.offset > 0) {
-    const [count] = await deps.sql.query<{ n: string }>('select count(*) as n from agent_sessions where tenant_id = $1 and agent_id = $2', [tenantId, agent.id]);
-    total = Number(count.n);
-  }
+  if (!rows.length && page.offset > 0) total = await countAgentSessions(deps.sql, tenantId, agent.id);
   return {
     sessions: rows.map((r) => ({
       session_id: r.id,
@@ -123,13 +90,8 @@ export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenant
 
 export async function getAgentTranscript(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string, sessionId: string) {
   const agent = await requireAgent(em, tenantId, agentKey);
-  const [session] = isUuid(sessionId)
-    ? await deps.sql.query<{ id: string }>('select id::text from agent_sessions where id = $1 and tenant_id = $2 and agent_id = $3', [sessionId, tenantId, agent.id])
-    : [];
+  const session = isUuid(sessionId) ? await findAgentSessionId(deps.sql, tenantId, agent.id, sessionId) : undefined;
   if (!session) throw notFound('Session');
-  const rows = await deps.sql.query<{ role: 'user' | 'assistant'; content: string; run_id: string | null; created_at: Date }>(
-    `select role, content, run_id::text, created_at from agent_messages where tenant_id = $1 and session_id = $2 order by created_at, role desc`,
-    [tenantId, session.id],
-  );
+  const rows = await listSessionMessages(deps.sql, tenantId, session.id);
   return { session_id: session.id, turns: rows.map((r) => ({ role: r.role, content: r.content, run_id: r.run_id, created_at: isoRequired(r.created_at) })) };
 }

@@ -12,6 +12,7 @@ import { parseIntentRef } from './agent-references.js';
 import type { AgentTool, ToolContext, ToolOutcome, ToolProblem } from './agent-tool.types.js';
 import { revealMcpHeaders } from './mcp-headers.js';
 import { buildPlatformTools } from './platform-tools.js';
+import { findCustomIntentKeys } from './store/custom-intents.js';
 
 const MAX_NAME = 64;
 
@@ -45,10 +46,7 @@ async function buildIntentTools(ctx: ToolContext, problems: ToolProblem[]): Prom
       let domain: string;
       let key: string;
       if (parsed.kind === 'id') {
-        const [row] = await ctx.em.execute<{ domain_key: string; intent_key: string }[]>(
-          'select domain_key, intent_key from custom_intents where tenant_id = ? and id = ?',
-          [ctx.scope.tenantId, parsed.id],
-        );
+        const row = await findCustomIntentKeys(ctx.em, ctx.scope.tenantId, parsed.id);
         if (!row) throw new Error('the intent no longer exists');
         domain = row.domain_key;
         key = row.intent_key;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AGENT_RUN_STATUSES, AGENT_STATUSES } from '../../db/entities/agent.js';
+import { AGENT_RUN_STATUSES, AGENT_STATUSES } from '../../db/column-values.js';
 import { bodyBoolean, bodyInt, bodyNumber, noCoerce, pageQuery, paginationSchema } from '../common/schemas.js';
 import { keyPattern } from '../intents/custom-intents.schemas.js';
 

@@ -1,5 +1,3 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Agent, type IAgent } from '../../db/entities/agent.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
@@ -11,6 +9,10 @@ import { describeEffectiveConfig } from './agent-runtime-config.js';
 import type { AgentDto, CreateAgentInput, ToolsConfig, UpdateAgentInput, MemoryConfig } from './agents.schemas.js';
 import { AGENT_INPUT_SCHEMA } from './agents.schemas.js';
 import { findUnknownDomainKeys, findUnknownIntentIds, findUnknownWorkflowIds } from './agent-references.js';
+import {
+  addAgent, findAgent as findAgentRow, flushAgentChanges, flushAgentInsert, listActiveAgents, refreshAgent, transitionAgentStatus, type AgentRow,
+} from './store/agents.js';
+import { readTenantDefaultModel } from './store/tenants.js';
 
 /** Plans without agentic tool calling. */
 const PLANS_WITHOUT_AGENTS = new Set(['free']);
@@ -23,7 +25,7 @@ export function assertAgentsEnabled(plan: string): void {
 
 export const agentEndpoint = (agentKey: string) => `/v1/agents/${agentKey}/run`;
 
-export function toAgentDto(agent: IAgent, tenantId: string): AgentDto {
+export function toAgentDto(agent: AgentRow, tenantId: string): AgentDto {
   return {
     id: agent.id,
     tenant_id: tenantId,
@@ -58,8 +60,8 @@ function maskToolsConfig(config: ToolsConfig | null): Record<string, unknown> | 
   };
 }
 
-async function findAgent(em: EntityManager, tenantId: string, agentKey: string): Promise<IAgent> {
-  const agent = await em.findOne(Agent, { tenant: tenantId, agentKey });
+async function findAgent(em: EntityManager, tenantId: string, agentKey: string): Promise<AgentRow> {
+  const agent = await findAgentRow(em, tenantId, agentKey);
   if (!agent) throw new AppError('NOT_FOUND', `Agent "${agentKey}" not found`, { agent_key: agentKey });
   return agent;
 }
@@ -98,8 +100,8 @@ export async function createAgent(em: EntityManager, deps: AppDeps, tenantId: st
   assertAgentsEnabled(plan);
   await checkReferences(em, tenantId, input);
   const toolsConfig = input.tools_config ? await protectMcpHeaders(em, deps, tenantId, input.agent_key, input.tools_config, null) : null;
-  const agent = em.create(Agent, {
-    tenant: tenantId,
+  const agent = addAgent(em, {
+    tenantId,
     agentKey: input.agent_key,
     name: input.name,
     description: input.description ?? null,
@@ -107,7 +109,6 @@ export async function createAgent(em: EntityManager, deps: AppDeps, tenantId: st
     systemInstructions: input.system_instructions ?? null,
     model: input.model ?? null,
     temperature: input.temperature ?? null,
-    status: 'draft',
     intentIds: input.intent_ids ?? [],
     workflowIds: input.workflow_ids ?? [],
     actionIds: input.action_ids ?? [],
@@ -115,22 +116,15 @@ export async function createAgent(em: EntityManager, deps: AppDeps, tenantId: st
     toolsConfig: toolsConfig as Record<string, unknown> | null,
     memoryConfig: (input.memory_config as Record<string, unknown> | undefined) ?? null,
     behaviorConfig: (input.behavior_config as Record<string, unknown> | undefined) ?? null,
-    guardrailPolicyId: null,
   });
   recordAudit(em, tenantId, actor, { action: 'agent.create', targetType: 'agent', targetId: input.agent_key });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) {
-      throw new AppError('AGENT_KEY_TAKEN', `An agent with the key "${input.agent_key}" already exists`, { agent_key: input.agent_key });
-    }
-    throw err;
-  }
+  const { taken } = await flushAgentInsert(em);
+  if (taken) throw new AppError('AGENT_KEY_TAKEN', `An agent with the key "${input.agent_key}" already exists`, { agent_key: input.agent_key });
   return { agent: toAgentDto(agent, tenantId) };
 }
 
 export async function listAgents(em: EntityManager, tenantId: string) {
-  const agents = await em.find(Agent, { tenant: tenantId, status: 'active' }, { orderBy: { agentKey: 'asc' } });
+  const agents = await listActiveAgents(em, tenantId);
   return {
     agents: agents.map((a) => ({
       agent: a.agentKey,
@@ -148,8 +142,8 @@ export async function listAgents(em: EntityManager, tenantId: string) {
 
 export async function getAgent(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string): Promise<{ agent: AgentDto }> {
   const agent = await findAgent(em, tenantId, agentKey);
-  const [tenant] = await em.execute<{ default_model: string | null }[]>('select default_model from tenants where id = ?', [tenantId]);
-  return { agent: { ...toAgentDto(agent, tenantId), effective_runtime_config: describeEffectiveConfig(agent, tenant?.default_model ?? null, deps.config) } };
+  const defaultModel = await readTenantDefaultModel(em, tenantId);
+  return { agent: { ...toAgentDto(agent, tenantId), effective_runtime_config: describeEffectiveConfig(agent, defaultModel, deps.config) } };
 }
 
 export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, input: UpdateAgentInput): Promise<{ agent: AgentDto }> {
@@ -169,7 +163,7 @@ export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: st
     memory_config: fields.memory_config !== undefined ? fields.memory_config : (agent.memoryConfig as MemoryConfig | null),
   });
   const changed: string[] = [];
-  const set = <K extends keyof IAgent>(field: string, key: K, value: IAgent[K] | undefined) => {
+  const set = <K extends keyof AgentRow>(field: string, key: K, value: AgentRow[K] | undefined) => {
     if (value === undefined) return;
     agent[key] = value;
     changed.push(field);
@@ -197,7 +191,7 @@ export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: st
     agent.updatedAt = new Date();
     recordAudit(em, tenantId, actor, { action: 'agent.update', targetType: 'agent', targetId: agentKey, details: { fields: changed } });
   }
-  await em.flush();
+  await flushAgentChanges(em);
   return { agent: toAgentDto(agent, tenantId) };
 }
 
@@ -208,16 +202,12 @@ export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: st
 async function transitionAgent(em: EntityManager, tenantId: string, actor: Actor, agentKey: string, to: 'active' | 'inactive', action: string): Promise<{ agent: AgentDto }> {
   const agent = await findAgent(em, tenantId, agentKey);
   const from = agent.status;
-  const changed = await em.execute<{ id: string }[]>(
-    `update agents set status = ?, updated_at = now()${to === 'active' ? ', deployed_at = now()' : ''}
-      where id = ? and tenant_id = ? and status <> ? returning id`,
-    [to, agent.id, tenantId, to],
-  );
-  if (changed.length) {
+  const changed = await transitionAgentStatus(em, tenantId, agent.id, to);
+  if (changed) {
     recordAudit(em, tenantId, actor, { action, targetType: 'agent', targetId: agentKey, ...(to === 'active' ? { details: { from } } : {}) });
-    await em.flush();
+    await flushAgentChanges(em);
   }
-  await em.refresh(agent);
+  await refreshAgent(em, agent);
   return { agent: toAgentDto(agent, tenantId) };
 }
 
@@ -234,6 +224,6 @@ export async function deleteAgent(em: EntityManager, tenantId: string, actor: Ac
 }
 
 /** The agent row by key for the tenant (any status), or 404. */
-export async function requireAgent(em: EntityManager, tenantId: string, agentKey: string): Promise<IAgent> {
+export async function requireAgent(em: EntityManager, tenantId: string, agentKey: string): Promise<AgentRow> {
   return findAgent(em, tenantId, agentKey);
 }

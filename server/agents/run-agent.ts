@@ -3,7 +3,7 @@
 // step is stored before the next one starts. The synchronous and the streaming endpoint share both.
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { AgentRunStatus } from '../../db/entities/agent.js';
+import type { AgentRunStatus } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
@@ -30,6 +30,7 @@ import type { AgentTool, ToolOutcome } from './agent-tool.types.js';
 import { buildAgentTools, runToolWithTimeout } from './agent-tools.js';
 import type { AgentRunResult, RunAgentInput, ToolsConfig } from './agents.schemas.js';
 import { assertAgentsEnabled } from './agents.service.js';
+import { findAgentSession } from './store/agent-runs.js';
 
 export type AgentRunEvent =
   | { event: 'run.started'; data: { run_id: string; session_id: string; agent_key: string } }
@@ -86,12 +87,7 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: T
   let sessionId: string;
   let history = { turns: [] as HistoryTurn[], dropped: 0 };
   if (request.session_id) {
-    const [session] = isUuid(request.session_id)
-      ? await deps.sql.query<{ id: string; user_id: string | null; status: string }>(
-          'select id, user_id, status from agent_sessions where id = $1 and tenant_id = $2 and agent_id = $3',
-          [request.session_id, scope.tenantId, agent.id],
-        )
-      : [];
+    const session = isUuid(request.session_id) ? await findAgentSession(deps.sql, scope.tenantId, agent.id, request.session_id) : undefined;
     if (!session) throw notFound('Session');
     if (session.status === 'expired') throw new AppError('SESSION_EXPIRED', 'The session has expired; start a new one by omitting session_id', { session_id: session.id });
     // A conversation belongs to one end user: another user's turns must never reach this one.

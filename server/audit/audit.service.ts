@@ -1,7 +1,7 @@
-import { AuditEntry } from '../../db/entities/audit.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired } from '../common/schemas.js';
 import type { Actor } from '../actor.js';
+import { addAuditEntry, findAuditEntries, flushAuditEntries } from './store/audit-log.js';
 
 export interface AuditInput {
   action: string;
@@ -12,8 +12,8 @@ export interface AuditInput {
 
 /** Adds an audit entry to the unit of work (flushed with the change it records). */
 export function recordAudit(em: EntityManager, tenantId: string, actor: Actor, input: AuditInput): void {
-  em.create(AuditEntry, {
-    tenant: tenantId,
+  addAuditEntry(em, {
+    tenantId,
     actorType: actor.type,
     actorId: actor.id,
     actorName: actor.name,
@@ -24,13 +24,14 @@ export function recordAudit(em: EntityManager, tenantId: string, actor: Actor, i
   });
 }
 
+/** Records an audit entry and flushes the unit of work now (for changes written without the ORM). */
+export async function recordAuditNow(em: EntityManager, tenantId: string, actor: Actor, input: AuditInput): Promise<void> {
+  recordAudit(em, tenantId, actor, input);
+  await flushAuditEntries(em);
+}
+
 export async function listAuditLog(em: EntityManager, tenantId: string, page: { limit: number; offset: number }, filter: { action?: string } = {}) {
-  const where = { tenant: tenantId, ...(filter.action ? { action: filter.action } : {}) };
-  const [entries, total] = await em.findAndCount(AuditEntry, where, {
-    orderBy: { createdAt: 'desc', id: 'desc' },
-    limit: page.limit,
-    offset: page.offset,
-  });
+  const { entries, total } = await findAuditEntries(em, tenantId, page, filter.action);
   return {
     entries: entries.map((e) => ({
       id: e.id,

@@ -1,25 +1,26 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Tenant } from '../../db/entities/tenant.js';
-import { EmailToken, LoginAttempt, User, type IUser } from '../../db/entities/user.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { createDefaultEnvironments } from '../keys/keys.service.js';
 import { queueMail } from '../mail/outbox.js';
+import { insertTenant } from '../tenants/store/tenants.js';
 import { getTenantProfile } from '../tenants/tenants.service.js';
 import type { DashboardUserDto } from './auth.schemas.js';
 import type { DashboardScope } from './authenticate-dashboard.js';
 import { signDashboardToken } from './jwt.js';
 import { getDummyHash, hashPassword, verifyPassword } from './passwords.js';
+import { findEmailTokenWithUser, insertEmailToken, useUserEmailTokens, type EmailTokenKind } from './store/email-tokens.js';
+import { countRecentLoginFailures, insertLoginAttempt } from './store/login-attempts.js';
+import { findUserByEmail, findUserWithTenantByEmail, getUser, insertUser, isEmailTaken, saveUserChanges, type UserRow } from './store/users.js';
 
 const VERIFY_TTL_MS = 48 * 3600 * 1000;
 const RESET_TTL_MS = 3600 * 1000;
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export function toDashboardUser(user: IUser): DashboardUserDto {
+export function toDashboardUser(user: UserRow): DashboardUserDto {
   return {
     id: user.id,
     email: user.email,
@@ -30,10 +31,9 @@ export function toDashboardUser(user: IUser): DashboardUserDto {
   };
 }
 
-async function issueEmailToken(em: EntityManager, userId: string, kind: 'verify_email' | 'password_reset', ttlMs: number): Promise<string> {
+async function issueEmailToken(em: EntityManager, userId: string, kind: EmailTokenKind, ttlMs: number): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  em.create(EmailToken, { user: userId, kind, tokenHash: hashToken(token), expiresAt: new Date(Date.now() + ttlMs) });
-  await em.flush();
+  await insertEmailToken(em, { userId, kind, tokenHash: hashToken(token), expiresAt: new Date(Date.now() + ttlMs) });
   return token;
 }
 
@@ -58,53 +58,42 @@ export interface SignupInput {
 
 /** Creates the tenant (trial plan, hiring domain), its owner, both environments and their keys. */
 export async function signup(em: EntityManager, deps: AppDeps, input: SignupInput) {
-  if (await em.findOne(User, { email: input.email }, { fields: ['id'] })) {
+  if (await isEmailTaken(em, input.email)) {
     throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
   }
   const passwordHash = await hashPassword(input.password);
-  try {
-    return await em.transactional(async (tx) => {
-      const tenant = tx.create(Tenant, { name: input.companyName, type: 'trial', plan: 'trial', billingEmail: input.email, enabledDomains: ['hiring'] });
-      const user = tx.create(User, { tenant, email: input.email, fullName: input.fullName ?? null, passwordHash, role: 'owner' });
-      await tx.flush();
-      const production = await createDefaultEnvironments(tx, tenant.id);
-      await sendVerificationMail(tx, deps, user);
-      const token = await signDashboardToken(deps.jwtKey, deps.config.JWT_TTL_SECONDS, { userId: user.id, tenantId: tenant.id, role: 'owner' });
-      return {
-        token,
-        user: { id: user.id, email: user.email, role: user.role },
-        tenant: { tenantId: tenant.id, tenantName: tenant.name, plan: tenant.plan },
-        apiKey: production.apiKey,
-      };
-    });
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
-    throw err;
-  }
+  return em.transactional(async (tx) => {
+    const tenant = await insertTenant(tx, { name: input.companyName, type: 'trial', plan: 'trial', billingEmail: input.email, enabledDomains: ['hiring'] });
+    const user = await insertUser(tx, { tenantId: tenant.id, email: input.email, fullName: input.fullName ?? null, passwordHash, role: 'owner' });
+    // Another signup took the e-mail since the check above.
+    if (!user) throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
+    const production = await createDefaultEnvironments(tx, tenant.id);
+    await sendVerificationMail(tx, deps, user);
+    const token = await signDashboardToken(deps.jwtKey, deps.config.JWT_TTL_SECONDS, { userId: user.id, tenantId: tenant.id, role: 'owner' });
+    return {
+      token,
+      user: { id: user.id, email: user.email, role: user.role },
+      tenant: { tenantId: tenant.id, tenantName: tenant.name, plan: tenant.plan },
+      apiKey: production.apiKey,
+    };
+  });
 }
 
 async function assertNotRateLimited(em: EntityManager, deps: AppDeps, email: string) {
   const windowStart = new Date(Date.now() - deps.config.LOGIN_WINDOW_SECONDS * 1000);
   // Failures since the window opened and since the last successful login.
-  const [row] = await em.execute<{ failures: string; oldest: Date | null }[]>(
-    `select count(*)::text as failures, min(created_at) as oldest from login_attempts
-      where email = ? and succeeded = false and created_at > greatest(?::timestamptz,
-        coalesce((select max(created_at) from login_attempts where email = ? and succeeded), '-infinity'))`,
-    [email, windowStart, email],
-  );
-  const failures = Number(row?.failures ?? 0);
+  const { failures, oldest } = await countRecentLoginFailures(em, email, windowStart);
   if (failures >= deps.config.LOGIN_MAX_FAILURES) {
-    const retryAfter = Math.max(1, Math.ceil((new Date(row.oldest!).getTime() + deps.config.LOGIN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
+    const retryAfter = Math.max(1, Math.ceil((new Date(oldest!).getTime() + deps.config.LOGIN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
     throw new AppError('RATE_LIMITED', 'Too many failed logins for this e-mail; try again later', { retry_after_seconds: retryAfter }, { 'Retry-After': String(retryAfter) });
   }
 }
 
 export async function login(em: EntityManager, deps: AppDeps, input: { email: string; password: string }, ip: string) {
   await assertNotRateLimited(em, deps, input.email);
-  const user = await em.findOne(User, { email: input.email }, { populate: ['tenant'] });
+  const user = await findUserWithTenantByEmail(em, input.email);
   const valid = await verifyPassword(user?.passwordHash ?? (await getDummyHash()), input.password);
-  em.create(LoginAttempt, { email: input.email, succeeded: Boolean(user && valid), ip });
-  await em.flush();
+  await insertLoginAttempt(em, { email: input.email, succeeded: Boolean(user && valid), ip });
   if (!user || !valid) throw new AppError('INVALID_CREDENTIALS', 'The e-mail or password is wrong');
   const tenant = user.tenant;
   if (!tenant.isActive) throw new AppError('ACCOUNT_INACTIVE', 'The account is deactivated');
@@ -117,12 +106,12 @@ export async function refreshToken(deps: AppDeps, scope: DashboardScope) {
 }
 
 export async function getMe(em: EntityManager, scope: DashboardScope) {
-  const user = await em.findOneOrFail(User, { id: scope.userId });
+  const user = await getUser(em, scope.userId);
   return { user: toDashboardUser(user), tenant: await getTenantProfile(em, scope.tenantId) };
 }
 
-async function consumeEmailToken(em: EntityManager, token: string, kind: 'verify_email' | 'password_reset') {
-  const record = await em.findOne(EmailToken, { tokenHash: hashToken(token), kind }, { populate: ['user'] });
+async function consumeEmailToken(em: EntityManager, token: string, kind: EmailTokenKind) {
+  const record = await findEmailTokenWithUser(em, hashToken(token), kind);
   if (!record || record.usedAt || record.expiresAt.getTime() < Date.now()) {
     throw new AppError('INVALID_INPUT', 'The token is invalid, expired or already used', { issues: [{ path: 'token', message: 'invalid or expired' }] });
   }
@@ -135,13 +124,13 @@ export async function verifyEmail(em: EntityManager, token: string) {
     const record = await consumeEmailToken(tx, token, 'verify_email');
     const user = record.user;
     user.emailVerified = true;
-    await tx.flush();
+    await saveUserChanges(tx);
     return { user: toDashboardUser(user) };
   });
 }
 
 export async function resendVerification(em: EntityManager, deps: AppDeps, scope: DashboardScope) {
-  const user = await em.findOneOrFail(User, { id: scope.userId });
+  const user = await getUser(em, scope.userId);
   if (user.emailVerified) return { sent: false };
   await em.transactional((tx) => sendVerificationMail(tx, deps, user));
   return { sent: true };
@@ -149,7 +138,7 @@ export async function resendVerification(em: EntityManager, deps: AppDeps, scope
 
 /** Always succeeds, so the answer never tells whether an account exists. */
 export async function requestPasswordReset(em: EntityManager, deps: AppDeps, email: string) {
-  const user = await em.findOne(User, { email });
+  const user = await findUserByEmail(em, email);
   if (!user) return;
   await em.transactional(async (tx) => {
     const token = await issueEmailToken(tx, user.id, 'password_reset', RESET_TTL_MS);
@@ -173,7 +162,7 @@ export async function confirmPasswordReset(em: EntityManager, input: { token: st
     user.passwordHash = passwordHash;
     // Whole seconds, as in the JWT `iat`, so a token issued right after still works.
     user.passwordChangedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
-    await tx.flush();
-    await tx.execute('update email_tokens set used_at = now() where user_id = ? and kind = ? and used_at is null', [user.id, 'password_reset']);
+    await saveUserChanges(tx);
+    await useUserEmailTokens(tx, user.id, 'password_reset');
   });
 }

@@ -1,7 +1,7 @@
-import type { Role } from '../../db/entities/user.js';
 import { AppError } from '../errors.js';
 import type { AppDeps } from '../deps.js';
 import { verifyDashboardToken } from './jwt.js';
+import { lookupDashboardUser, type Role } from './store/users.js';
 
 export interface DashboardScope {
   userId: string;
@@ -13,15 +13,6 @@ export interface DashboardScope {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-interface UserRow {
-  id: string;
-  email: string;
-  role: Role;
-  tenant_id: string;
-  password_changed_at: Date | null;
-  is_active: boolean;
-}
-
 export async function authenticateDashboard(deps: AppDeps, headers: Headers): Promise<DashboardScope> {
   const auth = headers.authorization;
   if (typeof auth !== 'string' || auth.trim() === '') throw new AppError('UNAUTHORIZED', 'Send the dashboard token as Authorization: Bearer <JWT>');
@@ -29,13 +20,7 @@ export async function authenticateDashboard(deps: AppDeps, headers: Headers): Pr
   if (!match) throw new AppError('INVALID_TOKEN', 'The Authorization header must be Bearer <JWT>');
   const claims = await verifyDashboardToken(deps.jwtKey, match[1]);
   // The role and the tenant's state come from the database, so changes apply at once.
-  const rows = await deps.sql.query<UserRow>(
-    `select u.id, u.email, u.role, u.tenant_id, u.password_changed_at, t.is_active
-       from users u join tenants t on t.id = u.tenant_id where u.id = $1`,
-    [claims.sub],
-    'liya_dashboard_user_lookup',
-  );
-  const user = rows[0];
+  const user = await lookupDashboardUser(deps.sql, claims.sub);
   if (!user || user.tenant_id !== claims.tid) throw new AppError('INVALID_TOKEN', 'The token does not belong to an existing user');
   if (user.password_changed_at && claims.iat < Math.floor(new Date(user.password_changed_at).getTime() / 1000)) {
     throw new AppError('INVALID_TOKEN', 'The password was changed after this token was issued; log in again');

@@ -1,5 +1,5 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
-import type { Role } from '../../db/entities/user.js';
+import type { Role } from './store/users.js';
 import { isUuid } from '../common/schemas.js';
 import { AppError } from '../errors.js';
 

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { roleAtLeast } from '../auth/roles.js';
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Collection, CollectionDomain } from '../../db/entities/collection.js';
-import type { Role } from '../../db/entities/user.js';
+import type { Role } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
@@ -12,23 +10,14 @@ import { AppError, invalidInput, notFound } from '../errors.js';
 import {
   DEFAULT_COLLECTION_COLOR, MAX_CHUNK_OVERLAP, type CollectionDto, type CreateCollectionInput, type UpdateCollectionInput,
 } from './collections.schemas.js';
+import { selectActiveCustomDomainKeys, selectTenantEnabledDomains } from './store/active-domains.js';
+import {
+  addCollectionDomains, deleteCollectionDomain, deleteCollectionRow, findCollectionForUpdate, flushCollectionInsert, insertCollection,
+  insertCollectionDomain, saveCollectionChanges, selectCollectionDomainKeys, selectCollectionRow, selectCollectionRows, type CollectionRow,
+} from './store/collections.js';
 
-interface CollectionRow {
-  id: string;
-  slug: string;
-  label: string;
-  color: string | null;
-  created_at: Date;
-  tags: string[];
-  visibility: CollectionDto['visibility'];
-  last_synced_at: Date | null;
-  retrieval_config: CollectionDto['retrieval_config'];
-  default_embedding_model: string | null;
-  default_chunking_strategy: CollectionDto['default_chunking_strategy'];
-  default_chunk_size: number | null;
-  default_chunk_overlap: number | null;
-  domain_keys: string[] | null;
-}
+// test/bench reads the list with this statement as it is.
+export { COLLECTION_SELECT } from './store/collections.js';
 
 export function toCollectionDto(row: CollectionRow): CollectionDto {
   return {
@@ -49,22 +38,15 @@ export function toCollectionDto(row: CollectionRow): CollectionDto {
   };
 }
 
-// Collections with their domain keys aggregated in the same statement.
-export const COLLECTION_SELECT = `
-  select c.id, c.slug, c.label, c.color, c.created_at, c.tags, c.visibility, c.last_synced_at, c.retrieval_config,
-         c.default_embedding_model, c.default_chunking_strategy, c.default_chunk_size, c.default_chunk_overlap,
-         (select coalesce(json_agg(d.domain_key order by d.domain_key), '[]'::json) from collection_domains d where d.collection_id = c.id) as domain_keys
-    from collections c`;
-
 export async function listCollections(em: EntityManager, tenantId: string) {
-  const rows = await em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.tenant_id = ? order by c.created_at, c.id`, [tenantId]);
+  const rows = await selectCollectionRows(em, tenantId);
   return { collections: rows.map(toCollectionDto) };
 }
 
 /** One collection of the tenant; missing, malformed and other tenants' ids are all 404. */
 export async function getCollection(em: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Collection');
-  const [row] = await em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.id = ? and c.tenant_id = ?`, [id, tenantId]);
+  const row = await selectCollectionRow(em, tenantId, id);
   if (!row) throw notFound('Collection');
   return { collection: toCollectionDto(row) };
 }
@@ -86,10 +68,10 @@ export function assertMayChangeCollection(collection: { visibility: string }, ca
 
 /** The tenant's active domains: enabled built-in ones plus its own custom domains that are active. */
 async function activeDomainKeys(em: EntityManager, tenantId: string): Promise<Set<string>> {
-  const [tenant] = await em.execute<{ enabled_domains: string[] | null }[]>('select enabled_domains from tenants where id = ?', [tenantId]);
-  const custom = await em.execute<{ domain_key: string }[]>('select domain_key from custom_domains where tenant_id = ? and is_active', [tenantId]);
-  const builtIn = (tenant?.enabled_domains ?? []).filter((key) => (BUILT_IN_DOMAINS as readonly string[]).includes(key));
-  return new Set([...builtIn, ...custom.map((d) => d.domain_key)]);
+  const enabled = await selectTenantEnabledDomains(em, tenantId);
+  const custom = await selectActiveCustomDomainKeys(em, tenantId);
+  const builtIn = (enabled ?? []).filter((key) => (BUILT_IN_DOMAINS as readonly string[]).includes(key));
+  return new Set([...builtIn, ...custom]);
 }
 
 /** 404 naming the first key that is not a currently active domain of the tenant. */
@@ -112,7 +94,7 @@ function checkChunking(size: number | null, overlap: number | null, path: 'defau
 
 async function lockCollection(tx: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Collection');
-  const collection = await tx.findOne(Collection, { id, tenant: tenantId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const collection = await findCollectionForUpdate(tx, tenantId, id);
   if (!collection) throw notFound('Collection');
   return collection;
 }
@@ -123,34 +105,24 @@ export async function createCollection(em: EntityManager, tenantId: string, acto
   checkChunking(input.default_chunk_size ?? null, input.default_chunk_overlap ?? null, 'default_chunk_overlap');
   await requireActiveDomains(em, tenantId, input.domain_keys);
   const id = randomUUID();
-  try {
-    await em.transactional(async (tx) => {
-      tx.create(Collection, {
-        id,
-        tenant: tenantId,
-        slug: input.slug,
-        label: input.label,
-        color: input.color ?? DEFAULT_COLLECTION_COLOR,
-        tags: [],
-        visibility: 'workspace',
-        retrievalConfig: null,
-        defaultEmbeddingModel: input.default_embedding_model ?? null,
-        defaultChunkingStrategy: input.default_chunking_strategy ?? null,
-        defaultChunkSize: input.default_chunk_size ?? null,
-        defaultChunkOverlap: input.default_chunk_overlap ?? null,
-        lastSyncedAt: null,
-      });
-      await tx.flush();
-      for (const domainKey of input.domain_keys) tx.create(CollectionDomain, { collection: id, domainKey, tenant: tenantId });
-      recordAudit(tx, tenantId, actor, { action: 'collection.created', targetType: 'collection', targetId: id, details: { slug: input.slug, domain_keys: input.domain_keys } });
-      await tx.flush();
+  const slugTaken = () => new AppError('SLUG_CONFLICT', `A collection with slug "${input.slug}" exists already`, { slug: input.slug });
+  await em.transactional(async (tx) => {
+    const inserted = await insertCollection(tx, {
+      id,
+      tenantId,
+      slug: input.slug,
+      label: input.label,
+      color: input.color ?? DEFAULT_COLLECTION_COLOR,
+      defaultEmbeddingModel: input.default_embedding_model ?? null,
+      defaultChunkingStrategy: input.default_chunking_strategy ?? null,
+      defaultChunkSize: input.default_chunk_size ?? null,
+      defaultChunkOverlap: input.default_chunk_overlap ?? null,
     });
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) {
-      throw new AppError('SLUG_CONFLICT', `A collection with slug "${input.slug}" exists already`, { slug: input.slug });
-    }
-    throw err;
-  }
+    if (inserted.taken) throw slugTaken();
+    addCollectionDomains(tx, tenantId, id, input.domain_keys);
+    recordAudit(tx, tenantId, actor, { action: 'collection.created', targetType: 'collection', targetId: id, details: { slug: input.slug, domain_keys: input.domain_keys } });
+    if ((await flushCollectionInsert(tx)).taken) throw slugTaken();
+  });
   return getCollection(em, tenantId, id);
 }
 
@@ -187,7 +159,7 @@ export async function updateCollection(
     const target = collection as unknown as Record<string, unknown>;
     for (const field of fields) target[FIELD_TO_PROPERTY[field]] = input[field];
     recordAudit(tx, tenantId, actor, { action: 'collection.updated', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, fields } });
-    await tx.flush();
+    await saveCollectionChanges(tx);
   });
   return getCollection(em, tenantId, id);
 }
@@ -199,10 +171,10 @@ export async function updateCollection(
 export async function deleteCollection(em: EntityManager, tenantId: string, actor: Actor, id: string) {
   if (!isUuid(id)) throw notFound('Collection');
   await em.transactional(async (tx) => {
-    const [deleted] = await tx.execute<{ id: string; slug: string }[]>('delete from collections where id = ? and tenant_id = ? returning id, slug', [id, tenantId]);
+    const deleted = await deleteCollectionRow(tx, tenantId, id);
     if (!deleted) throw notFound('Collection');
     recordAudit(tx, tenantId, actor, { action: 'collection.deleted', targetType: 'collection', targetId: deleted.id, details: { slug: deleted.slug } });
-    await tx.flush();
+    await saveCollectionChanges(tx);
   });
 }
 
@@ -212,13 +184,9 @@ export async function attachDomain(em: EntityManager, tenantId: string, actor: A
     const collection = await lockCollection(tx, tenantId, id);
     assertMayChangeCollection(collection, caller);
     await requireActiveDomains(tx, tenantId, [domainKey]);
-    const inserted = await tx.execute<{ domain_key: string }[]>(
-      'insert into collection_domains (collection_id, domain_key, tenant_id, created_at) values (?, ?, ?, now()) on conflict do nothing returning domain_key',
-      [collection.id, domainKey, tenantId],
-    );
-    if (!inserted.length) return;
+    if (!(await insertCollectionDomain(tx, tenantId, collection.id, domainKey))) return;
     recordAudit(tx, tenantId, actor, { action: 'collection.domain_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, domain_key: domainKey } });
-    await tx.flush();
+    await saveCollectionChanges(tx);
   });
   return getCollection(em, tenantId, id);
 }
@@ -229,16 +197,16 @@ export async function detachDomain(em: EntityManager, tenantId: string, actor: A
     // The row lock serialises concurrent detaches, so two of them cannot remove the last two domains.
     const collection = await lockCollection(tx, tenantId, id);
     assertMayChangeCollection(collection, caller);
-    const attached = (await tx.execute<{ domain_key: string }[]>('select domain_key from collection_domains where collection_id = ?', [collection.id])).map((r) => r.domain_key);
+    const attached = await selectCollectionDomainKeys(tx, collection.id);
     if (!attached.includes(domainKey)) {
       throw new AppError('NOT_FOUND', `Domain "${domainKey}" is not attached to this collection`, { domain_key: domainKey });
     }
     if (attached.length === 1) {
       throw new AppError('CONFLICT', 'A collection needs at least one domain: attach another domain before detaching this one', { domain_key: domainKey });
     }
-    await tx.execute('delete from collection_domains where collection_id = ? and domain_key = ?', [collection.id, domainKey]);
+    await deleteCollectionDomain(tx, collection.id, domainKey);
     recordAudit(tx, tenantId, actor, { action: 'collection.domain_detached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, domain_key: domainKey } });
-    await tx.flush();
+    await saveCollectionChanges(tx);
   });
   return getCollection(em, tenantId, id);
 }

@@ -1,20 +1,20 @@
-import { Tenant } from '../../db/entities/tenant.js';
-import { User } from '../../db/entities/user.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { toDashboardUser } from '../auth/auth.service.js';
 import type { DashboardScope } from '../auth/authenticate-dashboard.js';
+import { getUser } from '../auth/store/users.js';
+import { getTenantEntity, saveTenantChanges } from '../tenants/store/tenants.js';
 import { getTenantProfile } from '../tenants/tenants.service.js';
 
 export async function getAccount(em: EntityManager, scope: DashboardScope) {
-  const user = await em.findOneOrFail(User, { id: scope.userId });
+  const user = await getUser(em, scope.userId);
   return { tenant: await getTenantProfile(em, scope.tenantId), user: toDashboardUser(user) };
 }
 
 export async function updateAccount(em: EntityManager, scope: DashboardScope, actor: Actor, input: { tenantName?: string; billingEmail?: string | null }) {
   await em.transactional(async (tx) => {
-    const tenant = await tx.findOneOrFail(Tenant, { id: scope.tenantId });
+    const tenant = await getTenantEntity(tx, scope.tenantId);
     const changes: Record<string, unknown> = {};
     if (input.tenantName !== undefined && input.tenantName !== tenant.name) {
       changes.tenantName = { from: tenant.name, to: input.tenantName };
@@ -25,7 +25,7 @@ export async function updateAccount(em: EntityManager, scope: DashboardScope, ac
       tenant.billingEmail = input.billingEmail;
     }
     if (Object.keys(changes).length > 0) recordAudit(tx, scope.tenantId, actor, { action: 'account.updated', targetType: 'tenant', targetId: scope.tenantId, details: changes });
-    await tx.flush();
+    await saveTenantChanges(tx);
   });
   return getAccount(em, scope);
 }

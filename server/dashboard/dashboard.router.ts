@@ -1,15 +1,13 @@
 import { z } from 'zod';
-import { ROLES } from '../../db/entities/user.js';
 import { listAuditLog } from '../audit/audit.service.js';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset } from '../common/schemas.js';
-import { rotateEnvironmentKey, rotateTenantKey } from '../keys/keys.service.js';
 import { dashboardProcedure, router } from '../trpc.js';
 import { getUsageReport, resolveRange } from '../usage/usage.service.js';
 import { getAccount, updateAccount } from './account.service.js';
 import {
-  accountOutput, accountUpdateInput, auditLogOutput, dashboardUserSchema, environmentSchema, inviteInput, issuedKeySchema, usageQuery, usageReportSchema,
+  accountOutput, accountUpdateInput, auditLogOutput, dashboardUserSchema, environmentSchema, inviteInput, issuedKeySchema, ROLES, usageQuery, usageReportSchema,
 } from './dashboard.schemas.js';
-import { createEnvironment, listEnvironments } from './environments.service.js';
+import { createEnvironment, listEnvironments, rotateEnvironmentKey, rotateTenantKey } from './environments.service.js';
 import { changeUserRole, inviteUser, listUsers, removeUser } from './users.service.js';
 
 const ACCOUNT = ['Dashboard account'];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ROLES } from '../../db/entities/user.js';
 import { dashboardUserSchema, emailSchema, passwordSchema } from '../auth/auth.schemas.js';
+import { ROLES } from '../auth/store/users.js';
 import { paginationSchema } from '../common/schemas.js';
 import { tenantProfileSchema } from '../tenants/tenants.schemas.js';
 
@@ -57,4 +57,4 @@ export const usageQuery = z.object({
   from: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('Start (inclusive); default: first day of this month, UTC'),
   to: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('End (exclusive); default: now'),
 });
-export { dashboardUserSchema };
+export { dashboardUserSchema, ROLES };

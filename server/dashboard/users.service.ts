@@ -1,16 +1,16 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { User, type Role } from '../../db/entities/user.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { toDashboardUser } from '../auth/auth.service.js';
 import type { DashboardScope } from '../auth/authenticate-dashboard.js';
 import { hashPassword } from '../auth/passwords.js';
+import { countTenantOwners, deleteUser, findTenantUser, insertUser, isEmailTaken, listTenantUsers, saveUserChanges, type Role } from '../auth/store/users.js';
 import { isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
+import { lockTenantForUpdate } from '../tenants/store/tenants.js';
 
 export async function listUsers(em: EntityManager, tenantId: string) {
-  const users = await em.find(User, { tenant: tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const users = await listTenantUsers(em, tenantId);
   return { users: users.map(toDashboardUser) };
 }
 
@@ -23,46 +23,38 @@ function assertMayManage(actorRole: Role, targetRole: Role, newRole?: Role) {
 
 export async function inviteUser(em: EntityManager, scope: DashboardScope, actor: Actor, input: { email: string; role: Role; password: string; fullName?: string }) {
   assertMayManage(scope.role, input.role);
-  if (await em.findOne(User, { email: input.email }, { fields: ['id'] })) throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
+  if (await isEmailTaken(em, input.email)) throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
   const passwordHash = await hashPassword(input.password);
-  try {
-    return await em.transactional(async (tx) => {
-      const user = tx.create(User, { tenant: scope.tenantId, email: input.email, fullName: input.fullName ?? null, passwordHash, role: input.role });
-      await tx.flush();
-      recordAudit(tx, scope.tenantId, actor, { action: 'user.invited', targetType: 'user', targetId: user.id, details: { email: user.email, role: user.role } });
-      await tx.flush();
-      return { user: toDashboardUser(user) };
-    });
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
-    throw err;
-  }
+  return em.transactional(async (tx) => {
+    const user = await insertUser(tx, { tenantId: scope.tenantId, email: input.email, fullName: input.fullName ?? null, passwordHash, role: input.role });
+    // Another request took the e-mail since the check above.
+    if (!user) throw new AppError('EMAIL_TAKEN', 'An account already exists for this e-mail');
+    recordAudit(tx, scope.tenantId, actor, { action: 'user.invited', targetType: 'user', targetId: user.id, details: { email: user.email, role: user.role } });
+    await saveUserChanges(tx);
+    return { user: toDashboardUser(user) };
+  });
 }
 
 async function lockTenantUser(tx: EntityManager, tenantId: string, userId: string) {
   if (!isUuid(userId)) throw notFound('User');
   // Serialise role changes within a tenant so two admins cannot demote the last two owners at once.
-  await tx.execute('select id from tenants where id = ? for update', [tenantId]);
-  const user = await tx.findOne(User, { id: userId, tenant: tenantId });
+  await lockTenantForUpdate(tx, tenantId);
+  const user = await findTenantUser(tx, tenantId, userId);
   if (!user) throw notFound('User');
   return user;
-}
-
-async function countOwners(tx: EntityManager, tenantId: string) {
-  return tx.count(User, { tenant: tenantId, role: 'owner' });
 }
 
 export async function changeUserRole(em: EntityManager, scope: DashboardScope, actor: Actor, userId: string, role: Role) {
   return em.transactional(async (tx) => {
     const user = await lockTenantUser(tx, scope.tenantId, userId);
     assertMayManage(scope.role, user.role, role);
-    if (user.role === 'owner' && role !== 'owner' && (await countOwners(tx, scope.tenantId)) <= 1) {
+    if (user.role === 'owner' && role !== 'owner' && (await countTenantOwners(tx, scope.tenantId)) <= 1) {
       throw new AppError('LAST_OWNER', 'The last owner cannot be demoted; make someone else owner first');
     }
     const previous = user.role;
     user.role = role;
     recordAudit(tx, scope.tenantId, actor, { action: 'user.role_changed', targetType: 'user', targetId: user.id, details: { email: user.email, from: previous, to: role } });
-    await tx.flush();
+    await saveUserChanges(tx);
     return { user: toDashboardUser(user) };
   });
 }
@@ -71,11 +63,10 @@ export async function removeUser(em: EntityManager, scope: DashboardScope, actor
   await em.transactional(async (tx) => {
     const user = await lockTenantUser(tx, scope.tenantId, userId);
     assertMayManage(scope.role, user.role);
-    if (user.role === 'owner' && (await countOwners(tx, scope.tenantId)) <= 1) {
+    if (user.role === 'owner' && (await countTenantOwners(tx, scope.tenantId)) <= 1) {
       throw new AppError('LAST_OWNER', 'The last owner cannot be removed');
     }
     recordAudit(tx, scope.tenantId, actor, { action: 'user.removed', targetType: 'user', targetId: user.id, details: { email: user.email, role: user.role } });
-    tx.remove(user);
-    await tx.flush();
+    await deleteUser(tx, user);
   });
 }

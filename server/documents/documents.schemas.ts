@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bodyInt, noCoerce, pageQuery, paginationSchema } from '../common/schemas.js';
 import { MAX_CHUNK_OVERLAP, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../collections/collections.schemas.js';
-import { INGESTION_STATUSES } from '../../db/entities/document.js';
+import { INGESTION_STATUSES } from '../../db/column-values.js';
 import { CHUNKING_STRATEGY_NAMES } from './chunk-text.js';
 
 export const DOCUMENT_STATUSES = ['processing', 'ready', 'failed'] as const;

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { assertMayChangeCollection } from '../collections/collections.service.js';
-import type { Role } from '../../db/entities/user.js';
+import { lockCollectionRow, selectTenantCollectionIds } from '../collections/store/collections.js';
+import type { Role } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
@@ -9,32 +10,17 @@ import { isoRequired, isUuid, type Pagination } from '../common/schemas.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
 import type { DocumentDto, UploadDocumentInput } from './documents.schemas.js';
-import { uuidArray, type IngestionJobOptions } from './ingestion-options.js';
+import type { IngestionJobOptions } from './ingestion-options.js';
 import { MAX_UPLOAD_BYTES, resolveMediaType } from './media-types.js';
+import {
+  addDocumentCollection, countDocuments, deleteDocumentCollection, deleteDocumentRow, insertDocument, insertDocumentCollection, lockDocument,
+  saveDocumentChanges, selectDocumentName, selectDocumentRow, selectDocumentRows, type DocumentRow,
+} from './store/documents.js';
+import { cancelDocumentIngestionJobs, insertIngestionJob, lockDocumentIngestionJobs } from './store/ingestion-jobs.js';
 
 export const INGEST_TASK = 'ingest_document';
 /** Attempts of one ingestion job (transient failures such as a provider outage are retried). */
 const INGEST_MAX_ATTEMPTS = 5;
-
-interface DocumentRow {
-  id: string;
-  name: string;
-  category: string;
-  chunk_count: number;
-  size_bytes: number;
-  embedding_model: string | null;
-  uploaded_by: string;
-  uploaded_at: Date;
-  status: DocumentDto['status'];
-  collections: { id: string; slug: string; label: string; color: string | null }[] | null;
-}
-
-const DOCUMENT_SELECT = `
-  select d.id, d.name, d.category, d.chunk_count, d.size_bytes, d.embedding_model, d.uploaded_by, d.uploaded_at, d.status,
-         (select coalesce(json_agg(json_build_object('id', c.id, 'slug', c.slug, 'label', c.label, 'color', c.color) order by c.slug, c.id), '[]'::json)
-            from document_collections dc join collections c on c.id = dc.collection_id
-           where dc.document_id = d.id) as collections
-    from documents d`;
 
 export function toDocumentDto(row: DocumentRow): DocumentDto {
   return {
@@ -77,7 +63,7 @@ async function requireCollections(em: EntityManager, tenantId: string, ids: stri
   const malformed = unique.find((id) => !isUuid(id));
   if (malformed !== undefined) throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: malformed });
   if (!unique.length) return [];
-  const rows = await em.execute<{ id: string }[]>('select id from collections where tenant_id = ? and id = any(?::uuid[])', [tenantId, uuidArray(unique)]);
+  const rows = await selectTenantCollectionIds(em, tenantId, unique);
   const found = new Set(rows.map((r) => r.id));
   const missing = unique.find((id) => !found.has(id));
   if (missing !== undefined) throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: missing });
@@ -103,19 +89,18 @@ export async function uploadDocument(em: EntityManager, tenantId: string, actor:
     embedding_model: input.embedding_model ?? null,
   };
   await em.transactional(async (tx) => {
-    await tx.execute(
-      `insert into documents (id, tenant_id, name, category, mime_type, size_bytes, content_hash, status, characters, pages, chunk_count, embedding_model, uploaded_by, uploaded_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, 'processing', 0, null, 0, null, ?, now(), now())`,
-      [documentId, tenantId, input.name, category, mimeType, bytes.length, createHash('sha256').update(bytes).digest('hex'), actor.name],
-    );
-    for (const collectionId of collectionIds) {
-      await tx.execute('insert into document_collections (document_id, collection_id, tenant_id, created_at) values (?, ?, ?, now())', [documentId, collectionId, tenantId]);
-    }
-    await tx.execute(
-      `insert into ingestion_jobs (id, tenant_id, document_id, source_type, name, status, stage, progress, options, content, created_by, created_at)
-       values (?, ?, ?, 'upload', ?, 'pending', null, 0, ?::jsonb, ?, ?, now())`,
-      [jobId, tenantId, documentId, input.name, JSON.stringify(options), bytes, actor.name],
-    );
+    await insertDocument(tx, {
+      id: documentId,
+      tenantId,
+      name: input.name,
+      category,
+      mimeType,
+      sizeBytes: bytes.length,
+      contentHash: createHash('sha256').update(bytes).digest('hex'),
+      uploadedBy: actor.name,
+    });
+    for (const collectionId of collectionIds) await insertDocumentCollection(tx, tenantId, documentId, collectionId);
+    await insertIngestionJob(tx, { id: jobId, tenantId, documentId, name: input.name, options, content: bytes, createdBy: actor.name });
     await enqueueJob(tx, INGEST_TASK, { jobId }, { jobKey: jobId, maxAttempts: INGEST_MAX_ATTEMPTS });
     recordAudit(tx, tenantId, actor, {
       action: 'document.uploaded',
@@ -123,7 +108,7 @@ export async function uploadDocument(em: EntityManager, tenantId: string, actor:
       targetId: documentId,
       details: { name: input.name, mime_type: mimeType, size_bytes: bytes.length, job_id: jobId, collection_ids: collectionIds },
     });
-    await tx.flush();
+    await saveDocumentChanges(tx);
   });
   return { jobId, status: 'pending' as const };
 }
@@ -138,26 +123,15 @@ export async function listDocuments(
 ): Promise<{ documents: DocumentDto[]; pagination: Pagination }> {
   // An id that cannot be a collection matches no document.
   if (filter.collectionId !== undefined && !isUuid(filter.collectionId)) return { documents: [], pagination: { total: 0, ...page } };
-  const where = ['d.tenant_id = ?'];
-  const params: unknown[] = [tenantId];
-  if (filter.collectionId !== undefined) {
-    where.push('exists (select 1 from document_collections f where f.document_id = d.id and f.collection_id = ?)');
-    params.push(filter.collectionId);
-  }
-  if (filter.category !== undefined) {
-    where.push('d.category = ?');
-    params.push(filter.category);
-  }
-  const clause = where.join(' and ');
-  const [{ total }] = await em.execute<{ total: number }[]>(`select count(*)::int as total from documents d where ${clause}`, params);
-  const rows = await em.execute<DocumentRow[]>(`${DOCUMENT_SELECT} where ${clause} order by d.uploaded_at desc, d.id desc limit ? offset ?`, [...params, page.limit, page.offset]);
+  const total = await countDocuments(em, tenantId, filter);
+  const rows = await selectDocumentRows(em, tenantId, filter, page);
   return { documents: rows.map(toDocumentDto), pagination: { total, ...page } };
 }
 
 /** One document of the tenant; missing, malformed and other tenants' ids are all 404. */
 export async function getDocument(em: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Document');
-  const [row] = await em.execute<DocumentRow[]>(`${DOCUMENT_SELECT} where d.id = ? and d.tenant_id = ?`, [id, tenantId]);
+  const row = await selectDocumentRow(em, tenantId, id);
   if (!row) throw notFound('Document');
   return { document: toDocumentDto(row) };
 }
@@ -172,16 +146,13 @@ export async function deleteDocument(em: EntityManager, tenantId: string, actor:
   if (!isUuid(id)) throw notFound('Document');
   await em.transactional(async (tx) => {
     // Job rows first, then the document: the same order as the ingestion task, so no deadlock.
-    await tx.execute('select id from ingestion_jobs where document_id = ? and tenant_id = ? for update', [id, tenantId]);
-    const [document] = await tx.execute<{ id: string; name: string }[]>('select id, name from documents where id = ? and tenant_id = ? for update', [id, tenantId]);
+    await lockDocumentIngestionJobs(tx, tenantId, id);
+    const document = await lockDocument(tx, tenantId, id);
     if (!document) throw notFound('Document');
-    await tx.execute(
-      `update ingestion_jobs set status = 'cancelled', content = null, completed_at = now() where document_id = ? and status in ('pending', 'running')`,
-      [id],
-    );
-    await tx.execute('delete from documents where id = ?', [id]);
+    await cancelDocumentIngestionJobs(tx, id);
+    await deleteDocumentRow(tx, id);
     recordAudit(tx, tenantId, actor, { action: 'document.deleted', targetType: 'document', targetId: id, details: { name: document.name } });
-    await tx.flush();
+    await saveDocumentChanges(tx);
   });
 }
 
@@ -189,17 +160,14 @@ export async function deleteDocument(em: EntityManager, tenantId: string, actor:
 
 async function lockCollection(tx: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Collection');
-  const [collection] = await tx.execute<{ id: string; slug: string; visibility: string }[]>(
-    'select id, slug, visibility from collections where id = ? and tenant_id = ? for update',
-    [id, tenantId],
-  );
+  const collection = await lockCollectionRow(tx, tenantId, id);
   if (!collection) throw notFound('Collection');
   return collection;
 }
 
 async function requireDocument(tx: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Document');
-  const [document] = await tx.execute<{ id: string; name: string }[]>('select id, name from documents where id = ? and tenant_id = ?', [id, tenantId]);
+  const document = await selectDocumentName(tx, tenantId, id);
   if (!document) throw notFound('Document');
   return document;
 }
@@ -210,13 +178,9 @@ export async function attachDocument(em: EntityManager, tenantId: string, actor:
     const collection = await lockCollection(tx, tenantId, collectionId);
     assertMayChangeCollection(collection, { role });
     const document = await requireDocument(tx, tenantId, documentId);
-    const inserted = await tx.execute<{ document_id: string }[]>(
-      'insert into document_collections (document_id, collection_id, tenant_id, created_at) values (?, ?, ?, now()) on conflict do nothing returning document_id',
-      [document.id, collection.id, tenantId],
-    );
-    if (!inserted.length) return;
+    if (!(await addDocumentCollection(tx, tenantId, document.id, collection.id))) return;
     recordAudit(tx, tenantId, actor, { action: 'collection.document_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
-    await tx.flush();
+    await saveDocumentChanges(tx);
   });
   return getDocument(em, tenantId, documentId);
 }
@@ -227,13 +191,9 @@ export async function detachDocument(em: EntityManager, tenantId: string, actor:
     const collection = await lockCollection(tx, tenantId, collectionId);
     assertMayChangeCollection(collection, { role });
     const document = await requireDocument(tx, tenantId, documentId);
-    const deleted = await tx.execute<{ document_id: string }[]>(
-      'delete from document_collections where document_id = ? and collection_id = ? returning document_id',
-      [document.id, collection.id],
-    );
-    if (!deleted.length) throw new AppError('NOT_FOUND', 'The document is not in this collection', { document_id: document.id });
+    if (!(await deleteDocumentCollection(tx, document.id, collection.id))) throw new AppError('NOT_FOUND', 'The document is not in this collection', { document_id: document.id });
     recordAudit(tx, tenantId, actor, { action: 'collection.document_detached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
-    await tx.flush();
+    await saveDocumentChanges(tx);
   });
   return getDocument(em, tenantId, documentId);
 }

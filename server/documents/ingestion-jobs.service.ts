@@ -4,6 +4,10 @@ import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid, type Pagination } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import type { IngestionJobDto } from './documents.schemas.js';
+import { deleteDocumentRow, saveDocumentChanges } from './store/documents.js';
+import {
+  countIngestionJobs, lockTenantIngestionJob, markIngestionJobCancelled, removeQueuedIngestionJob, selectIngestionJobRow, selectIngestionJobRows,
+} from './store/ingestion-jobs.js';
 
 interface JobRow {
   id: string;
@@ -19,9 +23,6 @@ interface JobRow {
   completed_at: Date | null;
   document_id: string | null;
 }
-
-// Never the stored bytes (`content`).
-const JOB_SELECT = `select id, source_type, name, status, stage, progress, result, error_message, created_at, started_at, completed_at, document_id from ingestion_jobs`;
 
 export const toJobDto = (row: JobRow): IngestionJobDto => ({
   id: row.id,
@@ -44,16 +45,15 @@ export async function listIngestionJobs(
   filter: { status?: IngestionJobDto['status'] },
   page: { limit: number; offset: number },
 ): Promise<{ jobs: IngestionJobDto[]; pagination: Pagination }> {
-  const where = filter.status ? 'tenant_id = ? and status = ?' : 'tenant_id = ?';
-  const params = filter.status ? [tenantId, filter.status] : [tenantId];
-  const [{ total }] = await em.execute<{ total: number }[]>(`select count(*)::int as total from ingestion_jobs where ${where}`, params);
-  const rows = await em.execute<JobRow[]>(`${JOB_SELECT} where ${where} order by created_at desc, id desc limit ? offset ?`, [...params, page.limit, page.offset]);
+  const status = filter.status || undefined;
+  const total = await countIngestionJobs(em, tenantId, status);
+  const rows = await selectIngestionJobRows(em, tenantId, status, page);
   return { jobs: rows.map(toJobDto), pagination: { total, ...page } };
 }
 
 export async function getIngestionJob(em: EntityManager, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('Ingestion job');
-  const [row] = await em.execute<JobRow[]>(`${JOB_SELECT} where id = ? and tenant_id = ?`, [id, tenantId]);
+  const row = await selectIngestionJobRow(em, tenantId, id);
   if (!row) throw notFound('Ingestion job');
   return { job: toJobDto(row) };
 }
@@ -66,25 +66,22 @@ export async function getIngestionJob(em: EntityManager, tenantId: string, id: s
 export async function cancelIngestionJob(em: EntityManager, tenantId: string, actor: Actor, id: string) {
   if (!isUuid(id)) throw notFound('Ingestion job');
   await em.transactional(async (tx) => {
-    const [job] = await tx.execute<{ status: string; document_id: string | null; name: string }[]>(
-      'select status, document_id, name from ingestion_jobs where id = ? and tenant_id = ? for update',
-      [id, tenantId],
-    );
+    const job = await lockTenantIngestionJob(tx, tenantId, id);
     if (!job) throw notFound('Ingestion job');
     if (job.status !== 'pending' && job.status !== 'running') {
       throw new AppError('CONFLICT', `The ingestion job has already ended (${job.status})`, { status: job.status });
     }
-    await tx.execute(`update ingestion_jobs set status = 'cancelled', content = null, completed_at = now() where id = ?`, [id]);
-    if (job.document_id) await tx.execute('delete from documents where id = ?', [job.document_id]);
+    await markIngestionJobCancelled(tx, id);
+    if (job.document_id) await deleteDocumentRow(tx, job.document_id);
     // A job not yet picked up is removed from the queue (a locked one finds the row cancelled).
-    if (job.status === 'pending') await tx.execute('select graphile_worker.remove_job(?)', [id]);
+    if (job.status === 'pending') await removeQueuedIngestionJob(tx, id);
     recordAudit(tx, tenantId, actor, {
       action: 'ingestion_job.cancelled',
       targetType: 'ingestion_job',
       targetId: id,
       details: { name: job.name, status_before: job.status, document_id: job.document_id },
     });
-    await tx.flush();
+    await saveDocumentChanges(tx);
   });
   return getIngestionJob(em, tenantId, id);
 }

@@ -1,5 +1,6 @@
 // What an ingestion job stores in ingestion_jobs.options, and how its settings are settled.
 import type { EntityManager } from '../../db/orm.js';
+import { selectCollectionDefaults } from '../collections/store/collections.js';
 import { DEFAULT_CHUNKING, type ChunkingOptions, type ChunkingStrategy } from './chunk-text.js';
 import type { SupportedMediaType } from './media-types.js';
 
@@ -13,9 +14,6 @@ export interface IngestionJobOptions {
   /** Settled on the first run, so a resumed run chunks and embeds exactly as the first one did. */
   resolved?: { chunking: ChunkingOptions; embedding_model: string | null };
 }
-
-/** A Postgres uuid[] literal (ids are validated UUIDs, so no quoting is needed). */
-export const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
 
 interface CollectionDefaults {
   id: string;
@@ -39,11 +37,7 @@ export async function resolveIngestionSettings(
 ): Promise<{ chunking: ChunkingOptions; embedding_model: string | null }> {
   let first: CollectionDefaults | undefined;
   if (options.collection_ids.length) {
-    const rows = await em.execute<CollectionDefaults[]>(
-      `select id, default_chunking_strategy, default_chunk_size, default_chunk_overlap, default_embedding_model
-         from collections where tenant_id = ? and id = any(?::uuid[])`,
-      [tenantId, uuidArray(options.collection_ids)],
-    );
+    const rows = await selectCollectionDefaults(em, tenantId, options.collection_ids);
     first = options.collection_ids.map((id) => rows.find((r) => r.id === id)).find((r) => r !== undefined);
   }
   const sent = options.chunking ?? {};

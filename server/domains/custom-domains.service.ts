@@ -1,14 +1,14 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { CustomDomain, type ICustomDomain } from '../../db/entities/intent.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import type { CustomDomainDto } from '../intents/custom-intents.schemas.js';
+import { countIntentsByDomain } from '../intents/store/custom-intents.js';
 import { BUILT_IN_DOMAINS } from './built-in-domains.js';
+import { deleteDomain, findDomain, flushDomainChanges, insertDomain, listDomains, type CustomDomainRow } from './store/custom-domains.js';
 
-function toDomainDto(domain: ICustomDomain, intentCount: number): CustomDomainDto {
+function toDomainDto(domain: CustomDomainRow, intentCount: number): CustomDomainDto {
   return {
     id: domain.id,
     domain_key: domain.domainKey,
@@ -23,19 +23,19 @@ function toDomainDto(domain: ICustomDomain, intentCount: number): CustomDomainDt
 }
 
 async function countIntents(em: EntityManager, tenantId: string): Promise<Map<string, number>> {
-  const rows = await em.execute<{ domain_id: string; n: string }[]>('select domain_id, count(*)::text as n from custom_intents where tenant_id = ? group by domain_id', [tenantId]);
+  const rows = await countIntentsByDomain(em, tenantId);
   return new Map(rows.map((r) => [r.domain_id, Number(r.n)]));
 }
 
 export async function listCustomDomains(em: EntityManager, tenantId: string) {
-  const domains = await em.find(CustomDomain, { tenant: tenantId }, { orderBy: { sortOrder: 'asc', domainKey: 'asc' } });
+  const domains = await listDomains(em, tenantId);
   const counts = await countIntents(em, tenantId);
   return { domains: domains.map((d) => toDomainDto(d, counts.get(d.id) ?? 0)) };
 }
 
 /** The domain row, or 404 (another tenant's key is simply not found). */
 export async function findCustomDomain(em: EntityManager, tenantId: string, domainKey: string) {
-  const domain = await em.findOne(CustomDomain, { tenant: tenantId, domainKey });
+  const domain = await findDomain(em, tenantId, domainKey);
   if (!domain) throw notFound('Custom domain');
   return domain;
 }
@@ -55,26 +55,20 @@ export async function createCustomDomain(
   if ((BUILT_IN_DOMAINS as readonly string[]).includes(input.domain_key)) {
     throw new AppError('DOMAIN_KEY_TAKEN', `"${input.domain_key}" is a built-in domain`);
   }
-  try {
-    const domain = await em.transactional(async (tx) => {
-      const created = tx.create(CustomDomain, {
-        tenant: tenantId,
-        domainKey: input.domain_key,
-        displayName: input.display_name,
-        description: input.description ?? null,
-        isActive: input.is_active ?? true,
-        sortOrder: input.sort_order ?? 0,
-      });
-      await tx.flush();
-      recordAudit(tx, tenantId, actor, { action: 'custom_domain.created', targetType: 'custom_domain', targetId: created.id, details: { domain_key: created.domainKey } });
-      await tx.flush();
-      return created;
+  const domain = await em.transactional(async (tx) => {
+    const created = await insertDomain(tx, tenantId, {
+      domainKey: input.domain_key,
+      displayName: input.display_name,
+      description: input.description ?? null,
+      isActive: input.is_active ?? true,
+      sortOrder: input.sort_order ?? 0,
     });
-    return { domain: toDomainDto(domain, 0) };
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw new AppError('DOMAIN_KEY_TAKEN', `A domain "${input.domain_key}" exists already`);
-    throw err;
-  }
+    if (!created) throw new AppError('DOMAIN_KEY_TAKEN', `A domain "${input.domain_key}" exists already`);
+    recordAudit(tx, tenantId, actor, { action: 'custom_domain.created', targetType: 'custom_domain', targetId: created.id, details: { domain_key: created.domainKey } });
+    await flushDomainChanges(tx);
+    return created;
+  });
+  return { domain: toDomainDto(domain, 0) };
 }
 
 export async function updateCustomDomain(
@@ -91,7 +85,7 @@ export async function updateCustomDomain(
     if (input.is_active !== undefined) domain.isActive = input.is_active;
     if (input.sort_order !== undefined) domain.sortOrder = input.sort_order;
     recordAudit(tx, tenantId, actor, { action: 'custom_domain.updated', targetType: 'custom_domain', targetId: domain.id, details: { domain_key: domainKey, fields: Object.keys(input) } });
-    await tx.flush();
+    await flushDomainChanges(tx);
   });
   return getCustomDomain(em, tenantId, domainKey);
 }
@@ -101,7 +95,7 @@ export async function deleteCustomDomain(em: EntityManager, tenantId: string, ac
   await em.transactional(async (tx) => {
     const domain = await findCustomDomain(tx, tenantId, domainKey);
     recordAudit(tx, tenantId, actor, { action: 'custom_domain.deleted', targetType: 'custom_domain', targetId: domain.id, details: { domain_key: domainKey } });
-    await tx.flush();
-    await tx.execute('delete from custom_domains where id = ?', [domain.id]);
+    await flushDomainChanges(tx);
+    await deleteDomain(tx, domain.id);
   });
 }

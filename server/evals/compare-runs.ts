@@ -11,27 +11,13 @@ import { findRun, judgeModelOf } from './eval-runs.service.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
 import { comparePaired, passRateDiff, type PairedScores } from './statistics.js';
-
-interface ScoredRow {
-  id: string;
-  case_id: string | null;
-  position: number;
-  score: number;
-  passed: boolean | null;
-  dimension_scores: Record<string, number> | null;
-  input: unknown;
-  message: string | null;
-  output: unknown;
-}
+import { listScoredResults, type ScoredRow } from './store/eval-runs.js';
 
 /** The key two runs' cases are paired by: the dataset case, or the position for inline cases. */
 const pairKey = (r: ScoredRow) => r.case_id ?? `#${r.position}`;
 
 async function scoredRows(deps: AppDeps, run: { id: string; executionMode: string }): Promise<Map<string, ScoredRow>> {
-  const rows = await deps.sql.query<ScoredRow>(
-    `select id::text, case_id::text, position, score, passed, dimension_scores, input, message, output from eval_results where run_id = $1 and status = 'scored' order by position`,
-    [run.id],
-  );
+  const rows = await listScoredResults(deps.sql, run.id);
   // Inline cases (external runs) have their own ids per run: they pair by position.
   const external = run.executionMode === 'external_output';
   return new Map(rows.map((r) => [external ? `#${r.position}` : pairKey(r), r]));
@@ -110,7 +96,7 @@ export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: T
     throw new AppError('UNPROCESSABLE', `The runs share ${shared.length} scored cases; a pairwise comparison judges at most ${MAX_PAIRWISE_CASES}`, { n_shared: shared.length, max: MAX_PAIRWISE_CASES });
   }
   const model = judgeModelOf(deps);
-  let spent = budget === null ? 0 : await judgeSpendThisMonth(deps.sql.query, scope.tenantId);
+  let spent = budget === null ? 0 : await judgeSpendThisMonth(deps.sql, scope.tenantId);
   const ask = async (input: unknown, message: string | null, first: unknown, second: unknown): Promise<'A' | 'B' | 'tie'> => {
     const usage: UsageEventInput[] = [];
     try {

@@ -1,14 +1,18 @@
 // Evaluation datasets and their cases: create (with inline cases), read, list, rename, delete,
 // all-or-nothing import, one-case edits, and the shared starter templates a tenant can clone.
 import { randomUUID } from 'node:crypto';
-import { EvalCase, EvalDataset, EvalSuite, type IEvalCase, type IEvalDataset } from '../../db/entities/eval.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, notFound, type ValidationIssue } from '../errors.js';
 import { caseInput, MAX_CASES_PER_DATASET, type CaseDto, type CaseInput, type CreateDatasetInput, type DatasetDto } from './evals.schemas.js';
+import {
+  appendDatasetCases, countDatasetCases, deleteTenantCase, deleteTenantDataset, findTenantDataset, findTenantDatasetCase, insertDatasetWithCases, listDatasetCases,
+  listTenantDatasets, lockDatasetForAppend, updateCaseFields, updateDatasetFields, type CaseRow, type DatasetRow, type NewCase,
+} from './store/datasets.js';
+import { listSuitesOnDataset } from './store/suites.js';
 import { EVAL_TEMPLATES, findEvalTemplate } from './templates.js';
 
-export function toCaseDto(c: IEvalCase, tenantId: string): CaseDto {
+export function toCaseDto(c: CaseRow, tenantId: string): CaseDto {
   return {
     id: c.id,
     tenant_id: tenantId,
@@ -21,7 +25,7 @@ export function toCaseDto(c: IEvalCase, tenantId: string): CaseDto {
   };
 }
 
-const toDatasetDto = (d: IEvalDataset, tenantId: string, casesCount: number): DatasetDto => ({
+const toDatasetDto = (d: DatasetRow, tenantId: string, casesCount: number): DatasetDto => ({
   id: d.id,
   tenant_id: tenantId,
   name: d.name,
@@ -31,89 +35,73 @@ const toDatasetDto = (d: IEvalDataset, tenantId: string, casesCount: number): Da
   updated_at: isoRequired(d.updatedAt),
 });
 
-async function findDataset(em: EntityManager, tenantId: string, id: string): Promise<IEvalDataset> {
-  const dataset = isUuid(id) ? await em.findOne(EvalDataset, { id, tenant: tenantId }) : null;
+async function findDataset(em: EntityManager, tenantId: string, id: string): Promise<DatasetRow> {
+  const dataset = isUuid(id) ? await findTenantDataset(em, tenantId, id) : null;
   if (!dataset) throw notFound('Dataset');
   return dataset;
 }
 
-async function countCases(em: EntityManager, datasetIds: string[]): Promise<Map<string, number>> {
-  if (datasetIds.length === 0) return new Map();
-  const rows: { dataset_id: string; n: number }[] = await em
-    .getConnection()
-    // An array literal: the ORM's raw execute would spread a JS array into separate parameters.
-    .execute('select dataset_id::text, count(*)::int as n from eval_cases where dataset_id = any(?::uuid[]) group by dataset_id', [`{${datasetIds.join(',')}}`]);
-  return new Map(rows.map((r) => [r.dataset_id, r.n]));
-}
+const newCase = (c: CaseInput): NewCase => ({ input: c.input, message: c.message ?? null, expectedOutput: c.expected_output ?? null, notes: c.notes ?? null });
 
-/** Adds cases at the end of the dataset (positions after the last one), in the caller's transaction. */
-async function appendCases(em: EntityManager, tenantId: string, dataset: IEvalDataset, cases: CaseInput[], isNew = false): Promise<IEvalCase[]> {
-  // The dataset row is locked first, so imports and additions to one dataset count and number
-  // their cases one after another (the caller's transaction holds the lock until it commits). The
-  // count is a statement of its own: one that waited for the lock must see what the holder wrote.
-  if (!isNew) await em.execute('select 1 from eval_datasets where id = ? for update', [dataset.id]);
-  const [{ n, last }]: { n: number; last: number }[] = isNew
-    ? [{ n: 0, last: -1 }]
-    : await em.execute('select count(*)::int as n, coalesce(max(position), -1)::int as last from eval_cases where dataset_id = ?', [dataset.id]);
-  if (n + cases.length > MAX_CASES_PER_DATASET) {
-    throw new AppError('UNPROCESSABLE', `A dataset holds at most ${MAX_CASES_PER_DATASET} cases; it has ${n} and ${cases.length} more were sent`, {
+/** 422 when `adding` more cases would take a dataset holding `n` past MAX_CASES_PER_DATASET. */
+function assertRoomFor(n: number, adding: number) {
+  if (n + adding > MAX_CASES_PER_DATASET) {
+    throw new AppError('UNPROCESSABLE', `A dataset holds at most ${MAX_CASES_PER_DATASET} cases; it has ${n} and ${adding} more were sent`, {
       max_cases: MAX_CASES_PER_DATASET,
       cases_count: n,
     });
   }
-  return cases.map((c, i) =>
-    em.create(EvalCase, {
-      tenant: tenantId,
-      dataset,
-      position: last + 1 + i,
-      input: c.input,
-      message: c.message ?? null,
-      expectedOutput: c.expected_output ?? null,
-      notes: c.notes ?? null,
-    }),
-  );
+}
+
+/**
+ * Adds cases at the end of the dataset (positions after the last one) and marks it updated, in the
+ * caller's transaction: the dataset row is locked first, so additions to one dataset count and
+ * number their cases one after another.
+ */
+async function appendCases(tx: EntityManager, tenantId: string, datasetId: string, cases: CaseInput[]): Promise<CaseRow[]> {
+  const { n, last } = await lockDatasetForAppend(tx, datasetId);
+  assertRoomFor(n, cases.length);
+  return appendDatasetCases(tx, tenantId, datasetId, last + 1, cases.map(newCase));
 }
 
 export async function listDatasets(em: EntityManager, tenantId: string) {
-  const datasets = await em.find(EvalDataset, { tenant: tenantId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
-  const counts = await countCases(em, datasets.map((d) => d.id));
+  const datasets = await listTenantDatasets(em, tenantId);
+  const counts = await countDatasetCases(em, datasets.map((d) => d.id));
   return { datasets: datasets.map((d) => toDatasetDto(d, tenantId, counts.get(d.id) ?? 0)) };
 }
 
 export async function createDataset(em: EntityManager, tenantId: string, input: CreateDatasetInput) {
   return em.transactional(async (tx) => {
-    const dataset = tx.create(EvalDataset, { id: randomUUID(), tenant: tenantId, name: input.name, description: input.description ?? null });
-    const cases = input.cases?.length ? await appendCases(tx, tenantId, dataset, input.cases, true) : [];
-    await tx.flush();
-    return { dataset: toDatasetDto(dataset, tenantId, cases.length) };
+    const cases = input.cases ?? [];
+    assertRoomFor(0, cases.length);
+    const created = await insertDatasetWithCases(tx, { id: randomUUID(), tenantId, name: input.name, description: input.description ?? null }, cases.map(newCase));
+    return { dataset: toDatasetDto(created.dataset, tenantId, created.cases.length) };
   });
 }
 
 export async function getDataset(em: EntityManager, tenantId: string, id: string) {
   const dataset = await findDataset(em, tenantId, id);
-  const cases = await em.find(EvalCase, { dataset }, { orderBy: { position: 'asc', createdAt: 'asc' } });
+  const cases = await listDatasetCases(em, dataset);
   return { dataset: { ...toDatasetDto(dataset, tenantId, cases.length), cases: cases.map((c) => toCaseDto(c, tenantId)) } };
 }
 
 export async function updateDataset(em: EntityManager, tenantId: string, id: string, input: { name?: string; description?: string | null }) {
   const dataset = await findDataset(em, tenantId, id);
-  if (input.name !== undefined) dataset.name = input.name;
-  if (input.description !== undefined) dataset.description = input.description;
-  await em.flush();
-  const counts = await countCases(em, [dataset.id]);
+  await updateDatasetFields(em, dataset, { name: input.name, description: input.description });
+  const counts = await countDatasetCases(em, [dataset.id]);
   return { dataset: toDatasetDto(dataset, tenantId, counts.get(dataset.id) ?? 0) };
 }
 
 /** Deletes a dataset with its cases; one a suite evaluates on is kept (409 DATASET_IN_USE). */
 export async function deleteDataset(em: EntityManager, tenantId: string, id: string) {
   const dataset = await findDataset(em, tenantId, id);
-  const suites = await em.find(EvalSuite, { tenant: tenantId, dataset }, { fields: ['id', 'name'], limit: 20 });
+  const suites = await listSuitesOnDataset(em, tenantId, dataset);
   if (suites.length) {
     throw new AppError('DATASET_IN_USE', 'Suites evaluate on this dataset: point them at another dataset or delete them first', {
       suites: suites.map((s) => ({ id: s.id, name: s.name })),
     });
   }
-  await em.nativeDelete(EvalDataset, { id: dataset.id, tenant: tenantId });
+  await deleteTenantDataset(em, tenantId, dataset.id);
 }
 
 /**
@@ -143,8 +131,7 @@ export async function importCases(em: EntityManager, tenantId: string, id: strin
     });
   }
   await em.transactional(async (tx) => {
-    await appendCases(tx, tenantId, tx.getReference(EvalDataset, dataset.id), valid);
-    await tx.nativeUpdate(EvalDataset, { id: dataset.id }, { updatedAt: new Date() });
+    await appendCases(tx, tenantId, dataset.id, valid);
   });
   return { imported: valid.length };
 }
@@ -152,33 +139,28 @@ export async function importCases(em: EntityManager, tenantId: string, id: strin
 export async function addCase(em: EntityManager, tenantId: string, datasetId: string, input: CaseInput) {
   const dataset = await findDataset(em, tenantId, datasetId);
   const created = await em.transactional(async (tx) => {
-    const [added] = await appendCases(tx, tenantId, tx.getReference(EvalDataset, dataset.id), [input]);
-    await tx.nativeUpdate(EvalDataset, { id: dataset.id }, { updatedAt: new Date() });
+    const [added] = await appendCases(tx, tenantId, dataset.id, [input]);
     return added;
   });
   return { case: toCaseDto(created, tenantId) };
 }
 
-async function findCase(em: EntityManager, tenantId: string, caseId: string): Promise<IEvalCase> {
+async function findCase(em: EntityManager, tenantId: string, caseId: string): Promise<CaseRow> {
   // Inline cases of external_output runs (no dataset) are not editable here.
-  const found = isUuid(caseId) ? await em.findOne(EvalCase, { id: caseId, tenant: tenantId, dataset: { $ne: null } }) : null;
+  const found = isUuid(caseId) ? await findTenantDatasetCase(em, tenantId, caseId) : null;
   if (!found) throw notFound('Case');
   return found;
 }
 
 export async function updateCase(em: EntityManager, tenantId: string, caseId: string, input: Partial<CaseInput>) {
   const found = await findCase(em, tenantId, caseId);
-  if (input.input !== undefined) found.input = input.input;
-  if (input.message !== undefined) found.message = input.message;
-  if (input.expected_output !== undefined) found.expectedOutput = input.expected_output;
-  if (input.notes !== undefined) found.notes = input.notes;
-  await em.flush();
+  await updateCaseFields(em, found, { input: input.input, message: input.message, expectedOutput: input.expected_output, notes: input.notes });
   return { case: toCaseDto(found, tenantId) };
 }
 
 export async function deleteCase(em: EntityManager, tenantId: string, caseId: string) {
   const found = await findCase(em, tenantId, caseId);
-  await em.nativeDelete(EvalCase, { id: found.id, tenant: tenantId });
+  await deleteTenantCase(em, tenantId, found.id);
 }
 
 export function listTemplates() {

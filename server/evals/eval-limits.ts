@@ -4,8 +4,8 @@
 import type { SqlPool } from '../../db/sql-pool.js';
 import { startOfMonth, startOfNextMonth } from '../common/schemas.js';
 import { AppError } from '../errors.js';
-
-type Query = SqlPool['query'];
+import { countRecentApiRuns, lockRunAdmission, type SqlRunner } from './store/eval-runs.js';
+import { sumJudgeSpendSince } from './store/judge-spend.js';
 
 /** Monthly judge budget in USD per plan; null: unlimited. Plans not listed have no evals. */
 export const JUDGE_BUDGET_USD: Record<string, number | null> = { trial: 5, starter: 50, pro: 500, enterprise: null };
@@ -14,12 +14,8 @@ export const JUDGE_BUDGET_USD: Record<string, number | null> = { trial: 5, start
 export const EVAL_RUNS_PER_MINUTE = 30;
 
 /** Judge spend of this UTC month: every judge call metered (runs, scores, pairwise comparisons). */
-export async function judgeSpendThisMonth(query: Query, tenantId: string): Promise<number> {
-  const [row] = await query<{ used: string }>(
-    `select coalesce(sum(cost_usd), 0)::text as used from usage_events where tenant_id = $1 and kind = 'eval_judge' and created_at >= $2`,
-    [tenantId, startOfMonth()],
-  );
-  return Number(row.used);
+export async function judgeSpendThisMonth(sql: SqlRunner, tenantId: string): Promise<number> {
+  return sumJudgeSpendSince(sql, tenantId, startOfMonth());
 }
 
 /** The plan's monthly judge budget (null: unlimited); 429 EVALS_NOT_AVAILABLE for plans without evals. */
@@ -30,9 +26,9 @@ export function judgeBudgetOf(plan: string): number | null {
   return JUDGE_BUDGET_USD[plan];
 }
 
-async function assertUnderBudget(query: Query, tenantId: string, budget: number | null) {
+async function assertUnderBudget(sql: SqlRunner, tenantId: string, budget: number | null) {
   if (budget === null) return;
-  const used = await judgeSpendThisMonth(query, tenantId);
+  const used = await judgeSpendThisMonth(sql, tenantId);
   if (used >= budget) {
     throw new AppError('EVALS_BUDGET_EXCEEDED', `This month's evaluation judge budget of $${budget} is spent`, {
       budget_usd: budget,
@@ -48,7 +44,7 @@ async function assertUnderBudget(query: Query, tenantId: string, budget: number 
  */
 export async function assertEvalRunAllowed(sql: SqlPool, tenantId: string, plan: string): Promise<number | null> {
   const budget = judgeBudgetOf(plan);
-  await assertUnderBudget(sql.query, tenantId, budget);
+  await assertUnderBudget(sql, tenantId, budget);
   return budget;
 }
 
@@ -59,15 +55,13 @@ export async function assertEvalRunAllowed(sql: SqlPool, tenantId: string, plan:
  * lock, so a burst of parallel requests, on any number of processes, gets exactly what the limit
  * allows, and several runs started together (compare-models) are written all or none.
  */
-export async function admitEvalRuns<T>(sql: SqlPool, tenantId: string, plan: string, runs: number, write: (query: Query) => Promise<T>): Promise<T> {
+export async function admitEvalRuns<T>(sql: SqlPool, tenantId: string, plan: string, runs: number, write: (tx: SqlRunner) => Promise<T>): Promise<T> {
   const budget = judgeBudgetOf(plan);
   return sql.transaction(async (query) => {
-    await query('select pg_advisory_xact_lock(hashtextextended($1::text, 20261124))', [tenantId]);
-    await assertUnderBudget(query, tenantId, budget);
-    const [recent] = await query<{ n: number; oldest: Date | null }>(
-      `select count(*)::int as n, min(started_at) as oldest from eval_runs where tenant_id = $1 and triggered_by = 'api' and started_at > now() - interval '60 seconds'`,
-      [tenantId],
-    );
+    const tx: SqlRunner = { query };
+    await lockRunAdmission(tx, tenantId);
+    await assertUnderBudget(tx, tenantId, budget);
+    const recent = await countRecentApiRuns(tx, tenantId);
     if (recent.n + runs > EVAL_RUNS_PER_MINUTE) {
       const retryAfter = recent.oldest ? Math.max(1, Math.ceil(60 - (Date.now() - new Date(recent.oldest).getTime()) / 1000)) : 60;
       throw new AppError(
@@ -77,6 +71,6 @@ export async function admitEvalRuns<T>(sql: SqlPool, tenantId: string, plan: str
         { 'Retry-After': String(retryAfter) },
       );
     }
-    return write(query);
+    return write(tx);
   });
 }

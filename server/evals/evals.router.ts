@@ -13,7 +13,7 @@ import {
   baselineInput, compareInput, compareModelsInput, comparisonSchema, evalResultSchema, evalRunSchema, externalRunInput, listResultsInput, listRunsInput, pairwiseInput,
   pairwiseSchema, reviewId, reviewInput, reviewSchema, runId, scoreInput, scoreSchema, startSuiteRunInput,
 } from './eval-runs.schemas.js';
-import { cancelRun, compareModels, getRun, listResults, listRuns, resumeRun, setBaseline, startSuiteRun } from './eval-runs.service.js';
+import { cancelRun, compareModels, getRun, listResults, listRuns, listSuiteRuns, resumeRun, setBaseline, startSuiteRun } from './eval-runs.service.js';
 import { comparePairwise, compareRuns, MAX_PAIRWISE_CASES } from './compare-runs.js';
 import { createReview, deleteReview } from './reviews.service.js';
 import { scoreResponse, startExternalRun } from './score.service.js';
@@ -176,10 +176,7 @@ export const evalsRouter = router({
     .meta({ openapi: { method: 'GET', path: `${BASE}/suites/{id}/runs`, tags: TAGS, summary: 'Runs of a suite, newest first (GET /v1/evals/runs?suite_id=)' }, errors: ['NOT_FOUND'] })
     .input(listRunsInput.omit({ suite_id: true }).extend({ id: z.string().max(64) }))
     .output(runsOut)
-    .query(async ({ ctx, input }) => {
-      await getSuite(ctx.em, ctx.tenantId, input.id);
-      return envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.id, ...pageToLimitOffset(input.page, input.pageSize) }));
-    }),
+    .query(async ({ ctx, input }) => envelope(await listSuiteRuns(ctx.em, ctx.deps, ctx.tenantId, input.id, pageToLimitOffset(input.page, input.pageSize)))),
 
   setBaseline: apiKeyProcedure
     .meta({ openapi: { method: 'POST', path: `${BASE}/suites/{id}/baseline`, tags: TAGS, summary: 'Pin a completed run of the suite as its baseline, or clear it with null' }, errors: ['NOT_FOUND'] })

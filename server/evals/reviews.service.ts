@@ -1,11 +1,12 @@
 // People's verdicts on single results: agree with the judge, override its score (corrected_score
 // 1-5 required), or flag the case; each review is kept with the result it is about.
-import { EvalResult, EvalReview } from '../../db/entities/eval.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { isUuid } from '../common/schemas.js';
 import { invalidInput, notFound } from '../errors.js';
 import { toReviewDto } from './eval-runs.service.js';
+import { findTenantResult } from './store/eval-runs.js';
+import { deleteTenantReview, findTenantReview, insertReview } from './store/reviews.js';
 
 export interface ReviewInput {
   verdict: 'agree' | 'override' | 'flag';
@@ -14,7 +15,7 @@ export interface ReviewInput {
 }
 
 export async function createReview(em: EntityManager, tenantId: string, actor: Actor, resultId: string, input: ReviewInput) {
-  const result = isUuid(resultId) ? await em.findOne(EvalResult, { id: resultId, tenant: tenantId }) : null;
+  const result = isUuid(resultId) ? await findTenantResult(em, tenantId, resultId) : null;
   if (!result) throw notFound('Result');
   const corrected = input.corrected_score ?? null;
   if (input.verdict === 'override' && corrected === null) {
@@ -23,20 +24,19 @@ export async function createReview(em: EntityManager, tenantId: string, actor: A
   if (input.verdict !== 'override' && corrected !== null) {
     throw invalidInput('corrected_score belongs to an override only', [{ path: 'corrected_score', message: `not allowed with verdict ${input.verdict}` }]);
   }
-  const review = em.create(EvalReview, {
-    tenant: tenantId,
+  const review = await insertReview(em, {
+    tenantId,
     result,
     reviewerId: actor.id ? `${actor.type}:${actor.id}` : actor.name,
     verdict: input.verdict,
     correctedScore: corrected,
     note: input.note ?? null,
   });
-  await em.flush();
   return { review: toReviewDto(review, tenantId) };
 }
 
 export async function deleteReview(em: EntityManager, tenantId: string, reviewId: string) {
-  const review = isUuid(reviewId) ? await em.findOne(EvalReview, { id: reviewId, tenant: tenantId }) : null;
+  const review = isUuid(reviewId) ? await findTenantReview(em, tenantId, reviewId) : null;
   if (!review) throw notFound('Review');
-  await em.nativeDelete(EvalReview, { id: review.id, tenant: tenantId });
+  await deleteTenantReview(em, tenantId, review.id);
 }

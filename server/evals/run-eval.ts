@@ -16,14 +16,16 @@ import { resolveIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
-import { boundedJson } from '../runs/run-steps.js';
 import { limitsForPlan } from '../tenants/plan-limits.js';
-import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
+import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
+import type { UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
 import { JUDGE_BUDGET_USD, judgeSpendThisMonth } from './eval-limits.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
+import {
+  claimRun, completeRun, countPendingResults, listPendingResults, markRunFailed, writeCaseResult, type ClaimedRun, type PendingCase,
+} from './store/eval-runs.js';
 import { scorerWebhookSecret } from './suites.service.js';
 
 /** How long one job works on a run before it queues itself again. */
@@ -38,37 +40,6 @@ class RunFailure extends Error {
   constructor(readonly code: string, message: string) {
     super(message);
   }
-}
-
-interface ClaimedRun {
-  id: string;
-  tenant_id: string;
-  suite_id: string | null;
-  execution_mode: 'liya_intent' | 'external_output';
-  domain_key: string | null;
-  intent_key: string | null;
-  environment_id: string | null;
-  judge_rubric: string | null;
-  pass_threshold: number;
-  judge_model: string;
-  model_override: string | null;
-  billing_plan: string;
-  custom_scorer_expression: string | null;
-  custom_scorer_webhook_url: string | null;
-  custom_scorer_webhook_secret: string | null;
-  /** The tenant's encrypted provider keys by provider, read once per slice for the judge's calls. */
-  provider_keys: Record<string, string> | null;
-}
-
-interface PendingCase {
-  id: string;
-  case_id: string | null;
-  position: number;
-  input: Record<string, unknown>;
-  message: string | null;
-  expected_output: unknown;
-  /** external_output runs: the supplied response. */
-  output: unknown;
 }
 
 // ---- Per-tenant slots ---------------------------------------------------------------------------
@@ -107,7 +78,7 @@ interface TenantSpend {
 const tenantSpends = new Map<string, TenantSpend>();
 
 async function openTenantSpend(deps: AppDeps, tenantId: string, limited: boolean): Promise<TenantSpend> {
-  const spent = limited ? await judgeSpendThisMonth(deps.sql.query, tenantId) : 0;
+  const spent = limited ? await judgeSpendThisMonth(deps.sql, tenantId) : 0;
   const month = monthKey();
   let entry = tenantSpends.get(tenantId);
   if (!entry || entry.month !== month) tenantSpends.set(tenantId, (entry = { month, spent, slices: 0 }));
@@ -138,56 +109,8 @@ interface CaseWrite {
   steps: { name: string; type: string; status: string; costUsd: number; promptTokens: number; completionTokens: number; latencyMs: number; error: string | null; startedAt: Date }[];
 }
 
-// The case's result (only while the run is running and the case not written yet), the run's
-// counters, the judge's usage (metered whatever happens to the case) and the case's trace rows.
-const CASE_SQL = `
-with res as (
-  update eval_results set status = $3, output = $4::jsonb, "check" = $5::jsonb, score = $6, dimension_scores = $7::jsonb, judge_reasoning = $8,
-         custom_score = $9, passed = $10, latency_ms = $11, cost_usd = $12, error = $13, completed_at = now()
-   where id = $1 and status = 'pending' and exists (select 1 from eval_runs where id = $2 and status = 'running')
-  returning position),
-run as (
-  update eval_runs set
-         cases_done = cases_done + case when exists (select 1 from res) and $3 <> 'skipped' then 1 else 0 end,
-         cases_passed = cases_passed + case when exists (select 1 from res) and $10 then 1 else 0 end,
-         judge_total_cost_usd = judge_total_cost_usd + $14, judge_calls = judge_calls + $15, judge_failures = judge_failures + $16,
-         progress = case when exists (select 1 from res) then least(99, floor(100.0 * (cases_done + 1) / greatest(cases_total, 1))::int) else progress end,
-         stage = case when exists (select 1 from res) and status = 'running' then 'case ' || (cases_done + 1) || '/' || cases_total else stage end,
-         updated_at = now()
-   where id = $2
-  returning status),
-events as (${insertUsageEventsSql('$17')}),
-counter as (
-  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) select $18, $19, 0, $20, $14 where $15 > 0
-  ${ADD_TO_USAGE_COUNTER_SQL}
-  returning 1),
-steps as (
-  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens, cost_usd,
-                         latency_ms, error, started_at, completed_at)
-  select gen_random_uuid(), $18, 'eval', $2, (select position from res) * 4 + s.ord - 1, s.type, s.name, $1::text, s.status, null, null, s.prompt_tokens,
-         s.completion_tokens, s.cost_usd, s.latency_ms, s.error, s.started_at, now()
-    from jsonb_to_recordset($21::jsonb) as s(ord int, type text, name text, status text, prompt_tokens int, completion_tokens int, cost_usd numeric,
-         latency_ms int, error text, started_at timestamptz)
-   where exists (select 1 from res)
-  on conflict (run_id, index) do nothing
-  returning 1)
-select (select count(*) from res)::int as written, (select status from run) as run_status,
-       (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) as side`;
-
 async function writeCase(deps: AppDeps, run: ClaimedRun, c: PendingCase, w: CaseWrite): Promise<string | null> {
-  const judgeCost = w.judgeUsage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
-  const usage = usageRowsOf(w.judgeUsage);
-  const [row] = await deps.sql.query<{ written: number; run_status: string | null }>(CASE_SQL, [
-    c.id, run.id, w.status, w.output === undefined ? null : boundedJson(w.output), w.check ? JSON.stringify(w.check) : null,
-    w.verdict?.score ?? null, w.verdict ? JSON.stringify(w.verdict.dimension_scores) : null, w.verdict?.reasoning ?? null, w.customScore, w.passed,
-    Math.round(w.latencyMs), w.costUsd.toFixed(6), w.error?.slice(0, 4000) ?? null, judgeCost.toFixed(6), w.judgeUsage.length, w.judgeFailures,
-    usage.json, run.tenant_id, monthKey(), usage.tokens,
-    JSON.stringify(w.steps.slice(0, 4).map((s, i) => ({
-      ord: i + 1, type: s.type, name: s.name, status: s.status, prompt_tokens: s.promptTokens, completion_tokens: s.completionTokens, cost_usd: s.costUsd.toFixed(6),
-      latency_ms: Math.round(s.latencyMs), error: s.error?.slice(0, 4000) ?? null, started_at: s.startedAt.toISOString(),
-    }))),
-  ], 'liya_eval_case');
-  return row?.run_status ?? null;
+  return writeCaseResult(deps.sql, run, c.id, w);
 }
 
 // ---- One case -----------------------------------------------------------------------------------
@@ -279,39 +202,13 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
 
 // ---- The run ------------------------------------------------------------------------------------
 
-const CLAIM_SQL = `
-update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting'), updated_at = now()
-  from tenants t
- where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
-returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
-          r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
-          r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret,
-          (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;
-
 async function failRun(deps: AppDeps, runId: string, code: string, message: string) {
-  await deps.sql.query(
-    `update eval_runs set status = 'failed', stage = null, completed_at = now(), updated_at = now(), error = $2::jsonb where id = $1 and status in ('pending', 'running')`,
-    [runId, JSON.stringify({ code, message: message.slice(0, 2000) })],
-  );
+  await markRunFailed(deps.sql, runId, { code, message: message.slice(0, 2000) });
 }
 
 /** Ends a run whose cases are all written: means over the scored cases, progress 100. */
 async function finishRun(deps: AppDeps, runId: string, capReached: boolean) {
-  await deps.sql.query(
-    `with skipped as (update eval_results set status = 'skipped', completed_at = now(),
-                             error = 'JUDGE_CAP_REACHED: the monthly judge budget ran out before this case was judged'
-                       where run_id = $1 and status = 'pending' and $2::boolean returning 1),
-          scored as (select score, dimension_scores from eval_results where run_id = $1 and status = 'scored')
-     update eval_runs set status = 'completed', stage = null, progress = 100, completed_at = now(), updated_at = now(),
-            judge_cap_reached = judge_cap_reached or $2::boolean,
-            cases_passed = (select count(*) from eval_results where run_id = $1 and passed),
-            mean_score = (select avg(score) from scored),
-            dimension_scores = (select case when count(*) = 0 then null else jsonb_build_object(
-                'correctness', avg((dimension_scores ->> 'correctness')::float), 'completeness', avg((dimension_scores ->> 'completeness')::float),
-                'relevance', avg((dimension_scores ->> 'relevance')::float), 'safety', avg((dimension_scores ->> 'safety')::float)) end from scored)
-      where id = $1 and status = 'running' and (select count(*) from skipped) >= 0`,
-    [runId, capReached],
-  );
+  await completeRun(deps.sql, runId, capReached);
 }
 
 async function scorerOf(ctx: { em: EntityManager; deps: AppDeps }, run: ClaimedRun): Promise<CustomScorer | null> {
@@ -342,7 +239,7 @@ export interface EvalJobControl {
 
 /** One time slice of a run (the job `eval_run`). */
 export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; tenant_id: string }, control: EvalJobControl): Promise<void> {
-  const [run] = await deps.sql.query<ClaimedRun & TenantRuntimeRow>(CLAIM_SQL, [payload.run_id, payload.tenant_id]);
+  const run = await claimRun(deps.sql, payload.run_id, payload.tenant_id);
   if (!run) return;
   const em = deps.orm.em.fork();
   const tenant = toTenantRuntime(run);
@@ -383,10 +280,7 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
   const state: { stopped: boolean; failure: RunFailure | null; broken: unknown } = { stopped: false, failure: null, broken: null };
   const goOn = () => !state.stopped && !state.failure && !state.broken && !ctx.budget.capReached && Date.now() < deadline;
   while (goOn()) {
-    const pending = await deps.sql.query<PendingCase>(
-      `select id::text, case_id::text, position, input, message, expected_output, output from eval_results where run_id = $1 and status = 'pending' order by position limit $2`,
-      [run.id, BATCH],
-    );
+    const pending = await listPendingResults(deps.sql, run.id, BATCH);
     if (!pending.length) break;
     let next = 0;
     const worker = async () => {
@@ -410,7 +304,7 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
   if (state.broken) throw state.broken;
   if (state.failure) return failRun(deps, run.id, state.failure.code, state.failure.message);
   if (state.stopped) return;
-  const [left] = await deps.sql.query<{ n: number }>(`select count(*)::int as n from eval_results where run_id = $1 and status = 'pending'`, [run.id]);
-  if (left.n > 0 && !ctx.budget.capReached) return control.requeue();
+  const left = await countPendingResults(deps.sql, run.id);
+  if (left > 0 && !ctx.budget.capReached) return control.requeue();
   await finishRun(deps, run.id, ctx.budget.capReached);
 }

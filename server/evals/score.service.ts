@@ -7,7 +7,8 @@ import type { AppDeps } from '../deps.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput } from './check-output.js';
 import { admitEvalRuns, assertEvalRunAllowed } from './eval-limits.js';
-import { admittedRun, judgeModelOf, type AdmittedRunRow } from './eval-runs.service.js';
+import { admittedRun, judgeModelOf } from './eval-runs.service.js';
+import { insertExternalRun } from './store/eval-runs.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { judgeAnswer } from './judge.js';
 
@@ -46,37 +47,15 @@ export interface ExternalRunInput {
   pass_threshold?: number;
 }
 
-// The run, its inline cases (no dataset) and their results with the supplied responses, and the job,
-// in one statement.
-const START_EXTERNAL_SQL = `
-with cases as (
-  select (c ->> 'ord')::int as position, c -> 'input' as input, c -> 'response' as response, c -> 'expected_output' as expected
-    from jsonb_array_elements($3::jsonb) as c),
-run as (
-  insert into eval_runs (id, tenant_id, suite_id, name, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done, environment_id,
-                         judge_rubric, pass_threshold, judge_total_cost_usd, judge_model, judge_calls, judge_failures, judge_cap_reached, started_at, updated_at)
-  values ($1, $2, null, $4, 'external_output', $5, 'pending', 0, (select count(*) from cases), 0, 0, $6, $7, $8, 0, $9, 0, 0, false, now(), now())
-  returning *),
-inline as (
-  insert into eval_cases (id, tenant_id, dataset_id, position, input, message, expected_output, notes, created_at)
-  select gen_random_uuid(), $2, null, position, input, null, nullif(expected, 'null'::jsonb), null, now() from cases
-  returning id, position),
-results as (
-  insert into eval_results (id, tenant_id, run_id, case_id, position, status, input, message, output, expected_output, cost_usd, created_at)
-  select gen_random_uuid(), $2, (select id from run), i.id, c.position, 'pending', c.input, null, c.response, nullif(c.expected, 'null'::jsonb), 0, now()
-    from cases c join inline i on i.position = c.position
-  returning 1),
-job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $1::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || $1::text) from run)
-select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued from run`;
-
 /** An external_output run: 202 with the pending run; its supplied responses are checked and judged. */
 export async function startExternalRun(em: EntityManager, deps: AppDeps, scope: TenantScope, body: ExternalRunInput) {
   const id = randomUUID();
   const cases = body.cases.map((c, ord) => ({ ord, input: c.input, response: c.response ?? null, expected_output: c.expected_output ?? null }));
-  const [row] = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (query) =>
-    query<AdmittedRunRow>(START_EXTERNAL_SQL, [
-      id, scope.tenantId, JSON.stringify(cases), body.name ?? null, 'api', scope.environmentId, body.rubric ?? null, body.pass_threshold ?? DEFAULT_PASS_THRESHOLD, judgeModelOf(deps),
-    ]),
+  const row = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (tx) =>
+    insertExternalRun(tx, {
+      id, tenantId: scope.tenantId, cases, name: body.name ?? null, triggeredBy: 'api', environmentId: scope.environmentId, judgeRubric: body.rubric ?? null,
+      passThreshold: body.pass_threshold ?? DEFAULT_PASS_THRESHOLD, judgeModel: judgeModelOf(deps),
+    }),
   );
   deps.log.debug({ run: id, cases: row.admitted_cases }, 'external evaluation run queued');
   return admittedRun(em, scope.tenantId, row);

@@ -2,7 +2,6 @@
 // tenant's datasets, with the judge's rubric and pass threshold, and at most one custom scorer (a CEL
 // expression, or a webhook whose signing secret is stored encrypted and never shown).
 import { randomUUID } from 'node:crypto';
-import { EvalDataset, EvalSuite, type IEvalSuite } from '../../db/entities/eval.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
@@ -13,10 +12,12 @@ import { webhookSecretKey } from '../net/signed-webhook.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { compileExpression } from '../workflows/expressions.js';
 import type { CreateSuiteInput, SuiteDto, UpdateSuiteInput } from './evals.schemas.js';
+import { findTenantDataset } from './store/datasets.js';
+import { deleteTenantSuite, findTenantSuite, insertSuite, listTenantSuites, updateSuiteFields, type SuiteRow, type SuiteValues } from './store/suites.js';
 
 const secretContext = (tenantId: string, suiteId: string) => `eval-scorer-webhook-secret:${tenantId}:${suiteId}`;
 
-export function toSuiteDto(s: IEvalSuite, tenantId: string): SuiteDto {
+export function toSuiteDto(s: SuiteRow, tenantId: string): SuiteDto {
   return {
     id: s.id,
     tenant_id: tenantId,
@@ -36,14 +37,14 @@ export function toSuiteDto(s: IEvalSuite, tenantId: string): SuiteDto {
   };
 }
 
-export async function findSuite(em: EntityManager, tenantId: string, id: string): Promise<IEvalSuite> {
-  const suite = isUuid(id) ? await em.findOne(EvalSuite, { id, tenant: tenantId }) : null;
+export async function findSuite(em: EntityManager, tenantId: string, id: string): Promise<SuiteRow> {
+  const suite = isUuid(id) ? await findTenantSuite(em, tenantId, id) : null;
   if (!suite) throw notFound('Suite');
   return suite;
 }
 
 async function datasetOf(em: EntityManager, tenantId: string, datasetId: string) {
-  const dataset = isUuid(datasetId) ? await em.findOne(EvalDataset, { id: datasetId, tenant: tenantId }) : null;
+  const dataset = isUuid(datasetId) ? await findTenantDataset(em, tenantId, datasetId) : null;
   if (!dataset) throw invalidInput('dataset_id is not one of your datasets', [{ path: 'dataset_id', message: `no dataset ${datasetId}` }]);
   return dataset;
 }
@@ -110,10 +111,7 @@ function checkScorer(next: { expression: string | null; url: string | null; hasS
 }
 
 export async function listSuites(em: EntityManager, tenantId: string, filter: { domain_key?: string; intent_key?: string }) {
-  const where: Record<string, unknown> = { tenant: tenantId };
-  if (filter.domain_key) where.domainKey = filter.domain_key;
-  if (filter.intent_key) where.intentKey = filter.intent_key;
-  const suites = await em.find(EvalSuite, where, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  const suites = await listTenantSuites(em, tenantId, { domainKey: filter.domain_key, intentKey: filter.intent_key });
   return { suites: suites.map((s) => toSuiteDto(s, tenantId)) };
 }
 
@@ -126,9 +124,9 @@ export async function createSuite(em: EntityManager, deps: AppDeps, tenant: Tena
   checkScorer({ expression, url, hasSecret: !!input.custom_scorer_webhook_secret, newSecret: input.custom_scorer_webhook_secret });
   const id = randomUUID();
   const secret = url && input.custom_scorer_webhook_secret ? encryptSecret(await resolveEncryptionKey(em, deps.config), input.custom_scorer_webhook_secret, secretContext(tenantId, id)) : null;
-  const suite = em.create(EvalSuite, {
+  const suite = await insertSuite(em, {
     id,
-    tenant: tenantId,
+    tenantId,
     name: input.name,
     domainKey: input.domain_key,
     intentKey: input.intent_key,
@@ -140,7 +138,6 @@ export async function createSuite(em: EntityManager, deps: AppDeps, tenant: Tena
     customScorerWebhookUrl: url,
     customScorerWebhookSecret: secret,
   });
-  await em.flush();
   return { suite: toSuiteDto(suite, tenantId) };
 }
 
@@ -151,27 +148,28 @@ export async function getSuite(em: EntityManager, tenantId: string, id: string) 
 /** Edits a suite; its domain and intent never change (they are what its runs compare). */
 export async function updateSuite(em: EntityManager, deps: AppDeps, tenantId: string, input: UpdateSuiteInput) {
   const suite = await findSuite(em, tenantId, input.id);
-  if (input.dataset_id !== undefined) suite.dataset = await datasetOf(em, tenantId, input.dataset_id);
+  const changes: Partial<SuiteValues> = {};
+  if (input.dataset_id !== undefined) changes.dataset = await datasetOf(em, tenantId, input.dataset_id);
   const expression = input.custom_scorer_expression !== undefined ? input.custom_scorer_expression : (suite.customScorerExpression ?? null);
   const url = input.custom_scorer_webhook_url !== undefined ? input.custom_scorer_webhook_url : (suite.customScorerWebhookUrl ?? null);
   const newSecret = input.custom_scorer_webhook_secret;
   const hasSecret = newSecret !== undefined ? newSecret !== null : !!suite.customScorerWebhookSecret;
   checkScorer({ expression, url, hasSecret, newSecret });
-  if (input.name !== undefined) suite.name = input.name;
-  if (input.judge_rubric !== undefined) suite.judgeRubric = input.judge_rubric;
-  if (input.pass_threshold !== undefined) suite.passThreshold = input.pass_threshold;
-  if (input.custom_scorer_label !== undefined) suite.customScorerLabel = input.custom_scorer_label;
-  suite.customScorerExpression = expression;
-  suite.customScorerWebhookUrl = url;
-  if (!url) suite.customScorerWebhookSecret = null;
-  else if (newSecret) suite.customScorerWebhookSecret = encryptSecret(await resolveEncryptionKey(em, deps.config), newSecret, secretContext(tenantId, suite.id));
-  await em.flush();
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.judge_rubric !== undefined) changes.judgeRubric = input.judge_rubric;
+  if (input.pass_threshold !== undefined) changes.passThreshold = input.pass_threshold;
+  if (input.custom_scorer_label !== undefined) changes.customScorerLabel = input.custom_scorer_label;
+  changes.customScorerExpression = expression;
+  changes.customScorerWebhookUrl = url;
+  if (!url) changes.customScorerWebhookSecret = null;
+  else if (newSecret) changes.customScorerWebhookSecret = encryptSecret(await resolveEncryptionKey(em, deps.config), newSecret, secretContext(tenantId, suite.id));
+  await updateSuiteFields(em, suite, changes);
   return { suite: toSuiteDto(suite, tenantId) };
 }
 
 export async function deleteSuite(em: EntityManager, tenantId: string, id: string) {
   const suite = await findSuite(em, tenantId, id);
-  await em.nativeDelete(EvalSuite, { id: suite.id, tenant: tenantId });
+  await deleteTenantSuite(em, tenantId, suite.id);
 }
 
 /** A suite's stored scorer webhook secret in plain text (for signing), or null when it no longer decrypts. */

@@ -36,7 +36,6 @@ export const HIRING_INTENT_KEYS = [
   'job-description',
   'career-coach',
 ] as const;
-export type HiringIntentKey = (typeof HIRING_INTENT_KEYS)[number];
 
 export const HIRING_INTENTS: IntentDefinition[] = [
   resumeAnalysisIntent,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { errorBody } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { AppDeps } from '../deps.js';
 import { appRouter } from '../router.js';
 import { trackAllowedMethods } from './allowed-methods.js';
@@ -10,6 +10,7 @@ import { registerHealth } from './health.js';
 import { ProbeAwareLogController } from './request-log.js';
 import { rejectNulInJson } from '../common/reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
+import { sendError } from './send-error.js';
 import { registerAgentStream } from '../agents/agent-stream.route.js';
 import { registerWorkflowStream } from '../workflows/workflow-stream.route.js';
 import { registerWorkflowWebhooks } from '../workflows/webhooks.route.js';
@@ -80,13 +81,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const path = req.url.split('?')[0].slice(0, 300);
     const allowed = allowedMethods.forPath(path);
     if (allowed.length) {
-      void reply
-        .code(405)
-        .header('allow', allowed.join(', '))
-        .send(errorBody('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allowed }));
+      const message = `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`;
+      void sendError(req, reply, new AppError('METHOD_NOT_ALLOWED', message, { allowed }, { allow: allowed.join(', ') }));
       return;
     }
-    void reply.code(404).send(errorBody('ROUTE_NOT_FOUND', `No route for ${req.method} ${path}`));
+    void sendError(req, reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${path}`));
   });
 
   registerHealth(app, deps);

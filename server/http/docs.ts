@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { AppError } from '../errors.js';
+import { sendError } from './send-error.js';
 
 const require = createRequire(import.meta.url);
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -56,7 +58,7 @@ export function registerDocs(app: FastifyInstance) {
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
   app.get<{ Params: { file: string } }>('/docs/assets/:file', async (req, reply) => {
     const type = ASSETS[req.params.file];
-    if (!type) return reply.code(404).send({ success: false, error: { code: 'NOT_FOUND', message: 'No such asset' } });
+    if (!type) return sendError(req, reply, new AppError('NOT_FOUND', 'No such asset'));
     return reply.type(type).header('cache-control', 'public, max-age=86400').send(createReadStream(path.join(swaggerDir, req.params.file)));
   });
 }

@@ -2,7 +2,8 @@
 // `{"statusCode","error","message"}` or an empty body): every one goes out as the envelope.
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_STATUS, errorBody, expectedFailure, type ErrorCode } from '../errors.js';
+import { AppError, errorBody, type ErrorCode } from '../errors.js';
+import { sendError } from './send-error.js';
 
 type FrameworkError = Error & { statusCode?: number; code?: string };
 
@@ -24,30 +25,19 @@ const FASTIFY_CODES: Record<string, { code: ErrorCode; message: (req: FastifyReq
 
 /** fastify's error handler (and `frameworkErrors`): errors raised outside our procedures. */
 export function sendFrameworkError(error: FrameworkError, req: FastifyRequest, reply: FastifyReply): void {
-  if (error instanceof AppError) {
-    void reply.code(error.status).headers(error.headers ?? {}).send(errorBody(error.code, error.message, error.details));
-    return;
-  }
-  const expected = expectedFailure(error);
-  if (expected) {
-    req.log.warn({ err: error, code: expected.code }, 'request failed: a concurrent change or the database out of reach');
-    void reply.code(expected.status).headers(expected.headers ?? {}).send(errorBody(expected.code, expected.message, expected.details));
-    return;
-  }
+  void sendError(req, reply, frameworkAppError(error, req) ?? error);
+}
+
+/** The AppError a framework error stands for; null when it is none of the known ones (sendError judges it). */
+function frameworkAppError(error: FrameworkError, req: FastifyRequest): AppError | null {
+  if (error instanceof AppError) return error;
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
-  if (known) {
-    void reply.code(ERROR_STATUS[known.code]).send(errorBody(known.code, known.message(req)));
-    return;
-  }
+  if (known) return new AppError(known.code, known.message(req));
   const status = error.statusCode ?? 500;
-  if (status === 400 && error instanceof SyntaxError) {
-    void reply.code(400).send(errorBody('INVALID_JSON', 'The request body is not valid JSON'));
-  } else if (status >= 400 && status < 500) {
-    void reply.code(status).send(errorBody(status === 404 ? 'NOT_FOUND' : 'INVALID_INPUT', error.message));
-  } else {
-    req.log.error({ err: error }, 'unhandled error');
-    void reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));
-  }
+  if (status === 400 && error instanceof SyntaxError) return new AppError('INVALID_JSON', 'The request body is not valid JSON');
+  if (status === 404) return new AppError('NOT_FOUND', error.message);
+  if (status >= 400 && status < 500) return new AppError('INVALID_INPUT', error.message);
+  return null;
 }
 
 /** What Node's HTTP parser reports before fastify sees a request: its code -> our answer. */

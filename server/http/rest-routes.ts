@@ -7,11 +7,12 @@
 // must not do: here bodies are validated exactly as sent, and only query strings and path
 // parameters (always text) are converted, by the schemas' own z.coerce.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { getTRPCErrorFromUnknown, type AnyTRPCProcedure } from '@trpc/server';
-import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { AppError, errorBody, expectedFailure } from '../errors.js';
-import { describeError, type Context, type RouteMeta } from '../trpc.js';
+import { getTRPCErrorFromUnknown, type AnyTRPCProcedure, type TRPCError } from '@trpc/server';
+import { ZodError } from 'zod';
+import { AppError, invalidInput } from '../errors.js';
+import type { Context, RouteMeta } from '../trpc.js';
 import { rejectNulInUrl } from '../common/reject-nul.js';
+import { sendError } from './send-error.js';
 
 type ProcedureRecord = Record<string, AnyTRPCProcedure & { _def: { meta?: RouteMeta; type: 'query' | 'mutation' | 'subscription' } }>;
 
@@ -50,13 +51,12 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
         try {
           rejectNulInUrl(params, req.query as Record<string, unknown>);
         } catch (nul) {
-          const error = nul as AppError;
-          return reply.code(error.status).send(errorBody(error.code, error.message, error.details));
+          return sendError(req, reply, nul);
         }
         if (BODY_METHODS.has(method)) {
           const body = req.body;
           if (body !== undefined && !isPlainObject(body)) {
-            return reply.code(400).send(errorBody('INVALID_INPUT', 'The request body must be a JSON object', { issues: [{ path: '(body)', message: 'expected a JSON object' }] }));
+            return sendError(req, reply, invalidInput('The request body must be a JSON object', [{ path: '(body)', message: 'expected a JSON object' }]));
           }
           input = { ...(body ?? {}), ...params };
         } else {
@@ -67,24 +67,42 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
           const data = await procedure({ path, ctx, type, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
           return reply.code(ctx.res.status ?? 200).headers(ctx.res.headers).send(data);
         } catch (cause) {
-          const error = getTRPCErrorFromUnknown(cause);
-          const described = describeError(error);
-          if (error.cause instanceof AppError) {
-            return reply.code(error.cause.status).headers(error.cause.headers ?? {}).send(errorBody(described.code, described.message, described.details));
-          }
-          const status = getHTTPStatusCodeFromError(error);
-          const expected = expectedFailure(error.cause);
-          if (expected) {
-            req.log.warn({ err: error.cause, code: expected.code }, 'request failed: a concurrent change or the database out of reach');
-            return reply.code(expected.status).headers(expected.headers ?? {}).send(errorBody(expected.code, expected.message, expected.details));
-          }
-          if (status >= 500) {
-            req.log.error({ err: error.cause ?? error }, 'unhandled error');
-            return reply.code(500).send(errorBody('INTERNAL_ERROR', 'An internal error occurred', { request_id: req.id }));
-          }
-          return reply.code(status).send(errorBody(described.code, described.message, described.details));
+          return sendError(req, reply, appErrorOf(getTRPCErrorFromUnknown(cause)));
         }
       },
     });
+  }
+}
+
+function toIssues(error: ZodError) {
+  return error.issues.map((issue) => ({
+    path: issue.path.length ? issue.path.join('.') : '(body)',
+    message: issue.message,
+    code: issue.code,
+  }));
+}
+
+/**
+ * What a procedure's error means to the client: the AppError it threw; INVALID_INPUT listing
+ * every failing field when its input did not parse; tRPC's own request errors by their code.
+ * Anything else is returned as it was thrown, for sendError to judge (409, 503 or a 500).
+ */
+function appErrorOf(error: TRPCError): unknown {
+  const cause = error.cause;
+  if (cause instanceof AppError) return cause;
+  if (error.code === 'BAD_REQUEST' && cause instanceof ZodError) return invalidInput('The request is invalid', toIssues(cause));
+  switch (error.code) {
+    case 'PARSE_ERROR':
+      return new AppError('INVALID_JSON', 'The request body is not valid JSON');
+    case 'BAD_REQUEST':
+      return new AppError('INVALID_INPUT', error.message);
+    case 'NOT_FOUND':
+      return new AppError('ROUTE_NOT_FOUND', 'No route matches this method and path');
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
+    case 'PAYLOAD_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large');
+    default:
+      return cause ?? error;
   }
 }

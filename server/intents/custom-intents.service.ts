@@ -1,20 +1,22 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { CustomIntent, IntentVersion, PromptVersion, type ICustomIntent } from '../../db/entities/intent.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired } from '../common/schemas.js';
 import { findCustomDomain } from '../domains/custom-domains.service.js';
 import { AppError, notFound } from '../errors.js';
+import { findPromptVersion } from '../prompts/store/prompts.js';
 import {
   DEFINITION_FIELDS, type CreateIntentInput, type CustomIntentDto, type DefinitionField, type UpdateIntentInput,
 } from './custom-intents.schemas.js';
+import {
+  appendIntentVersion, createIntent, deleteIntent, findIntent, findIntentVersion, flushIntentChanges, flushNewIntent, listIntents, type CustomIntentRow,
+} from './store/custom-intents.js';
 
 type Json = Record<string, unknown> | null;
 export type Definition = Record<DefinitionField, unknown>;
 
 // Entity property behind each definition field.
-const FIELD_PROPERTY: Record<DefinitionField, keyof ICustomIntent & string> = {
+const FIELD_PROPERTY: Record<DefinitionField, keyof CustomIntentRow & string> = {
   display_name: 'displayName',
   description: 'description',
   prompt_template: 'promptTemplate',
@@ -30,7 +32,7 @@ const FIELD_PROPERTY: Record<DefinitionField, keyof ICustomIntent & string> = {
   is_active: 'isActive',
 };
 
-export function toIntentDto(intent: ICustomIntent): CustomIntentDto {
+export function toIntentDto(intent: CustomIntentRow): CustomIntentDto {
   return {
     id: intent.id,
     domain_key: intent.domainKey,
@@ -55,7 +57,7 @@ export function toIntentDto(intent: ICustomIntent): CustomIntentDto {
 }
 
 /** The full definition a version stores. */
-export function snapshotDefinition(intent: ICustomIntent): Definition {
+export function snapshotDefinition(intent: CustomIntentRow): Definition {
   const dto = toIntentDto(intent) as unknown as Record<string, unknown>;
   return Object.fromEntries(DEFINITION_FIELDS.map((f) => [f, dto[f] ?? null])) as Definition;
 }
@@ -66,7 +68,7 @@ export function diffDefinitions(before: Partial<Definition>, after: Partial<Defi
   return DEFINITION_FIELDS.filter((f) => !same(before[f], after[f])).map((field) => ({ field, before: before[field] ?? null, after: after[field] ?? null }));
 }
 
-function applyDefinition(intent: ICustomIntent, values: Partial<Definition>) {
+function applyDefinition(intent: CustomIntentRow, values: Partial<Definition>) {
   for (const field of DEFINITION_FIELDS) {
     if (values[field] === undefined) continue;
     (intent as unknown as Record<string, unknown>)[FIELD_PROPERTY[field]] = values[field];
@@ -76,27 +78,20 @@ function applyDefinition(intent: ICustomIntent, values: Partial<Definition>) {
 async function assertBindingExists(em: EntityManager, tenantId: string, binding: unknown) {
   if (!binding) return;
   const { prompt_key, version } = binding as { prompt_key: string; version: number };
-  const found = await em.findOne(PromptVersion, { tenant: tenantId, prompt: { promptKey: prompt_key, tenant: tenantId }, versionNumber: version });
+  const found = await findPromptVersion(em, tenantId, prompt_key, version);
   if (!found) {
     throw new AppError('INVALID_INPUT', `Prompt ${prompt_key} has no version ${version}`, { issues: [{ path: 'prompt_binding', message: 'no such prompt version' }] });
   }
 }
 
-/**
- * Appends the next immutable version. The caller holds the intent row lock (`for update`), so
- * concurrent saves get consecutive numbers; the unique (intent, version) index is the backstop.
- */
+/** Appends the next immutable version (numbered under the intent row lock; see appendIntentVersion). */
 function appendVersion(
   tx: EntityManager,
-  intent: ICustomIntent,
+  intent: CustomIntentRow,
   actor: Actor,
   change: { type: 'create' | 'update' | 'restore'; changedFields: string[]; restoredFrom?: number },
 ) {
-  intent.currentVersion += 1;
-  return tx.create(IntentVersion, {
-    tenant: intent.tenant,
-    intent,
-    versionNumber: intent.currentVersion,
+  return appendIntentVersion(tx, intent, {
     definition: snapshotDefinition(intent),
     changedFields: change.changedFields,
     changeType: change.type,
@@ -108,15 +103,12 @@ function appendVersion(
 
 export async function listCustomIntents(em: EntityManager, tenantId: string, domainKey: string) {
   const domain = await findCustomDomain(em, tenantId, domainKey);
-  const intents = await em.find(CustomIntent, { tenant: tenantId, domain }, { orderBy: { sortOrder: 'asc', intentKey: 'asc' } });
+  const intents = await listIntents(em, tenantId, domain);
   return { intents: intents.map(toIntentDto) };
 }
 
 export async function findCustomIntent(em: EntityManager, tenantId: string, domainKey: string, intentKey: string, lock = false) {
-  if (lock) {
-    await em.execute('select id from custom_intents where tenant_id = ? and domain_key = ? and intent_key = ? for update', [tenantId, domainKey, intentKey]);
-  }
-  const intent = await em.findOne(CustomIntent, { tenant: tenantId, domainKey, intentKey }, { refresh: lock });
+  const intent = await findIntent(em, tenantId, domainKey, intentKey, lock);
   if (!intent) throw notFound('Custom intent');
   return intent;
 }
@@ -127,32 +119,24 @@ export async function getCustomIntent(em: EntityManager, tenantId: string, domai
 
 export async function createCustomIntent(em: EntityManager, tenantId: string, actor: Actor, input: CreateIntentInput) {
   const { domainKey, intent_key, ...fields } = input;
-  try {
-    const intent = await em.transactional(async (tx) => {
-      const domain = await findCustomDomain(tx, tenantId, domainKey);
-      await assertBindingExists(tx, tenantId, fields.prompt_binding);
-      const created = tx.create(CustomIntent, {
-        tenant: tenantId,
-        domain,
-        domainKey,
-        intentKey: intent_key,
-        displayName: fields.display_name,
-        promptTemplate: fields.prompt_template,
-        currentVersion: 0,
-      });
-      applyDefinition(created, fields as Partial<Definition>);
-      const changedFields = DEFINITION_FIELDS.filter((f) => fields[f as keyof typeof fields] !== undefined);
-      appendVersion(tx, created, actor, { type: 'create', changedFields });
-      await tx.flush();
-      recordAudit(tx, tenantId, actor, { action: 'custom_intent.created', targetType: 'custom_intent', targetId: created.id, details: { domain_key: domainKey, intent_key, version: 1 } });
-      await tx.flush();
-      return created;
+  const intent = await em.transactional(async (tx) => {
+    const domain = await findCustomDomain(tx, tenantId, domainKey);
+    await assertBindingExists(tx, tenantId, fields.prompt_binding);
+    const created = createIntent(tx, tenantId, domain, {
+      domainKey,
+      intentKey: intent_key,
+      displayName: fields.display_name,
+      promptTemplate: fields.prompt_template,
     });
-    return { intent: toIntentDto(intent) };
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw new AppError('INTENT_KEY_TAKEN', `An intent "${intent_key}" exists already in ${domainKey}`);
-    throw err;
-  }
+    applyDefinition(created, fields as Partial<Definition>);
+    const changedFields = DEFINITION_FIELDS.filter((f) => fields[f as keyof typeof fields] !== undefined);
+    appendVersion(tx, created, actor, { type: 'create', changedFields });
+    if (!(await flushNewIntent(tx))) throw new AppError('INTENT_KEY_TAKEN', `An intent "${intent_key}" exists already in ${domainKey}`);
+    recordAudit(tx, tenantId, actor, { action: 'custom_intent.created', targetType: 'custom_intent', targetId: created.id, details: { domain_key: domainKey, intent_key, version: 1 } });
+    await flushIntentChanges(tx);
+    return created;
+  });
+  return { intent: toIntentDto(intent) };
 }
 
 /** Every PATCH is an explicit save: it always makes a version, listing the fields that changed. */
@@ -166,7 +150,7 @@ export async function updateCustomIntent(em: EntityManager, tenantId: string, ac
     const changedFields = diffDefinitions(before, snapshotDefinition(current)).map((c) => c.field);
     const version = appendVersion(tx, current, actor, { type: 'update', changedFields });
     recordAudit(tx, tenantId, actor, { action: 'custom_intent.updated', targetType: 'custom_intent', targetId: current.id, details: { domain_key: domainKey, intent_key: key, version: version.versionNumber, changed_fields: changedFields } });
-    await tx.flush();
+    await flushIntentChanges(tx);
     return current;
   });
   return { intent: toIntentDto(intent) };
@@ -176,8 +160,8 @@ export async function deleteCustomIntent(em: EntityManager, tenantId: string, ac
   await em.transactional(async (tx) => {
     const intent = await findCustomIntent(tx, tenantId, domainKey, intentKey, true);
     recordAudit(tx, tenantId, actor, { action: 'custom_intent.deleted', targetType: 'custom_intent', targetId: intent.id, details: { domain_key: domainKey, intent_key: intentKey } });
-    await tx.flush();
-    await tx.execute('delete from custom_intents where id = ?', [intent.id]);
+    await flushIntentChanges(tx);
+    await deleteIntent(tx, intent.id);
   });
 }
 
@@ -185,14 +169,14 @@ export async function deleteCustomIntent(em: EntityManager, tenantId: string, ac
 export async function restoreIntentVersion(em: EntityManager, tenantId: string, actor: Actor, domainKey: string, intentKey: string, versionNumber: number) {
   const intent = await em.transactional(async (tx) => {
     const current = await findCustomIntent(tx, tenantId, domainKey, intentKey, true);
-    const source = await tx.findOne(IntentVersion, { intent: current, versionNumber });
+    const source = await findIntentVersion(tx, current, versionNumber);
     if (!source) throw notFound('Version');
     const before = snapshotDefinition(current);
     applyDefinition(current, source.definition as Partial<Definition>);
     const changedFields = diffDefinitions(before, snapshotDefinition(current)).map((c) => c.field);
     const version = appendVersion(tx, current, actor, { type: 'restore', changedFields, restoredFrom: versionNumber });
     recordAudit(tx, tenantId, actor, { action: 'custom_intent.restored', targetType: 'custom_intent', targetId: current.id, details: { domain_key: domainKey, intent_key: intentKey, restored_from_version: versionNumber, version: version.versionNumber } });
-    await tx.flush();
+    await flushIntentChanges(tx);
     return current;
   });
   return { intent: toIntentDto(intent) };

@@ -1,11 +1,11 @@
-import { IntentVersion, type IIntentVersion } from '../../db/entities/intent.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired } from '../common/schemas.js';
 import { notFound } from '../errors.js';
 import type { VersionSummaryDto } from './custom-intents.schemas.js';
 import { diffDefinitions, findCustomIntent, type Definition } from './custom-intents.service.js';
+import { findIntentVersion, listIntentVersions as listIntentVersionRows, listRecentIntentVersions, type IntentVersionRow } from './store/custom-intents.js';
 
-function toSummary(v: IIntentVersion): VersionSummaryDto {
+function toSummary(v: IntentVersionRow): VersionSummaryDto {
   return {
     id: v.id,
     version_number: v.versionNumber,
@@ -20,13 +20,13 @@ function toSummary(v: IIntentVersion): VersionSummaryDto {
 
 export async function listIntentVersions(em: EntityManager, tenantId: string, domainKey: string, intentKey: string) {
   const intent = await findCustomIntent(em, tenantId, domainKey, intentKey);
-  const versions = await em.find(IntentVersion, { intent }, { orderBy: { versionNumber: 'desc' } });
+  const versions = await listIntentVersionRows(em, intent);
   return { versions: versions.map(toSummary) };
 }
 
 async function findVersion(em: EntityManager, tenantId: string, domainKey: string, intentKey: string, versionNumber: number) {
   const intent = await findCustomIntent(em, tenantId, domainKey, intentKey);
-  const version = await em.findOne(IntentVersion, { intent, versionNumber });
+  const version = await findIntentVersion(em, intent, versionNumber);
   if (!version) throw notFound('Version');
   return { intent, version };
 }
@@ -45,13 +45,7 @@ export async function diffIntentVersions(em: EntityManager, tenantId: string, do
 
 /** Recent changes across every custom domain of the tenant, newest first. */
 export async function listIntentVersionFeed(em: EntityManager, tenantId: string, page: { limit: number; offset: number }, filter: { domainKey?: string } = {}) {
-  const where = { tenant: tenantId, ...(filter.domainKey ? { intent: { domainKey: filter.domainKey } } : {}) };
-  const [versions, total] = await em.findAndCount(IntentVersion, where, {
-    populate: ['intent'],
-    orderBy: { createdAt: 'desc', versionNumber: 'desc' },
-    limit: page.limit,
-    offset: page.offset,
-  });
+  const [versions, total] = await listRecentIntentVersions(em, tenantId, page, filter.domainKey);
   return {
     versions: versions.map((v) => ({ ...toSummary(v), intent_id: v.intent.id, domain_key: v.intent.domainKey, intent_key: v.intent.intentKey })),
     pagination: { total, limit: page.limit, offset: page.offset },

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { envelope, ok } from '../common/schemas.js';
-import { listCustomDomains } from '../domains/custom-domains.service.js';
-import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
 import { apiKeyProcedure, router } from '../trpc.js';
-import type { IntentDefinition } from './intent-definition.js';
+import { intentEndpoint, listDomainCatalog } from './domain-catalog.service.js';
 import { domainListItemSchema, intentRequestFields, intentRequestSchema, intentResponseSchema, intentSummarySchema } from './intents.schemas.js';
-import { listDomainIntents } from './resolve-intent.js';
+import { builtInIntents, listDomainIntents } from './resolve-intent.js';
 import { runIntent } from './run-intent.service.js';
 
 const RUN_TAGS = ['Intent execution'];
@@ -15,13 +13,9 @@ const RUN_ERRORS = [
   'LLM_PROVIDER_ERROR', 'OUTPUT_INVALID', 'LLM_NOT_CONFIGURED',
 ] as const;
 
-export const intentEndpoint = (intent: Pick<IntentDefinition, 'domain' | 'key'>) =>
-  intent.domain === 'hiring' ? `/v1/hiring/${intent.key}` : `/v1/domains/${intent.domain}/intents/${intent.key}/run`;
-
-
 // One route per built-in hiring intent, so each is documented with its own input and output schema.
 const hiringRoutes = Object.fromEntries(
-  HIRING_INTENTS.map((intent) => [
+  builtInIntents('hiring').map((intent) => [
     intent.key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()),
     apiKeyProcedure
       .meta({
@@ -51,23 +45,7 @@ export const intentsRouter = router({
     .meta({ openapi: { method: 'GET', path: '/v1/domains', tags: DOMAIN_TAGS, summary: 'The tenant\'s own (custom) domains with their intents' } })
     .input(z.object({}).optional())
     .output(ok(z.array(domainListItemSchema)))
-    .query(async ({ ctx }) => {
-      const { tenant } = ctx.apiKey;
-      const { domains } = await listCustomDomains(ctx.em, ctx.tenantId);
-      const items = await Promise.all(
-        domains.map(async (d) => {
-          const intents = d.is_active ? await listDomainIntents(ctx.em, tenant, d.domain_key) : [];
-          return {
-            domain_key: d.domain_key,
-            display_name: d.display_name,
-            description: d.description,
-            is_active: d.is_active,
-            intents: intents.map((i) => ({ intent_key: i.key, display_name: i.displayName, endpoint: intentEndpoint(i), method: 'POST' as const })),
-          };
-        }),
-      );
-      return envelope(items);
-    }),
+    .query(async ({ ctx }) => envelope(await listDomainCatalog(ctx.em, ctx.tenantId, ctx.apiKey.tenant))),
 
   listDomainIntents: apiKeyProcedure
     .meta({ openapi: { method: 'GET', path: '/v1/domains/{domainKey}/intents', tags: DOMAIN_TAGS, summary: 'Intents of a domain (built-in or custom) with their schemas' }, errors: ['NOT_FOUND', 'DOMAIN_NOT_ENABLED'] })

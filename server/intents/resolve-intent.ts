@@ -1,22 +1,24 @@
-import { CustomDomain, CustomIntent, type ICustomIntent } from '../../db/entities/intent.js';
 import type { EntityManager } from '../../db/orm.js';
 import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { findDomain } from '../domains/store/custom-domains.js';
 import { AppError, notFound } from '../errors.js';
 import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { getHiringIntent, HIRING_INTENTS } from '../hiring/hiring-intents.js';
 import { resolvePromptBinding } from '../prompts/prompts.service.js';
 import type { CacheConfig, ExecutionConfig, IntentDefinition, RetrievalConfig } from './intent-definition.js';
+import { findIntentInDomain, listIntents, type CustomIntentRow } from './store/custom-intents.js';
 
 const DEFAULT_OUTPUT_SCHEMA = { type: 'object', additionalProperties: true };
 
 const isBuiltInDomain = (domain: string) => (BUILT_IN_DOMAINS as readonly string[]).includes(domain);
 
-function builtInIntents(domain: string): IntentDefinition[] {
+/** The built-in intents of a built-in domain, in their listed order. */
+export function builtInIntents(domain: string): IntentDefinition[] {
   return domain === 'hiring' ? HIRING_INTENTS : [];
 }
 
-function customSystemPrompt(intent: ICustomIntent) {
+function customSystemPrompt(intent: CustomIntentRow) {
   return [
     `You perform the task "${intent.displayName}"${intent.description ? `: ${intent.description}` : ''}.`,
     'Follow the instructions in the user message, using only the material it contains.',
@@ -25,7 +27,7 @@ function customSystemPrompt(intent: ICustomIntent) {
   ].join('\n');
 }
 
-async function toDefinition(em: EntityManager, tenantId: string, intent: ICustomIntent): Promise<IntentDefinition> {
+async function toDefinition(em: EntityManager, tenantId: string, intent: CustomIntentRow): Promise<IntentDefinition> {
   let template = intent.promptTemplate;
   const binding = intent.promptBinding as { prompt_key: string; version: number } | null;
   if (binding) template = (await resolvePromptBinding(em, tenantId, binding)) ?? template;
@@ -66,10 +68,10 @@ export async function resolveIntent(em: EntityManager, tenant: TenantRuntime, do
     }
     return intent;
   }
-  const domain = await em.findOne(CustomDomain, { tenant: tenant.id, domainKey });
+  const domain = await findDomain(em, tenant.id, domainKey);
   if (!domain) throw notFound(`Domain ${domainKey}`);
   if (!domain.isActive) throw new AppError('DOMAIN_NOT_ENABLED', `The ${domainKey} domain is not active`, { domain: domainKey });
-  const intent = await em.findOne(CustomIntent, { tenant: tenant.id, domain, intentKey });
+  const intent = await findIntentInDomain(em, tenant.id, domain, intentKey);
   if (!intent || !intent.isActive) throw notFound(`Intent ${domainKey}/${intentKey}`);
   return toDefinition(em, tenant.id, intent);
 }
@@ -82,8 +84,8 @@ export async function listDomainIntents(em: EntityManager, tenant: TenantRuntime
     }
     return builtInIntents(domainKey).filter((i) => !tenant.disabledIntents.includes(i.id));
   }
-  const domain = await em.findOne(CustomDomain, { tenant: tenant.id, domainKey });
+  const domain = await findDomain(em, tenant.id, domainKey);
   if (!domain) throw notFound(`Domain ${domainKey}`);
-  const intents = await em.find(CustomIntent, { tenant: tenant.id, domain, isActive: true }, { orderBy: { sortOrder: 'asc', intentKey: 'asc' } });
+  const intents = await listIntents(em, tenant.id, domain, true);
   return Promise.all(intents.map((i) => toDefinition(em, tenant.id, i)));
 }

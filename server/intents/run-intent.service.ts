@@ -12,7 +12,7 @@ import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { intentCacheKey } from './intent-cache.js';
 import { readRunContext } from './run-context.js';
-import { writeRunRecord } from './run-record.js';
+import { writeRunRecord } from './store/run-record.js';
 import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
 import { renderPrompt } from './render-prompt.js';

@@ -1,7 +1,8 @@
 import { AppError } from '../errors.js';
 import type { AppDeps } from '../deps.js';
-import { TENANT_RUNTIME_COLUMNS, toTenantRuntime, type TenantRuntime, type TenantRuntimeRow } from '../tenants/tenant-runtime.js';
+import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
 import { hashApiKey, isWellFormedApiKey } from './api-key-format.js';
+import { lookupApiKey, recordApiKeyUse } from './store/api-keys.js';
 
 export interface ApiKeyScope {
   keyId: string;
@@ -35,33 +36,12 @@ export function readApiKey(headers: Headers): string | null {
   return null;
 }
 
-interface KeyRow extends TenantRuntimeRow {
-  key_id: string;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  environment_id: string | null;
-  environment_name: string | null;
-  is_active: boolean;
-  plan: string;
-}
-
-// One indexed query per request: key -> environment -> tenant. It also carries the tenant's
-// runtime settings, so an intent run needs no second read of the tenant.
-const LOOKUP_SQL = `
-  select k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
-         t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}
-    from api_keys k
-    join tenants t on t.id = k.tenant_id
-    left join environments e on e.id = k.environment_id
-   where k.key_hash = $1`;
-
 export async function authenticateApiKey(deps: AppDeps, headers: Headers): Promise<ApiKeyScope> {
   const key = readApiKey(headers);
   if (!key) throw new AppError('MISSING_API_KEY', 'Send your API key as Authorization: Bearer <key> or x-api-key');
   // A malformed key never reaches the database.
   if (!isWellFormedApiKey(key)) throw new AppError('INVALID_API_KEY_FORMAT', 'API keys look like svc_ followed by 43 characters');
-  const rows = await deps.sql.query<KeyRow>(LOOKUP_SQL, [hashApiKey(key)], 'liya_api_key_lookup');
-  const row = rows[0];
+  const row = await lookupApiKey(deps.sql, hashApiKey(key));
   if (!row) throw new AppError('INVALID_API_KEY', 'The API key is not recognised');
   if (row.revoked_at) throw new AppError('API_KEY_REVOKED', 'The API key was rotated or revoked');
   if (!row.is_active) throw new AppError('ACCOUNT_INACTIVE', 'The account is deactivated');
@@ -85,7 +65,5 @@ function touchApiKey(deps: AppDeps, keyId: string, lastUsedAt: Date | null) {
   recentlyTouched.set(keyId, now);
   if (recentlyTouched.size > 10_000) recentlyTouched.clear();
   // Fire and forget: a lost touch only makes apiKeyLastUsedAt a minute older.
-  deps.sql
-    .query('update api_keys set last_used_at = now() where id = $1', [keyId])
-    .catch((err: unknown) => deps.log.warn({ err }, 'could not record api key use'));
+  recordApiKeyUse(deps.sql, keyId).catch((err: unknown) => deps.log.warn({ err }, 'could not record api key use'));
 }

@@ -1,10 +1,12 @@
-import { ApiKey, Environment } from '../../db/entities/tenant.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isUuid } from '../common/schemas.js';
 import { notFound } from '../errors.js';
+import { lockTenantForKeyShare, lockTenantForUpdate } from '../tenants/store/tenants.js';
 import { generateApiKey, hashApiKey, previewApiKey } from './api-key-format.js';
+import { insertApiKey, revokeActiveTenantKeys, revokeEnvironmentKeys, saveKeyChanges } from './store/api-keys.js';
+import { findEnvironmentByName, findTenantEnvironment, insertEnvironment, lockEnvironment } from './store/environments.js';
 
 export interface IssuedKey {
   apiKey: string;
@@ -23,13 +25,12 @@ export const DEFAULT_ENVIRONMENTS = ['production', 'development'] as const;
  * `for update`); without it the two deadlock, or a key issued meanwhile survives a revoke-all.
  */
 export async function issueEnvironmentKey(em: EntityManager, tenantId: string, environmentId: string): Promise<IssuedKey> {
-  await em.execute('select id from tenants where id = ? for key share', [tenantId]);
-  await em.execute('select id from environments where id = ? for update', [environmentId]);
-  await em.execute('update api_keys set revoked_at = now() where environment_id = ? and revoked_at is null', [environmentId]);
+  await lockTenantForKeyShare(em, tenantId);
+  await lockEnvironment(em, environmentId);
+  await revokeEnvironmentKeys(em, environmentId);
   const apiKey = generateApiKey();
   const apiKeyPreview = previewApiKey(apiKey);
-  em.create(ApiKey, { tenant: tenantId, environment: environmentId, keyHash: hashApiKey(apiKey), keyPreview: apiKeyPreview });
-  await em.flush();
+  await insertApiKey(em, { tenantId, environmentId, keyHash: hashApiKey(apiKey), keyPreview: apiKeyPreview });
   return { apiKey, apiKeyPreview };
 }
 
@@ -37,8 +38,7 @@ export async function issueEnvironmentKey(em: EntityManager, tenantId: string, e
 export async function createDefaultEnvironments(em: EntityManager, tenantId: string): Promise<IssuedKey> {
   let production: IssuedKey | null = null;
   for (const name of DEFAULT_ENVIRONMENTS) {
-    const env = em.create(Environment, { tenant: tenantId, name });
-    await em.flush();
+    const env = await insertEnvironment(em, tenantId, name);
     const issued = await issueEnvironmentKey(em, tenantId, env.id);
     if (name === 'production') production = issued;
   }
@@ -47,7 +47,7 @@ export async function createDefaultEnvironments(em: EntityManager, tenantId: str
 
 export async function findEnvironment(em: EntityManager, tenantId: string, environmentId: string) {
   if (!isUuid(environmentId)) return null;
-  return em.findOne(Environment, { id: environmentId, tenant: tenantId });
+  return findTenantEnvironment(em, tenantId, environmentId);
 }
 
 /** Rotates one environment's key (the old key stops working at once). */
@@ -57,7 +57,7 @@ export async function rotateEnvironmentKey(em: EntityManager, tenantId: string, 
     if (!env) throw notFound('Environment');
     const issued = await issueEnvironmentKey(tx, tenantId, env.id);
     recordAudit(tx, tenantId, actor, { action: 'api_key.rotated', targetType: 'environment', targetId: env.id, details: { environment: env.name, preview: issued.apiKeyPreview } });
-    await tx.flush();
+    await saveKeyChanges(tx);
     return issued;
   });
 }
@@ -65,16 +65,15 @@ export async function rotateEnvironmentKey(em: EntityManager, tenantId: string, 
 /** Legacy tenant-wide rotation: a new production key, every other key revoked. */
 export async function rotateTenantKey(em: EntityManager, tenantId: string, actor: Actor): Promise<IssuedKey> {
   return em.transactional(async (tx) => {
-    await tx.execute('select id from tenants where id = ? for update', [tenantId]);
-    let production = await tx.findOne(Environment, { tenant: tenantId, name: 'production' });
+    await lockTenantForUpdate(tx, tenantId);
+    let production = await findEnvironmentByName(tx, tenantId, 'production');
     if (!production) {
-      production = tx.create(Environment, { tenant: tenantId, name: 'production' });
-      await tx.flush();
+      production = await insertEnvironment(tx, tenantId, 'production');
     }
-    await tx.execute('update api_keys set revoked_at = now() where tenant_id = ? and revoked_at is null', [tenantId]);
+    await revokeActiveTenantKeys(tx, tenantId);
     const issued = await issueEnvironmentKey(tx, tenantId, production.id);
     recordAudit(tx, tenantId, actor, { action: 'api_key.rotated_all', targetType: 'tenant', targetId: tenantId, details: { preview: issued.apiKeyPreview } });
-    await tx.flush();
+    await saveKeyChanges(tx);
     return issued;
   });
 }
@@ -83,14 +82,10 @@ export async function rotateTenantKey(em: EntityManager, tenantId: string, actor
 export async function revokeTenantKeys(em: EntityManager, tenantId: string, actor: Actor): Promise<number> {
   return em.transactional(async (tx) => {
     // Waits for rotations in flight, so no key they issue outlives this revocation.
-    await tx.execute('select id from tenants where id = ? for update', [tenantId]);
-    const result = await tx.execute<{ affectedRows: number }>(
-      'update api_keys set revoked_at = now() where tenant_id = ? and revoked_at is null',
-      [tenantId],
-      'run',
-    );
-    recordAudit(tx, tenantId, actor, { action: 'api_key.revoked_all', targetType: 'tenant', targetId: tenantId, details: { revoked: result.affectedRows ?? 0 } });
-    await tx.flush();
-    return result.affectedRows ?? 0;
+    await lockTenantForUpdate(tx, tenantId);
+    const revoked = await revokeActiveTenantKeys(tx, tenantId);
+    recordAudit(tx, tenantId, actor, { action: 'api_key.revoked_all', targetType: 'tenant', targetId: tenantId, details: { revoked } });
+    await saveKeyChanges(tx);
+    return revoked;
   });
 }

@@ -21,7 +21,6 @@ export const knowledgeQueryInput = z.object({
     .describe('Search these collections of the domain (each must be attached to it: otherwise 404)'),
   category: z.string().min(1).max(100).optional().describe('Only documents of this category'),
 });
-export type KnowledgeQueryInput = z.infer<typeof knowledgeQueryInput>;
 
 export const knowledgeResultSchema = z
   .object({

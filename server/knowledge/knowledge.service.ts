@@ -30,6 +30,10 @@ import { DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, type KnowledgeResult } from 
 import { toVectorLiteral } from './pgvector.js';
 import { cosine, decodeEmbedding, embedQuery } from './query-embedding.js';
 import { corrections, tenantVocabulary, type Vocabulary } from './vocabulary.js';
+import {
+  selectChunkEmbeddings, selectChunkEmbeddingsByIds, selectChunkRows, selectDomainCollections, selectFullTextMatches, selectNearestChunkIds,
+  selectQueryLexemes, selectScopeEmbeddingModel, type ChunkRow, type RetrievalScope,
+} from './store/retrieval.js';
 
 export const RRF_K = 60;
 export const CANDIDATES_PER_LEG = 100;
@@ -96,31 +100,6 @@ function scopeWeights(collections: DomainCollection[], requested: string[] | nul
   return { weights, fallback: chosen.some((c) => c.config?.fallback_when_empty === 'domain_fallback') };
 }
 
-interface ChunkRow {
-  id: string;
-  document_id: string;
-  ordinal: number;
-  text: string;
-  locator: string | null;
-  document_name: string;
-  collection_ids: string[] | null;
-}
-
-interface Scope {
-  tenantId: string;
-  collectionIds: string[];
-  category: string | null;
-}
-
-// Shared by every leg: the tenant's ready documents in the searched collections (and category).
-// $1 tenant, $2 collection ids, $3 category (null: any).
-const SCOPE_SQL = `
-  ch.tenant_id = $1 and d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
-  and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))`;
-
-const CHUNK_COLUMNS = `ch.id::text as id, ch.document_id::text as document_id, ch.ordinal, ch.text, ch.locator, d.name as document_name,
-  (select array_agg(dc2.collection_id::text order by dc2.collection_id) from document_collections dc2 where dc2.document_id = d.id and dc2.tenant_id = $1) as collection_ids`;
-
 /** A tsquery matching any of `lexemes` (already normalised: no stemming is applied again). */
 export function anyOf(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
@@ -135,30 +114,15 @@ export const allOf = (lexemes: string[]) => anyOf(lexemes).replace(/ \| /g, ' & 
  * common are dropped beforehand, see planTerms): with `allFirst`, up to MATCH_CAP chunks holding
  * every lexeme (a selective GIN lookup, and the best candidates) plus up to MATCH_CAP holding any.
  */
-async function fullTextLeg(deps: AppDeps, scope: Scope, lexemes: string[], allFirst: boolean): Promise<ChunkRow[]> {
+async function fullTextLeg(deps: AppDeps, scope: RetrievalScope, lexemes: string[], allFirst: boolean): Promise<ChunkRow[]> {
   if (!lexemes.length) return [];
   const both = allFirst && lexemes.length > 1;
-  const matching = (tsquery: string) =>
-    `(select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
-       where ch.search_vector @@ ${tsquery}::tsquery and ${SCOPE_SQL} limit ${MATCH_CAP})`;
-  return deps.sql.query<ChunkRow>(
-    `with matched as (
-       ${both ? `${matching('$5')} union ${matching('$4')}` : matching('$4')}
-     ), ranked as (
-       select id, ts_rank_cd(search_vector, $4::tsquery) as rank from matched order by rank desc, id limit ${CANDIDATES_PER_LEG}
-     )
-     select ${CHUNK_COLUMNS}, r.rank
-       from ranked r join document_chunks ch on ch.id = r.id join documents d on d.id = ch.document_id
-      order by r.rank desc, ch.id`,
-    [scope.tenantId, scope.collectionIds, scope.category, anyOf(lexemes), ...(both ? [allOf(lexemes)] : [])],
-    both ? 'liya_knowledge_leg_all_any' : 'liya_knowledge_leg_any',
-  );
+  return selectFullTextMatches(deps.sql, scope, anyOf(lexemes), both ? allOf(lexemes) : null, { matchCap: MATCH_CAP, candidates: CANDIDATES_PER_LEG });
 }
 
 /** The query's lexemes as ingestion computes them: to_tsvector('english', unaccent(query)). */
 async function queryLexemes(deps: AppDeps, query: string): Promise<string[]> {
-  const [row] = await deps.sql.query<{ lexemes: string[] }>(`select tsvector_to_array(to_tsvector('english', unaccent($1))) as lexemes`, [query]);
-  return row?.lexemes ?? [];
+  return selectQueryLexemes(deps.sql, query);
 }
 
 export interface TermPlan {
@@ -187,14 +151,8 @@ export function planTerms(lexemes: string[], vocabulary: Vocabulary | null): Ter
 }
 
 /** The embedding model of most of the ready documents in scope (null: none was embedded), with their chunk count. */
-async function scopeEmbeddingModel(deps: AppDeps, scope: Scope): Promise<{ model: string; chunks: number } | null> {
-  const [row] = await deps.sql.query<{ embedding_model: string; chunks: string }>(
-    `select d.embedding_model, sum(d.chunk_count)::text as chunks from documents d
-      where d.tenant_id = $1 and d.status = 'ready' and d.embedding_model is not null and ($3::text is null or d.category = $3)
-        and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
-      group by d.embedding_model order by count(*) desc, d.embedding_model limit 1`,
-    [scope.tenantId, scope.collectionIds, scope.category],
-  );
+async function scopeEmbeddingModel(deps: AppDeps, scope: RetrievalScope): Promise<{ model: string; chunks: number } | null> {
+  const row = await selectScopeEmbeddingModel(deps.sql, scope);
   return row ? { model: row.embedding_model, chunks: Number(row.chunks) } : null;
 }
 
@@ -205,36 +163,21 @@ interface VectorLeg {
   scanned: boolean;
 }
 
-async function vectorLeg(em: EntityManager, deps: AppDeps, scope: Scope, embedded: { model: string; chunks: number }, query: string, candidateIds: Promise<string[]>): Promise<VectorLeg | null> {
+async function vectorLeg(em: EntityManager, deps: AppDeps, scope: RetrievalScope, embedded: { model: string; chunks: number }, query: string, candidateIds: Promise<string[]>): Promise<VectorLeg | null> {
   const { model } = embedded;
   const vector = await embedQuery(em, deps, scope.tenantId, model, query);
   if (!vector) return null;
   if (deps.pgvector && embedded.chunks * vector.length <= PGVECTOR_SCAN_MAX_VALUES) {
     // Every embedded chunk in scope, ranked inside PostgreSQL (cosine distance).
-    const rows = await deps.sql.query<{ id: string }>(
-      `select ch.id::text as id from document_chunks ch join documents d on d.id = ch.document_id
-        where ${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding_vector is not null and vector_dims(ch.embedding_vector) = $6
-        order by ch.embedding_vector <=> $5::vector, ch.id limit ${CANDIDATES_PER_LEG}`,
-      [scope.tenantId, scope.collectionIds, scope.category, model, toVectorLiteral(vector), vector.length],
-      'liya_knowledge_leg_pgvector',
-    );
-    return { ranked: rows.map((r) => r.id), scanned: true };
+    const ranked = await selectNearestChunkIds(deps.sql, scope, model, toVectorLiteral(vector), vector.length, CANDIDATES_PER_LEG);
+    return { ranked, scanned: true };
   }
-  const modelScope = `${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding is not null`;
-  let rows = await deps.sql.query<{ id: string; embedding: Buffer }>(
-    `select ch.id::text as id, ch.embedding from document_chunks ch join documents d on d.id = ch.document_id where ${modelScope} limit ${VECTOR_SCAN_MAX + 1}`,
-    [scope.tenantId, scope.collectionIds, scope.category, model],
-  );
+  let rows = await selectChunkEmbeddings(deps.sql, scope, model, VECTOR_SCAN_MAX + 1);
   let scanned = true;
   if (rows.length > VECTOR_SCAN_MAX) {
     scanned = false;
     const ids = await candidateIds;
-    rows = ids.length
-      ? await deps.sql.query<{ id: string; embedding: Buffer }>(
-          `select ch.id::text as id, ch.embedding from document_chunks ch join documents d on d.id = ch.document_id where ${modelScope} and ch.id = any($5::uuid[])`,
-          [scope.tenantId, scope.collectionIds, scope.category, model, ids],
-        )
-      : [];
+    rows = ids.length ? await selectChunkEmbeddingsByIds(deps.sql, scope, model, ids) : [];
   }
   const scored: { id: string; similarity: number }[] = [];
   for (const row of rows) {
@@ -245,15 +188,12 @@ async function vectorLeg(em: EntityManager, deps: AppDeps, scope: Scope, embedde
   return { ranked: scored.slice(0, CANDIDATES_PER_LEG).map((s) => s.id), scanned };
 }
 
-async function chunkRows(deps: AppDeps, scope: Scope, ids: string[]): Promise<ChunkRow[]> {
+async function chunkRows(deps: AppDeps, scope: RetrievalScope, ids: string[]): Promise<ChunkRow[]> {
   if (!ids.length) return [];
-  return deps.sql.query<ChunkRow>(
-    `select ${CHUNK_COLUMNS} from document_chunks ch join documents d on d.id = ch.document_id where ${SCOPE_SQL} and ch.id = any($4::uuid[])`,
-    [scope.tenantId, scope.collectionIds, scope.category, ids],
-  );
+  return selectChunkRows(deps.sql, scope, ids);
 }
 
-async function searchScope(em: EntityManager, deps: AppDeps, scope: Scope, weights: Map<string, number>, query: string, topK: number, lexicalOnly: boolean): Promise<KnowledgeResult[]> {
+async function searchScope(em: EntityManager, deps: AppDeps, scope: RetrievalScope, weights: Map<string, number>, query: string, topK: number, lexicalOnly: boolean): Promise<KnowledgeResult[]> {
   if (!scope.collectionIds.length) return [];
   const [lexemes, vocabulary, embedded] = await Promise.all([
     queryLexemes(deps, query),
@@ -299,23 +239,9 @@ async function searchScope(em: EntityManager, deps: AppDeps, scope: Scope, weigh
   return results.slice(0, topK);
 }
 
-interface DomainRow {
-  enabled_domains: string[] | null;
-  custom_active: boolean | null;
-  collections: DomainCollection[];
-}
-
 /** The domain's collections; 404 for an unknown or inactive domain, 403 for a built-in one not enabled. */
 export async function domainCollections(deps: AppDeps, tenantId: string, domainKey: string): Promise<DomainCollection[]> {
-  const [row] = await deps.sql.query<DomainRow>(
-    `select t.enabled_domains,
-            (select cd.is_active from custom_domains cd where cd.tenant_id = t.id and cd.domain_key = $2) as custom_active,
-            (select coalesce(json_agg(json_build_object('id', c.id, 'config', c.retrieval_config) order by c.created_at, c.id), '[]'::json)
-               from collections c join collection_domains x on x.collection_id = c.id
-              where c.tenant_id = t.id and x.tenant_id = t.id and x.domain_key = $2) as collections
-       from tenants t where t.id = $1`,
-    [tenantId, domainKey],
-  );
+  const row = await selectDomainCollections(deps.sql, tenantId, domainKey);
   if (!row) throw new AppError('NOT_FOUND', `Domain "${domainKey}" not found`, { domain_key: domainKey });
   if ((BUILT_IN_DOMAINS as readonly string[]).includes(domainKey)) {
     if (!(row.enabled_domains ?? []).includes(domainKey)) {
@@ -324,7 +250,7 @@ export async function domainCollections(deps: AppDeps, tenantId: string, domainK
   } else if (row.custom_active !== true) {
     throw new AppError('NOT_FOUND', `Domain "${domainKey}" is not an active domain of this tenant`, { domain_key: domainKey });
   }
-  return row.collections;
+  return row.collections as DomainCollection[];
 }
 
 /**

@@ -7,7 +7,9 @@
 // with different models), so the ranking is an exact scan, not an approximate index.
 import type { Logger } from 'pino';
 import type { SqlPool } from '../../db/sql-pool.js';
+import { selectChunksWithoutVector, updateChunkVectors } from '../documents/store/document-chunks.js';
 import { decodeEmbedding } from './query-embedding.js';
+import { addEmbeddingVectorColumn, createVectorExtension, selectVectorExtensionInstalled, selectVectorExtensionState } from './store/vector-support.js';
 
 const BACKFILL_BATCH = 500;
 
@@ -20,20 +22,16 @@ export const toVectorLiteral = (vector: Float32Array): string => `[${Array.from(
  * leaves the portable path on, with one log line saying why.
  */
 export async function enableVectorSupport(sql: SqlPool, log: Logger): Promise<boolean> {
-  const [state] = await sql.query<{ available: boolean; installed: boolean }>(
-    `select exists (select 1 from pg_available_extensions where name = 'vector') as available,
-            exists (select 1 from pg_extension where extname = 'vector') as installed`,
-  );
+  const state = await selectVectorExtensionState(sql);
   if (!state.available) return false;
   try {
     if (!state.installed) {
       // Processes starting together race here; the loser's duplicate-key error means it is there.
-      await sql.query('create extension if not exists vector').catch(async (err: unknown) => {
-        const [now] = await sql.query<{ installed: boolean }>(`select exists (select 1 from pg_extension where extname = 'vector') as installed`);
-        if (!now?.installed) throw err;
+      await createVectorExtension(sql).catch(async (err: unknown) => {
+        if (!(await selectVectorExtensionInstalled(sql))) throw err;
       });
     }
-    await sql.query('alter table document_chunks add column if not exists embedding_vector vector');
+    await addEmbeddingVectorColumn(sql);
   } catch (err) {
     log.info({ reason: (err as Error).message }, 'pgvector is available but could not be enabled; embeddings are compared in Node');
     return false;
@@ -48,9 +46,7 @@ export async function enableVectorSupport(sql: SqlPool, log: Logger): Promise<bo
 export async function backfillVectors(sql: SqlPool, signal?: AbortSignal): Promise<number> {
   let copied = 0;
   while (!signal?.aborted) {
-    const rows = await sql.query<{ id: string; embedding: Buffer }>(
-      `select id, embedding from document_chunks where embedding is not null and embedding_vector is null limit ${BACKFILL_BATCH}`,
-    );
+    const rows = await selectChunksWithoutVector(sql, BACKFILL_BATCH);
     if (!rows.length) break;
     const ids: string[] = [];
     const vectors: (string | null)[] = [];
@@ -61,12 +57,7 @@ export async function backfillVectors(sql: SqlPool, signal?: AbortSignal): Promi
       // leg's dimension filter keeps it out of every ranking.
       vectors.push(vector && vector.length ? toVectorLiteral(vector) : null);
     }
-    await sql.query(
-      `update document_chunks c set embedding_vector = v.vector::vector
-         from unnest($1::uuid[], $2::text[]) as v(id, vector)
-        where c.id = v.id and c.embedding_vector is null`,
-      [ids, vectors.map((v) => v ?? '[0]')],
-    );
+    await updateChunkVectors(sql, ids, vectors.map((v) => v ?? '[0]'));
     copied += rows.length;
   }
   return copied;

@@ -6,6 +6,7 @@
 // then a new word is simply not known here, which only means it gets no spelling correction: the
 // full-text leg always searches every query word as written.
 import type { AppDeps } from '../deps.js';
+import { countTenantChunks, selectDocumentsSignature, selectLexemeStats } from './store/vocabulary.js';
 
 type VocabularyDeps = Pick<AppDeps, 'sql' | 'log'>;
 
@@ -38,23 +39,13 @@ export function trigramsOf(word: string): string[] {
  * its updated_at, a deleted one changes the count, and the chunk total covers the rest.
  */
 async function documentsSignature(deps: VocabularyDeps, tenantId: string): Promise<string> {
-  const [row] = await deps.sql.query<{ signature: string }>(
-    `select concat_ws('/', count(*), sum(chunk_count), max(updated_at)) as signature from documents where tenant_id = $1`,
-    [tenantId],
-    'liya_vocabulary_signature',
-  );
-  return row?.signature ?? '';
+  return selectDocumentsSignature(deps.sql, tenantId);
 }
 
 async function build(deps: VocabularyDeps, tenantId: string): Promise<Vocabulary> {
-  // ts_stat takes its query as text; the tenant id is a UUID from authentication, quoted anyway.
-  const inner = `select search_vector from document_chunks where tenant_id = '${tenantId.replace(/'/g, "''")}'`;
   // Read first: a change made while ts_stat runs makes the next check rebuild again.
   const signature = await documentsSignature(deps, tenantId);
-  const [rows, [count]] = await Promise.all([
-    deps.sql.query<{ word: string; ndoc: number }>(`select word, ndoc from ts_stat($1)`, [inner]),
-    deps.sql.query<{ n: string }>('select count(*) as n from document_chunks where tenant_id = $1', [tenantId]),
-  ]);
+  const [rows, chunks] = await Promise.all([selectLexemeStats(deps.sql, tenantId), countTenantChunks(deps.sql, tenantId)]);
   const df = new Map<string, number>();
   const words: string[] = [];
   const trigrams = new Map<string, number[]>();
@@ -68,7 +59,7 @@ async function build(deps: VocabularyDeps, tenantId: string): Promise<Vocabulary
       list.push(index);
     }
   }
-  return { df, chunks: Number(count?.n ?? 0), words, trigrams, builtAt: Date.now(), signature };
+  return { df, chunks, words, trigrams, builtAt: Date.now(), signature };
 }
 
 /** The tenant's vocabulary: built on first use (awaited), then kept current in the background. */

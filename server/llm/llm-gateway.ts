@@ -21,6 +21,7 @@ import { createPromptCounter, estimateTokens, loadTokenCounter } from './count-t
 import type { BudgetReservation, RunBudget } from './run-budget.js';
 import { listTenantKeyProviders, openTenantProviderKey, readTenantProviderKey } from './provider-keys.service.js';
 import { chooseModel, listProviders, parseModelRef, type LlmProvider } from './providers.js';
+import { selectTenantDefaultModel } from './store/tenant-models.js';
 
 export interface LlmGatewayOptions {
   config: AppConfig;
@@ -64,13 +65,8 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
   const clients = createClientCache({ createClient: options.createClient, maxRetries: config.LLM_MAX_RETRIES, timeout: config.LLM_TIMEOUT_MS, log });
   const schemas: SchemaValidatorCache = createSchemaValidatorCache();
 
-  async function tenantDefaultModel(em: EntityManager, tenantId: string): Promise<string | null> {
-    const [row] = await em.execute<{ default_model: string | null }[]>(`select default_model from tenants where id = ?`, [tenantId]);
-    return row?.default_model ?? null;
-  }
-
   async function resolveTarget(em: EntityManager, tenantId: string, requested?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget> {
-    const modelRef = chooseModel(requested, requested?.trim() ? null : await tenantDefaultModel(em, tenantId), config.DEFAULT_MODEL);
+    const modelRef = chooseModel(requested, requested?.trim() ? null : await selectTenantDefaultModel(em, tenantId), config.DEFAULT_MODEL);
     const { provider: name, model } = parseModelRef(modelRef);
     const provider: LlmProvider | undefined = providers.get(name);
     if (!provider) throw notConfigured(`No model provider named "${name}" is configured`, { provider: name, model: modelRef });

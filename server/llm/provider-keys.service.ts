@@ -1,12 +1,15 @@
 import type { Actor } from '../actor.js';
 import { notFound } from '../errors.js';
-import { recordAudit } from '../audit/audit.service.js';
+import { recordAuditNow } from '../audit/audit.service.js';
 // Tenants' own provider keys: stored encrypted, shown only as a preview, read back only to call the provider.
 import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
 import { invalidInput } from '../errors.js';
 import { listProviders } from './providers.js';
 import { decryptSecret, encryptSecret, resolveEncryptionKey } from './secret-box.js';
+import {
+  deleteProviderKey, selectEncryptedProviderKey, selectKeyProviders, selectProviderKeys, upsertProviderKey, type ProviderKeyRow,
+} from './store/provider-keys.js';
 
 export interface ProviderKeyDeps {
   config: AppConfig;
@@ -29,13 +32,7 @@ export function previewProviderKey(apiKey: string): string {
 // Binds a ciphertext to its row: a copied encrypted_key does not decrypt under another tenant.
 const keyContext = (tenantId: string, provider: string) => `tenant-provider-key:${tenantId}:${provider}`;
 
-interface KeyRow {
-  provider: string;
-  key_preview: string;
-  created_at: Date;
-  updated_at: Date;
-}
-const toView = (row: KeyRow): TenantProviderKeyView => ({
+const toView = (row: ProviderKeyRow): TenantProviderKeyView => ({
   provider: row.provider,
   keyPreview: row.key_preview,
   createdAt: new Date(row.created_at).toISOString(),
@@ -59,27 +56,17 @@ export async function setTenantProviderKey(
     throw invalidInput('Invalid provider key', [{ path: 'apiKey', message: `must be 1-${MAX_KEY_LENGTH} characters without spaces` }]);
   }
   const encrypted = encryptSecret(await resolveEncryptionKey(em, deps.config), key, keyContext(tenantId, provider));
-  const [row] = await em.execute<KeyRow[]>(
-    `insert into tenant_provider_keys (tenant_id, provider, encrypted_key, key_preview, created_at, updated_at)
-     values (?, ?, ?, ?, now(), now())
-     on conflict (tenant_id, provider) do update set encrypted_key = excluded.encrypted_key, key_preview = excluded.key_preview, updated_at = now()
-     returning provider, key_preview, created_at, updated_at`,
-    [tenantId, provider, encrypted, previewProviderKey(key)],
-  );
+  const row = await upsertProviderKey(em, tenantId, provider, encrypted, previewProviderKey(key));
   return toView(row);
 }
 
 /** Whether a key was removed. */
 export async function deleteTenantProviderKey(em: EntityManager, tenantId: string, provider: string): Promise<boolean> {
-  const rows = await em.execute<{ id: string }[]>(`delete from tenant_provider_keys where tenant_id = ? and provider = ? returning id`, [tenantId, provider]);
-  return rows.length > 0;
+  return deleteProviderKey(em, tenantId, provider);
 }
 
 export async function listTenantProviderKeys(em: EntityManager, tenantId: string): Promise<TenantProviderKeyView[]> {
-  const rows = await em.execute<KeyRow[]>(
-    `select provider, key_preview, created_at, updated_at from tenant_provider_keys where tenant_id = ? order by provider`,
-    [tenantId],
-  );
+  const rows = await selectProviderKeys(em, tenantId);
   return rows.map(toView);
 }
 
@@ -90,11 +77,7 @@ export type ReadKeyResult = { found: false } | { found: true; apiKey: string | n
  * decrypts (ENCRYPTION_KEY changed), so the caller can refuse rather than silently bill the platform.
  */
 export async function readTenantProviderKey(em: EntityManager, deps: ProviderKeyDeps, tenantId: string, provider: string): Promise<ReadKeyResult> {
-  const [row] = await em.execute<{ encrypted_key: string }[]>(
-    `select encrypted_key from tenant_provider_keys where tenant_id = ? and provider = ?`,
-    [tenantId, provider],
-  );
-  return openTenantProviderKey(em, deps, tenantId, provider, row?.encrypted_key ?? null);
+  return openTenantProviderKey(em, deps, tenantId, provider, await selectEncryptedProviderKey(em, tenantId, provider));
 }
 
 /** Decrypts a stored key the caller already read (`encryptedKey` null: the tenant has none). */
@@ -112,21 +95,18 @@ export async function openTenantProviderKey(
 
 /** Providers the tenant has a key for. */
 export async function listTenantKeyProviders(em: EntityManager, tenantId: string): Promise<string[]> {
-  const rows = await em.execute<{ provider: string }[]>(`select provider from tenant_provider_keys where tenant_id = ?`, [tenantId]);
-  return rows.map((r) => r.provider);
+  return selectKeyProviders(em, tenantId);
 }
 
 /** Sets a tenant's key for `provider` and records it in the audit log (preview only). */
 export async function saveTenantProviderKey(em: EntityManager, deps: ProviderKeyDeps, tenantId: string, actor: Actor, provider: string, apiKey: string) {
   const key = await setTenantProviderKey(em, deps, tenantId, provider, apiKey);
-  recordAudit(em, tenantId, actor, { action: 'provider_key.set', targetType: 'provider_key', targetId: provider, details: { preview: key.keyPreview } });
-  await em.flush();
+  await recordAuditNow(em, tenantId, actor, { action: 'provider_key.set', targetType: 'provider_key', targetId: provider, details: { preview: key.keyPreview } });
   return key;
 }
 
 /** Removes a tenant's key for `provider` (404 when there is none) and records it in the audit log. */
 export async function removeTenantProviderKey(em: EntityManager, tenantId: string, actor: Actor, provider: string) {
   if (!(await deleteTenantProviderKey(em, tenantId, provider))) throw notFound('Provider key');
-  recordAudit(em, tenantId, actor, { action: 'provider_key.deleted', targetType: 'provider_key', targetId: provider });
-  await em.flush();
+  await recordAuditNow(em, tenantId, actor, { action: 'provider_key.deleted', targetType: 'provider_key', targetId: provider });
 }

@@ -2,6 +2,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
+import { insertPlatformSettingIfAbsent, selectPlatformSetting } from './store/platform-settings.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const VERSION = 'v1';
@@ -30,15 +31,11 @@ async function readOrCreateKey(em: EntityManager, config: Pick<AppConfig, 'ENCRY
   if (config.ENCRYPTION_KEY) {
     return Buffer.from(hkdfSync('sha256', config.ENCRYPTION_KEY, 'liya', 'tenant-provider-keys/aes-256-gcm', 32));
   }
-  const read = async () =>
-    (await em.execute<{ value: string }[]>(`select value from platform_settings where key = ?`, [SETTING_KEY]))[0]?.value;
+  const read = () => selectPlatformSetting(em, SETTING_KEY);
   let stored = await read();
   if (!stored) {
     // Two processes may race here: `do nothing` keeps the first key and both read it back.
-    await em.execute(`insert into platform_settings (key, value, created_at) values (?, ?, now()) on conflict (key) do nothing`, [
-      SETTING_KEY,
-      randomBytes(32).toString('base64url'),
-    ]);
+    await insertPlatformSettingIfAbsent(em, SETTING_KEY, randomBytes(32).toString('base64url'));
     stored = await read();
   }
   const key = Buffer.from(stored!, 'base64url');

@@ -1,7 +1,7 @@
-import { OutboxMessage } from '../../db/entities/user.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { enqueueJob } from '../jobs.js';
+import { findOutboxMessage, insertOutboxMessage, markOutboxMessageFailed, markOutboxMessageSent } from './store/outbox-messages.js';
 
 export interface QueuedMail {
   to: string;
@@ -19,8 +19,7 @@ export interface QueuedMail {
  * It checks nothing: mail a tenant sends goes through sendTenantMail, which holds it to the plan.
  */
 export async function queueMail(em: EntityManager, deps: AppDeps, mail: QueuedMail): Promise<void> {
-  const message = em.create(OutboxMessage, { tenant: mail.tenantId ?? null, toAddress: mail.to, subject: mail.subject, body: mail.body, kind: mail.kind });
-  await em.flush();
+  const message = await insertOutboxMessage(em, { tenantId: mail.tenantId ?? null, toAddress: mail.to, subject: mail.subject, body: mail.body, kind: mail.kind });
   if (deps.mailer.enabled) {
     await enqueueJob(em, 'send_mail', { messageId: message.id });
   } else if (deps.config.NODE_ENV !== 'production') {
@@ -32,16 +31,13 @@ export async function queueMail(em: EntityManager, deps: AppDeps, mail: QueuedMa
 
 /** Delivers one outbox message; idempotent (a sent message is skipped). */
 export async function deliverOutboxMessage(em: EntityManager, deps: AppDeps, messageId: string): Promise<void> {
-  const message = await em.findOne(OutboxMessage, { id: messageId });
+  const message = await findOutboxMessage(em, messageId);
   if (!message || message.sentAt) return;
   try {
     await deps.mailer.send({ to: message.toAddress, subject: message.subject, body: message.body });
-    message.sentAt = new Date();
-    message.lastError = null;
   } catch (err) {
-    message.lastError = (err as Error).message;
-    await em.flush();
+    await markOutboxMessageFailed(em, message, (err as Error).message);
     throw err;
   }
-  await em.flush();
+  await markOutboxMessageSent(em, message);
 }

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { SqlPool } from '../../db/sql-pool.js';
+import { deleteProcessHeartbeat, upsertProcessHeartbeat } from './store/worker-heartbeats.js';
 
 /** This process's owner id on the runs it executes (a worker_heartbeats id, prefixed `process:`). */
 export const PROCESS_ID = `process:${os.hostname().slice(0, 30)}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -13,18 +14,12 @@ export const staleAfterMs = (heartbeatMs: number) => heartbeatMs * 4;
 
 /** Beats now and every `intervalMs`; the returned function stops and removes the row. */
 export async function startProcessHeartbeat(sql: SqlPool, intervalMs: number, log: Logger): Promise<() => Promise<void>> {
-  const beat = () =>
-    sql.query(
-      `insert into worker_heartbeats (worker_id, started_at, last_seen_at) values ($1, now(), now())
-       on conflict (worker_id) do update set last_seen_at = now()`,
-      [PROCESS_ID],
-      'liya_process_heartbeat',
-    );
+  const beat = () => upsertProcessHeartbeat(sql, PROCESS_ID);
   await beat();
   const timer = setInterval(() => beat().catch((err) => log.warn({ err }, 'process heartbeat failed')), intervalMs);
   timer.unref();
   return async () => {
     clearInterval(timer);
-    await sql.query('delete from worker_heartbeats where worker_id = $1', [PROCESS_ID]).catch(() => undefined);
+    await deleteProcessHeartbeat(sql, PROCESS_ID).catch(() => undefined);
   };
 }

@@ -3,9 +3,10 @@
 // latency and error, written together with the usage events of that step when the step ends,
 // before the next step starts. A crash loses at most the step in flight.
 import type { SqlPool } from '../../db/sql-pool.js';
-import { isoRequired, monthKey } from '../common/schemas.js';
+import { isoRequired } from '../common/schemas.js';
 import { jsonSize } from './json-size.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
+import type { UsageEventInput } from '../usage/usage.service.js';
+import { insertRunStep, selectRunSteps } from './store/run-steps.js';
 
 export type RunKind = 'agent' | 'workflow' | 'eval';
 
@@ -52,43 +53,17 @@ export function boundedJson(value: unknown): string {
   return JSON.stringify(boundedValue(value));
 }
 
-// Asynchronous commit, like the run rows: see server/agents/agent-run-record.ts.
-const STEP_SQL = `
-with async_commit as (select set_config('synchronous_commit', 'off', true)),
-step as (
-  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, status, input, output, prompt_tokens, completion_tokens,
-                         cost_usd, latency_ms, error, started_at, completed_at, step_id)
-  values (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $23)
-  on conflict (run_id, index) do nothing
-  returning 1
-),
-events as (${insertUsageEventsSql('$17', 'where exists (select 1 from step)')}
-),
-counter as (
-  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd)
-  select $1, $18, $19, $20, $21 where $22 and exists (select 1 from step)
-  ${ADD_TO_USAGE_COUNTER_SQL}
-  returning 1
-)
-select (select count(*) from step) + (select count(*) from async_commit) as written`;
-
 /**
  * Writes one step (and its usage) in one statement. Idempotent per (run, index): a step written
  * twice (a retried job) is kept once, and its usage is counted once.
  */
 export async function recordRunStep(sql: SqlPool, step: RunStepRecord): Promise<void> {
-  const usage = step.usage ?? [];
-  const { requests, tokens, cost, json } = usageRowsOf(usage);
-  await sql.query(
-    STEP_SQL,
-    [
-      step.tenantId, step.runKind, step.runId, step.index, step.type, step.name.slice(0, 200), step.status,
-      boundedJson(step.input), boundedJson(step.output), step.promptTokens, step.completionTokens, step.costUsd.toFixed(6),
-      Math.round(step.latencyMs), step.error?.slice(0, 4000) ?? null, step.startedAt, step.completedAt,
-      json, monthKey(), requests, tokens, cost.toFixed(6), usage.length > 0, step.stepId ?? null,
-    ],
-    'liya_run_step',
-  );
+  await insertRunStep(sql, {
+    tenantId: step.tenantId, runKind: step.runKind, runId: step.runId, index: step.index, type: step.type, name: step.name.slice(0, 200), status: step.status,
+    inputJson: boundedJson(step.input), outputJson: boundedJson(step.output), promptTokens: step.promptTokens, completionTokens: step.completionTokens,
+    costUsd: step.costUsd.toFixed(6), latencyMs: Math.round(step.latencyMs), error: step.error?.slice(0, 4000) ?? null, startedAt: step.startedAt,
+    completedAt: step.completedAt, stepId: step.stepId ?? null, usage: step.usage ?? [],
+  });
 }
 
 export interface TraceStep {
@@ -109,30 +84,9 @@ export interface TraceStep {
   error: string | null;
 }
 
-interface StepRow {
-  index: number;
-  step_id: string | null;
-  type: string;
-  name: string;
-  status: string;
-  input: unknown;
-  output: unknown;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost_usd: string;
-  latency_ms: number;
-  error: string | null;
-  started_at: Date;
-  completed_at: Date;
-}
-
 /** A run's steps in order (the tenant is part of the lookup: another tenant's run has none). */
 export async function readRunSteps(sql: SqlPool, tenantId: string, runKind: RunKind, runId: string): Promise<TraceStep[]> {
-  const rows = await sql.query<StepRow>(
-    `select index, step_id, type, name, status, input, output, prompt_tokens, completion_tokens, cost_usd::text as cost_usd, latency_ms, error, started_at, completed_at
-       from run_steps where tenant_id = $1 and run_kind = $2 and run_id = $3 order by index`,
-    [tenantId, runKind, runId],
-  );
+  const rows = await selectRunSteps(sql, tenantId, runKind, runId);
   return rows.map((r) => ({
     index: r.index,
     step_id: r.step_id,

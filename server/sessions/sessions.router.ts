@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { SESSION_STATUSES } from '../../db/entities/session.js';
 import { envelope, ok, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
-import { getSessionWithMessages, listSessions } from './sessions.service.js';
+import { getSessionWithMessages, listSessions, SESSION_STATUSES } from './sessions.service.js';
 
 const TAGS = ['Dashboard sessions'];
 

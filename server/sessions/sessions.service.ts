@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Session, SessionMessage, type ISession, type ISessionMessage } from '../../db/entities/session.js';
 import type { EntityManager } from '../../db/orm.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
+import {
+  findTenantSession, listLatestSessionMessages, listSessionMessages, listTenantSessions, type SessionMessageRow, type SessionRow,
+} from './store/sessions.js';
+
+export { SESSION_STATUSES } from './store/sessions.js';
 
 const HISTORY_MESSAGES = 20;
 
-export function toSessionSummary(s: ISession) {
+export function toSessionSummary(s: SessionRow) {
   return {
     sessionId: s.id,
     userId: s.userId,
@@ -21,7 +25,7 @@ export function toSessionSummary(s: ISession) {
   };
 }
 
-const toMessage = (m: ISessionMessage) => ({
+const toMessage = (m: SessionMessageRow) => ({
   id: m.id,
   role: m.role,
   intent: m.intent ?? null,
@@ -56,7 +60,7 @@ export async function openSession(
   ttlSeconds: number,
 ): Promise<RunSession> {
   if (request.sessionId) {
-    const session = isUuid(request.sessionId) ? await em.findOne(Session, { id: request.sessionId, tenant: tenantId }) : null;
+    const session = isUuid(request.sessionId) ? await findTenantSession(em, tenantId, request.sessionId) : null;
     if (!session || session.userId !== request.userId) throw notFound('Session');
     const idle = Date.now() - session.lastActivityAt.getTime() > ttlSeconds * 1000;
     if (session.status === 'expired' || (session.status === 'active' && idle)) {
@@ -67,7 +71,7 @@ export async function openSession(
   return { id: randomUUID(), tenantId, userId: request.userId, domain: request.domain, intent: request.intent, isNew: true };
 }
 
-function describeTurn(message: ISessionMessage): string {
+function describeTurn(message: SessionMessageRow): string {
   const content = message.content as Record<string, unknown> | string | null;
   if (typeof content === 'string') return content;
   if (content && typeof content === 'object') {
@@ -80,7 +84,7 @@ function describeTurn(message: ISessionMessage): string {
 /** The last turns as text (`User: ...` / `Assistant: ...`), oldest first. */
 export async function renderHistory(em: EntityManager, session: RunSession): Promise<string> {
   if (session.isNew) return '';
-  const messages = await em.find(SessionMessage, { session: session.id }, { orderBy: { createdAt: 'desc', role: 'desc' }, limit: HISTORY_MESSAGES });
+  const messages = await listLatestSessionMessages(em, session.id, HISTORY_MESSAGES);
   return messages
     .reverse()
     .map((m) => `${m.role === 'user' ? 'User' : 'Assistant'}: ${describeTurn(m)}`)
@@ -101,17 +105,16 @@ export interface Turn {
 export async function listSessions(
   em: EntityManager,
   tenantId: string,
-  filter: { status?: ISession['status']; domain?: string },
+  filter: { status?: SessionRow['status']; domain?: string },
   page: { limit: number; offset: number },
 ) {
-  const where = { tenant: tenantId, ...(filter.status ? { status: filter.status } : {}), ...(filter.domain ? { domain: filter.domain } : {}) };
-  const [sessions, total] = await em.findAndCount(Session, where, { orderBy: { lastActivityAt: 'desc', id: 'asc' }, limit: page.limit, offset: page.offset });
+  const [sessions, total] = await listTenantSessions(em, tenantId, filter, page);
   return { sessions: sessions.map(toSessionSummary), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 export async function getSessionWithMessages(em: EntityManager, tenantId: string, sessionId: string) {
-  const session = isUuid(sessionId) ? await em.findOne(Session, { id: sessionId, tenant: tenantId }) : null;
+  const session = isUuid(sessionId) ? await findTenantSession(em, tenantId, sessionId) : null;
   if (!session) throw notFound('Session');
-  const messages = await em.find(SessionMessage, { session }, { orderBy: { createdAt: 'asc', role: 'desc' } });
+  const messages = await listSessionMessages(em, session);
   return { session: toSessionSummary(session), messages: messages.map(toMessage) };
 }

@@ -1,4 +1,8 @@
 import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
+import type { TenantRuntimeRow } from './store/tenants.js';
+
+// The columns and row of a TenantRuntime live with the tenants table's statements.
+export { TENANT_RUNTIME_COLUMNS, type TenantRuntimeRow } from './store/tenants.js';
 
 /** What the intent runtime needs to know about the calling tenant (read with its API key). */
 export interface TenantRuntime {
@@ -9,20 +13,6 @@ export interface TenantRuntime {
   guardrailsConfig: GuardrailsConfig | null;
   monthlyRequestQuota: number | null;
   monthlyTokenQuota: number | null;
-}
-
-/** The columns of `tenants t` that make a TenantRuntime, for queries that already join the tenant. */
-export const TENANT_RUNTIME_COLUMNS = `t.id as tenant_id, t.enabled_domains, t.disabled_intents, t.default_model, t.guardrails_config,
-  t.monthly_request_quota, t.monthly_token_quota::text as monthly_token_quota`;
-
-export interface TenantRuntimeRow {
-  tenant_id: string;
-  enabled_domains: string[];
-  disabled_intents: string[] | null;
-  default_model: string | null;
-  guardrails_config: GuardrailsConfig | null;
-  monthly_request_quota: number | null;
-  monthly_token_quota: string | null;
 }
 
 export const toTenantRuntime = (row: TenantRuntimeRow): TenantRuntime => ({

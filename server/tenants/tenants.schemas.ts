@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BILLING_PLANS, TENANT_TYPES } from '../../db/entities/tenant.js';
+import { BILLING_PLANS, TENANT_TYPES } from './store/tenants.js';
 
 export const tenantSchema = z
   .object({

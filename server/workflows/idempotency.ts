@@ -4,8 +4,10 @@
 import { createHash } from 'node:crypto';
 import type { SqlPool } from '../../db/sql-pool.js';
 import { AppError } from '../errors.js';
+import { claimKey, claimKeyStatement, deleteKey, deleteKeyWithoutResult, findKey, saveKeyResult } from './store/idempotency-keys.js';
+import { runExists } from './store/workflow-runs.js';
 
-export const IDEMPOTENCY_TTL_HOURS = 24;
+export { IDEMPOTENCY_TTL_HOURS } from './store/idempotency-keys.js';
 /** A claimed key whose run never appeared this long after is abandoned (its request died). */
 const ABANDONED_AFTER_SECONDS = 60;
 
@@ -37,36 +39,21 @@ export interface ExistingKey {
   ageSeconds: number;
 }
 
-// The key is taken when absent or expired (an expired row is taken over in place).
-const CLAIM_SQL = `
-  insert into idempotency_keys (tenant_id, scope, key, request_hash, run_id, result, created_at) values ($1, $2, $3, $4, $5, null, now())
-  on conflict (tenant_id, scope, key) do update set request_hash = excluded.request_hash, run_id = excluded.run_id, result = null, created_at = now()
-   where idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
-  returning 1`;
-
 /** The statement (and its params, $1-$5) that claims a key; usable inside a larger statement. */
-export const claimIdempotencySql = (claim: IdempotencyClaim) => ({ text: CLAIM_SQL, params: [claim.tenantId, claim.scope, claim.key, claim.requestHash, claim.runId] });
+export const claimIdempotencySql = (claim: IdempotencyClaim) => claimKeyStatement(claim);
 
-export async function claimIdempotencyKey(sql: SqlPool, claim: IdempotencyClaim): Promise<boolean> {
-  const rows = await sql.query(CLAIM_SQL, claimIdempotencySql(claim).params, 'liya_idempotency_claim');
-  return rows.length > 0;
-}
-
-export async function findIdempotencyKey(sql: SqlPool, tenantId: string, scope: string, key: string): Promise<ExistingKey | null> {
-  const [row] = await sql.query<{ request_hash: string; run_id: string | null; result: unknown; age: number }>(
-    `select request_hash, run_id::text, result, extract(epoch from now() - created_at)::float8 as age from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3`,
-    [tenantId, scope, key],
-  );
+async function findIdempotencyKey(sql: SqlPool, tenantId: string, scope: string, key: string): Promise<ExistingKey | null> {
+  const row = await findKey(sql, tenantId, scope, key);
   return row ? { requestHash: row.request_hash, runId: row.run_id, result: row.result, ageSeconds: row.age } : null;
 }
 
 /** Gives a key back when its request failed before creating anything. */
 export async function releaseIdempotencyKey(sql: SqlPool, claim: IdempotencyClaim): Promise<void> {
-  await sql.query('delete from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3 and request_hash = $4', [claim.tenantId, claim.scope, claim.key, claim.requestHash]);
+  await deleteKey(sql, claim);
 }
 
 export async function saveIdempotentResult(sql: SqlPool, claim: IdempotencyClaim, result: unknown): Promise<void> {
-  await sql.query('update idempotency_keys set result = $5::jsonb where tenant_id = $1 and scope = $2 and key = $3 and request_hash = $4', [claim.tenantId, claim.scope, claim.key, claim.requestHash, JSON.stringify(result)]);
+  await saveKeyResult(sql, claim, result);
 }
 
 export const keyReused = (key: string) =>
@@ -83,15 +70,15 @@ export const keyInProgress = (key: string, retryAfter = 1) =>
 export async function claimOrFind(sql: SqlPool, claim: IdempotencyClaim, waitMs: number): Promise<{ claimed: true } | { claimed: false; existing: ExistingKey }> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    if (await claimIdempotencyKey(sql, claim)) return { claimed: true };
+    if (await claimKey(sql, claim)) return { claimed: true };
     const existing = await findIdempotencyKey(sql, claim.tenantId, claim.scope, claim.key);
     if (!existing) continue; // released meanwhile: claim again
     if (existing.requestHash !== claim.requestHash) throw keyReused(claim.key);
     if (existing.result !== null) return { claimed: false, existing };
     // Done when its run exists (a run key) or its result is saved (a key without a run, like an event's).
-    if (existing.runId !== null && (await sql.query('select 1 from workflow_runs where id = $1', [existing.runId])).length) return { claimed: false, existing };
+    if (existing.runId !== null && (await runExists(sql, existing.runId))) return { claimed: false, existing };
     if (existing.ageSeconds > ABANDONED_AFTER_SECONDS) {
-      await sql.query('delete from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3 and request_hash = $4 and result is null', [claim.tenantId, claim.scope, claim.key, existing.requestHash]);
+      await deleteKeyWithoutResult(sql, claim, existing.requestHash);
       continue;
     }
     if (Date.now() > deadline) throw keyInProgress(claim.key);

@@ -13,6 +13,7 @@ import type { AppDeps } from '../deps.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import type { LocalRun, LocalRuns } from './engine/run-types.js';
 import { executeOwnedRun } from './run-jobs.js';
+import { handOverRuns } from './store/workflow-runs.js';
 
 /** Accepted runs one process keeps waiting for itself; beyond it new runs get a job any worker takes. */
 export const MAX_LOCAL_WAITING = 5000;
@@ -21,16 +22,6 @@ export const MAX_LOCAL_WAITING = 5000;
  * to the last: runs stopped by a short outage go on soon after it, a long one is not hammered.
  */
 const HANDOVER_RETRY_MS = [250, 500, 1000, 2000, 5000];
-
-/** Clears this process's ownership of runs it has not started and queues a job for each. */
-const HANDOVER_SQL = `
-with r as (
-  update workflow_runs set owner_id = null, updated_at = now()
-   where id = any($1::uuid[]) and status = 'running' and owner_id = $2
-  returning id, tenant_id)
-select count(graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10,
-                                     job_key => 'wf-run:' || id::text, job_key_mode => 'preserve_run_at'))::int as queued
-  from r`;
 
 export class LocalRunQueue implements LocalRuns {
   private readonly waiting: LocalRun[] = [];
@@ -91,7 +82,8 @@ export class LocalRunQueue implements LocalRuns {
   }
 
   private tryHandOver(runs: LocalRun[], attempt: number): void {
-    this.deps.sql.query(HANDOVER_SQL, [runs.map((r) => r.stored.id), PROCESS_ID]).catch((err: unknown) => {
+    // Clears this process's ownership of runs it has not started and queues a job for each.
+    handOverRuns(this.deps.sql, runs.map((r) => r.stored.id), PROCESS_ID).catch((err: unknown) => {
       this.deps.log.warn({ err, runs: runs.length }, 'could not hand workflow runs over to the job runner; trying again');
       const timer = setTimeout(() => {
         this.retries.delete(timer);
@@ -114,7 +106,7 @@ export class LocalRunQueue implements LocalRuns {
     this.waiting.length = 0;
     this.head = 0;
     if (left.length) {
-      await this.deps.sql.query(HANDOVER_SQL, [left.map((r) => r.stored.id), PROCESS_ID]).catch((err: unknown) => {
+      await handOverRuns(this.deps.sql, left.map((r) => r.stored.id), PROCESS_ID).catch((err: unknown) => {
         // Still owned by this process: recovered once its heartbeat is stale.
         this.deps.log.warn({ err, runs: left.length }, 'could not hand waiting workflow runs over; they are recovered after the heartbeat timeout');
       });

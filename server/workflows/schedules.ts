@@ -4,13 +4,14 @@
 // late job makes one catch-up run, not one per missed tick.
 import { Cron } from 'croner';
 import type { EntityManager } from '../../db/orm.js';
-import type { IWorkflow } from '../../db/entities/workflow.js';
 import type { AppDeps } from '../deps.js';
 import { enqueueJob } from '../jobs.js';
 import { loadTenantScope } from '../tenants/tenant-scope.js';
 import { createQueuedRun } from './run-admission.js';
 import type { StepDef } from './step-types.js';
 import { loadVersionSteps } from './version-steps.js';
+import { addScheduleTickJob, removeScheduleJob, scheduleTickGuard } from './store/schedule-ticks.js';
+import { findScheduledWorkflow, type IWorkflow } from './store/workflows.js';
 
 const jobKey = (workflowId: string) => `wf-schedule:${workflowId}`;
 
@@ -30,7 +31,7 @@ export async function syncWorkflowSchedule(em: EntityManager, workflow: IWorkflo
   const schedule = !deleted && workflow.isActive ? scheduleOf(workflow.liveSteps as StepDef[] | null) : null;
   const next = schedule ? nextTick(schedule.cron, schedule.timezone, new Date()) : null;
   if (!next) {
-    await em.execute('select graphile_worker.remove_job(?)', [jobKey(workflow.id)]);
+    await removeScheduleJob(em, jobKey(workflow.id));
     return;
   }
   await enqueueJob(em, 'workflow_schedule', { workflow_id: workflow.id, tenant_id: workflow.tenant.id, tick: next.toISOString() }, { runAt: next, jobKey: jobKey(workflow.id), maxAttempts: 5 });
@@ -38,20 +39,15 @@ export async function syncWorkflowSchedule(em: EntityManager, workflow: IWorkflo
 
 /** The job of one tick: start its run (once), then plan the next tick. */
 export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: string; tenant_id: string; tick: string }): Promise<void> {
-  const [workflow] = await deps.sql.query<{ id: string; workflow_key: string; live_version: number | null; is_active: boolean; live_steps: StepDef[] | null; max_concurrent_runs: number | null }>(
-    'select id::text, workflow_key, live_version, is_active, live_steps, max_concurrent_runs from workflows where id = $1 and tenant_id = $2',
-    [payload.workflow_id, payload.tenant_id],
-  );
-  const schedule = workflow?.is_active && workflow.live_version !== null ? scheduleOf(workflow.live_steps) : null;
+  const workflow = await findScheduledWorkflow(deps.sql, payload.workflow_id, payload.tenant_id);
+  const schedule = workflow?.is_active && workflow.live_version !== null ? scheduleOf(workflow.live_steps as StepDef[] | null) : null;
   if (!workflow || !schedule) return;
   const tick = new Date(payload.tick);
   // The next tick is planned before this one's run is started: a run that cannot start (this job
   // failing all its attempts) must not stop the schedule. A retry plans the same next tick again.
   const next = nextTick(schedule.cron, schedule.timezone, new Date(Math.max(Date.now(), tick.getTime())));
   if (next) {
-    await deps.sql.query(`select graphile_worker.add_job('workflow_schedule', $1::json, run_at => $2, job_key => $3, max_attempts => 5)`, [
-      JSON.stringify({ workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }), next, jobKey(workflow.id),
-    ]);
+    await addScheduleTickJob(deps.sql, { workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }, next, jobKey(workflow.id));
   }
   const scope = await loadTenantScope(deps.sql, payload.tenant_id);
   if (scope) {
@@ -62,7 +58,7 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
       { scheduled_at: tick.toISOString(), fired_at: new Date().toISOString() },
       {
         triggeredBy: 'schedule', environmentId: null, limit: workflow.max_concurrent_runs,
-        guard: { text: 'insert into workflow_schedule_ticks (workflow_id, tick_at, created_at) values ($1, $2, now()) on conflict do nothing returning 1', params: [workflow.id, tick] },
+        guard: scheduleTickGuard(workflow.id, tick),
       },
     );
     if (outcome.status === 'limited') deps.log.warn({ workflow: workflow.workflow_key, tick: payload.tick }, 'schedule tick skipped: the workflow is at max_concurrent_runs');

@@ -9,21 +9,13 @@ import { rejectNulInJson } from '../common/reject-nul.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
-import { TENANT_SCOPE_COLUMNS, scopeFromRow, type TenantScope, type TenantScopeRow } from '../tenants/tenant-scope.js';
+import { scopeFromRow, type TenantScope } from '../tenants/tenant-scope.js';
 import { prepareRunInput } from './run-input.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
 import { loadVersionSteps } from './version-steps.js';
-
-interface WebhookWorkflowRow extends TenantScopeRow {
-  id: string;
-  tenant_id: string;
-  workflow_key: string;
-  live_version: number;
-  max_concurrent_runs: number | null;
-  webhook_secret: string | null;
-  previous_webhook_secret: string | null;
-  previous_valid: boolean;
-}
+import { findKeyRun } from './store/idempotency-keys.js';
+import { findWebhookWorkflow as findWebhookWorkflowRow, listEventWorkflows, type WebhookWorkflowRow } from './store/run-targets.js';
+import { findRunCallbackKey, findRunCallbackState, keepEarlyCallback, wakeRunWithCallback } from './store/workflow-runs.js';
 
 const verifiers = new Map<string, Webhook>();
 const verifierOf = (secret: string) => {
@@ -61,14 +53,7 @@ export type WebhookWorkflow = WebhookWorkflowRow;
 
 /** The active, deployed webhook workflow of a slug, or 404: looked up before the body is read. */
 export async function findWebhookWorkflow(deps: AppDeps, slug: string): Promise<WebhookWorkflow> {
-  const [workflow] = await deps.sql.query<WebhookWorkflowRow>(
-    `select w.id::text, w.tenant_id::text, w.workflow_key, w.live_version, w.max_concurrent_runs, w.webhook_secret, w.previous_webhook_secret,
-            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid, ${TENANT_SCOPE_COLUMNS}
-       from workflows w join tenants t on t.id = w.tenant_id
-      where w.webhook_slug = $1 and w.is_active and w.live_version is not null and w.trigger_type = 'webhook' and t.is_active`,
-    [slug],
-    'liya_webhook_workflow',
-  );
+  const workflow = await findWebhookWorkflowRow(deps.sql, slug);
   if (!workflow) throw notFound('Webhook');
   return workflow;
 }
@@ -123,8 +108,7 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, workflow:
   const runId = crypto.randomUUID();
   // The webhook-id is the delivery's idempotency key: claimed in the same statement as the run.
   const claim: IdempotencyClaim = { tenantId: workflow.tenant_id, scope: `webhook:${workflow.id}`, key: plainHeaders['webhook-id'].slice(0, 255), requestHash: hashRequest(rawBody), runId };
-  const firstRun = async () =>
-    (await deps.sql.query<{ run_id: string | null }>('select run_id::text from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3', [claim.tenantId, claim.scope, claim.key]))[0];
+  const firstRun = () => findKeyRun(deps.sql, claim.tenantId, claim.scope, claim.key);
   // A redelivery answers its first run even when the workflow is full now, and without reading its
   // attachments again; other deliveries skip this look (the claim in the run's statement decides).
   if (workflow.max_concurrent_runs !== null || Array.isArray((input as Record<string, unknown>).attachments)) {
@@ -153,7 +137,7 @@ export type CallbackToken = NonNullable<ReturnType<typeof parseCallbackToken>>;
 export async function verifyCallback(deps: AppDeps, token: string): Promise<CallbackToken> {
   const parsed = parseCallbackToken(token);
   if (!parsed) throw notFound('Callback');
-  const [run] = await deps.sql.query<{ callback_key: string | null }>('select callback_key from workflow_runs where id = $1', [parsed.runId], 'liya_callback_key');
+  const run = await findRunCallbackKey(deps.sql, parsed.runId);
   if (!run?.callback_key || !verifyCallbackToken(parsed, run.callback_key)) throw notFound('Callback');
   return parsed;
 }
@@ -167,30 +151,12 @@ export async function receiveCallback(deps: AppDeps, parsed: CallbackToken, body
   const received = { seq: parsed.seq, body, received_at: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     // The run waits at this callback: it goes on.
-    const [woken] = await deps.sql.query<{ id: string }>(
-      `with r as (
-         update workflow_runs set status = 'running', wait_kind = null, owner_id = null, callback_seq = callback_seq + 1, updated_at = now(),
-                resume = jsonb_build_object('step_id', next_step_id, 'kind', 'callback', 'data', jsonb_build_object('body', $3::jsonb -> 'body', 'received_at', $3::jsonb -> 'received_at'))
-          where id = $1 and status = 'waiting' and wait_kind = 'callback' and callback_seq = $2
-         returning id, tenant_id),
-       timeout as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
-       job as (select graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10, job_key => 'wf-run:' || id::text) from r)
-       select id::text from r where (select count(*) from job) + 0 * (select count(*) from timeout) >= 0`,
-      [parsed.runId, parsed.seq, JSON.stringify(received)],
-    );
+    const woken = await wakeRunWithCallback(deps.sql, parsed.runId, parsed.seq, JSON.stringify(received));
     if (woken) return { run_id: parsed.runId, accepted: true };
     // The run has not reached it yet: kept until it does.
-    const [early] = await deps.sql.query<{ id: string }>(
-      `update workflow_runs set early_callback = $3::jsonb, updated_at = now()
-        where id = $1 and status in ('running', 'waiting', 'awaiting_approval', 'needs_input') and coalesce(wait_kind, '') <> 'callback'
-          and callback_seq = $2 and early_callback is null returning id::text`,
-      [parsed.runId, parsed.seq, JSON.stringify(received)],
-    );
+    const early = await keepEarlyCallback(deps.sql, parsed.runId, parsed.seq, JSON.stringify(received));
     if (early) return { run_id: parsed.runId, accepted: true };
-    const [now] = await deps.sql.query<{ status: string; callback_seq: number; early_seq: number | null; wait_kind: string | null }>(
-      `select status, callback_seq, (early_callback->>'seq')::int as early_seq, wait_kind from workflow_runs where id = $1`,
-      [parsed.runId],
-    );
+    const now = await findRunCallbackState(deps.sql, parsed.runId);
     if (!now) throw notFound('Callback');
     if (now.callback_seq > parsed.seq || now.early_seq === parsed.seq) {
       throw new AppError('CALLBACK_ALREADY_RECEIVED', 'This callback URL was already used (or its wait timed out)', { run_id: parsed.runId });
@@ -229,11 +195,7 @@ export async function publishEvent(em: EntityManager, deps: AppDeps, scope: Tena
 }
 
 async function startEventRuns(deps: AppDeps, scope: TenantScope, event: { name: string; payload: Record<string, unknown> }) {
-  const workflows = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null }>(
-    `select id::text, workflow_key, live_version, max_concurrent_runs from workflows
-      where tenant_id = $1 and is_active and live_version is not null and trigger_type = 'event' and trigger_event = $2 order by workflow_key`,
-    [scope.tenantId, event.name],
-  );
+  const workflows = await listEventWorkflows(deps.sql, scope.tenantId, event.name);
   const input = await prepareRunInput(deps, scope, event.payload);
   const runs: string[] = [];
   const skipped: { workflow_key: string; reason: string }[] = [];

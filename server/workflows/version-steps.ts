@@ -3,6 +3,7 @@
 import type { AppDeps } from '../deps.js';
 import { notFound } from '../errors.js';
 import type { StepDef } from './step-types.js';
+import { findVersionSteps } from './store/workflow-versions.js';
 
 /** The steps of a deployed version, kept per (workflow, version): versions never change. */
 const versionSteps = new Map<string, StepDef[]>();
@@ -12,11 +13,7 @@ export async function loadVersionSteps(deps: AppDeps, tenantId: string, workflow
   const cacheKey = `${workflowId}:${version}`;
   const cached = versionSteps.get(cacheKey);
   if (cached) return cached;
-  const [row] = await deps.sql.query<{ steps: StepDef[] }>(
-    'select steps from workflow_versions where workflow_id = $1 and version = $2 and tenant_id = $3',
-    [workflowId, version, tenantId],
-    'liya_workflow_version_steps',
-  );
+  const row = await findVersionSteps<StepDef>(deps.sql, tenantId, workflowId, version);
   if (!row) throw notFound('Workflow version');
   if (versionSteps.size >= VERSION_CACHE_MAX) versionSteps.delete(versionSteps.keys().next().value!);
   versionSteps.set(cacheKey, row.steps);

@@ -10,6 +10,7 @@ import type { AppDeps } from '../deps.js';
 import { decryptSecret, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
 import { webhookSecretKey } from '../net/signed-webhook.js';
 import { publicUrl } from './engine/run-workflow.js';
+import { clearWebhookSecret, setWebhookSecretIfUnset } from './store/workflows.js';
 
 const secretContext = (tenantId: string, workflowId: string) => `workflow-webhook-secret:${tenantId}:${workflowId}`;
 
@@ -51,12 +52,11 @@ export async function decryptWebhookSecret(em: EntityManager, deps: AppDeps, ten
 export async function withMintedWebhookSecret<T>(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, use: (minted: string | null) => Promise<T>): Promise<T> {
   const secret = newWebhookSecret();
   const stored = await encryptWebhookSecret(em, deps, tenantId, workflowId, secret);
-  const rows = await deps.sql.query('update workflows set webhook_secret = $3 where id = $1 and tenant_id = $2 and webhook_secret is null returning 1', [workflowId, tenantId, stored]);
-  const minted = rows.length ? secret : null;
+  const minted = (await setWebhookSecretIfUnset(deps.sql, workflowId, tenantId, stored)) ? secret : null;
   try {
     return await use(minted);
   } catch (err) {
-    if (minted) await deps.sql.query('update workflows set webhook_secret = null where id = $1 and webhook_secret = $2', [workflowId, stored]);
+    if (minted) await clearWebhookSecret(deps.sql, workflowId, stored);
     throw err;
   }
 }

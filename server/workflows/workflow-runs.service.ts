@@ -2,7 +2,6 @@
 // engine (engine/run-workflow.ts) does the rest.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
-import type { WorkflowRunStatus } from '../../db/entities/workflow.js';
 import type { Actor } from '../actor.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { recordAudit } from '../audit/audit.service.js';
@@ -10,21 +9,25 @@ import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, isDatabaseUnavailable, notFound } from '../errors.js';
 import { readRunSteps } from '../runs/run-steps.js';
-import {
-  createWorkflowRun, executeWorkflowRun, STORED_RUN_COLUMNS, toStoredRun, type StoredRunRow, type WorkflowRunEvent, type WorkflowRunResult,
-} from './engine/run-workflow.js';
+import { createWorkflowRun, executeWorkflowRun, toStoredRun, type WorkflowRunEvent, type WorkflowRunResult } from './engine/run-workflow.js';
 import type { RunTarget, StoredRun } from './engine/run-types.js';
 import { claimOrFind, hashRequest, keyInProgress, releaseIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
-import { concurrencyLimit, createQueuedRun, withinRunLimit } from './run-admission.js';
+import { concurrencyLimit, createQueuedRun } from './run-admission.js';
 import { callbackSecretOf, withMintedWebhookSecret } from './webhook-secrets.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import type { RunLineage } from '../runs/run-lineage.js';
-import { deleteStateEntry, listStateEntries, type StateScope } from './engine/workflow-state.js';
 import { prepareRunInput } from './run-input.js';
 import type { StepDef } from './step-types.js';
 import { validateDefinition } from './validate-definition.js';
 import { findWorkflow } from './workflows.service.js';
 import { loadVersionSteps, stepsOfRun } from './version-steps.js';
+import { setKeyRun } from './store/idempotency-keys.js';
+import { findLiveWorkflow } from './store/run-targets.js';
+import { deleteStateEntry, listStateEntries, type StateScope } from './store/workflow-state.js';
+import {
+  cancelWaitingRun, countRuns, findRun, findRunById, findRunResult, findRunRetryState, findRunStatus, findRunWaitingForInput, findRunWorkflowId, listRuns,
+  restartFailedRun, resumeRunWithAnswer, runExists, withinRunLimit, type RunRow, type WorkflowRunStatus,
+} from './store/workflow-runs.js';
 
 export interface RunRequest {
   input: Record<string, unknown>;
@@ -44,12 +47,7 @@ interface ResolvedTarget {
 async function resolveTarget(em: EntityManager, deps: AppDeps, scope: TenantScope, idOrKey: string, mode: 'live' | 'test'): Promise<ResolvedTarget> {
   if (mode === 'live') {
     // The hot path: one prepared lookup of the few columns a live run needs (the steps come from the version cache).
-    const [live] = await deps.sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null; has_secret: boolean }>(
-      `select id::text, workflow_key, live_version, max_concurrent_runs, webhook_secret is not null as has_secret from workflows
-        where tenant_id = $1 and (workflow_key = $2 or ($3::uuid is not null and id = $3::uuid)) and is_active and live_version is not null`,
-      [scope.tenantId, idOrKey, isUuid(idOrKey) ? idOrKey : null],
-      'liya_workflow_live_lookup',
-    );
+    const live = await findLiveWorkflow(deps.sql, scope.tenantId, idOrKey, isUuid(idOrKey) ? idOrKey : null);
     if (!live) throw new AppError('NOT_FOUND', `Workflow "${idOrKey}" not found`, { workflow: idOrKey });
     return {
       target: { scope, workflow: { id: live.id, key: live.workflow_key }, steps: await loadVersionSteps(deps, scope.tenantId, live.id, live.live_version), version: live.live_version, stateScope: 'live' },
@@ -112,23 +110,21 @@ export async function startRun(em: EntityManager, deps: AppDeps, scope: TenantSc
     return await startClaimedRun(em, deps, { target, limit, hasSecret }, request, options, runId, claim);
   } catch (err) {
     // Nothing was started: the key is free again.
-    if (claim && !(await runExists(deps, claim.runId!))) await releaseIdempotencyKey(deps.sql, claim).catch(() => undefined);
+    if (claim && !(await runExists(deps.sql, claim.runId!))) await releaseIdempotencyKey(deps.sql, claim).catch(() => undefined);
     throw err;
   }
 }
 
-const runExists = async (deps: AppDeps, runId: string) => (await deps.sql.query('select 1 from workflow_runs where id = $1', [runId])).length > 0;
-
 async function replayRun(deps: AppDeps, tenantId: string, runId: string, key: string, async: boolean): Promise<StartOutcome> {
   if (async) {
-    const [row] = await deps.sql.query<{ status: WorkflowRunStatus }>('select status from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]);
+    const row = (await findRunStatus(deps.sql, tenantId, runId))!;
     return { kind: 'queued', accepted: { run_id: runId, status: row.status, idempotent_replay: true } };
   }
   // The first request is still running its run: wait for it to end or pause (looking at its status
   // alone), then answer it with its steps.
   const deadline = Date.now() + REPLAY_WAIT_MS;
   for (;;) {
-    const [row] = await deps.sql.query<{ status: WorkflowRunStatus }>('select status from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]);
+    const row = await findRunStatus(deps.sql, tenantId, runId);
     if (!row || row.status !== 'running') break;
     if (Date.now() > deadline) throw keyInProgress(key);
     await new Promise((r) => setTimeout(r, 50));
@@ -143,28 +139,19 @@ async function startClaimedRun(em: EntityManager, deps: AppDeps, resolved: Resol
   // The answer to a run waiting for input continues that run.
   if (request.conversation_id) {
     if (!isUuid(request.conversation_id)) throw invalidInput('The request is invalid', [{ path: 'conversation_id', message: 'not a conversation id', code: 'invalid_format' }]);
-    const [waiting] = await deps.sql.query<{ id: string }>(
-      `select id::text from workflow_runs where tenant_id = $1 and workflow_id = $2 and conversation_id = $3 and status = 'needs_input' order by started_at desc limit 1`,
-      [scope.tenantId, workflow.id, request.conversation_id],
-    );
+    const waiting = await findRunWaitingForInput(deps.sql, scope.tenantId, workflow.id, request.conversation_id);
     if (waiting) {
       const message = request.input.message;
       if (typeof message !== 'string' || !message.trim()) {
         throw invalidInput('The request is invalid', [{ path: 'input.message', message: 'the run waits for an answer: send it as input.message', code: 'required' }]);
       }
       // The answer is stored with the switch back to running, so the step goes on even if this process dies.
-      const [claimed] = await deps.sql.query<StoredRunRow & { version: number | null; definition: StepDef[] | null }>(
-        `update workflow_runs r set status = 'running', wait_kind = null, owner_id = $3, updated_at = now(),
-                resume = jsonb_build_object('step_id', next_step_id, 'kind', 'input', 'data', jsonb_build_object('message', $4::text))
-          where id = $1 and tenant_id = $2 and status = 'needs_input'
-          returning ${STORED_RUN_COLUMNS}, r.version, r.definition`,
-        [waiting.id, scope.tenantId, PROCESS_ID, message],
-      );
+      const claimed = await resumeRunWithAnswer(deps.sql, { runId: waiting.id, tenantId: scope.tenantId, ownerId: PROCESS_ID, message });
       if (!claimed) throw new AppError('RUN_BUSY', 'The run already continues with another answer', { run_id: waiting.id });
       // The key answers the run this request continues, not a new one: a repeat replays it.
       if (claim) {
         claim.runId = waiting.id;
-        await deps.sql.query('update idempotency_keys set run_id = $5 where tenant_id = $1 and scope = $2 and key = $3 and request_hash = $4', [claim.tenantId, claim.scope, claim.key, claim.requestHash, waiting.id]);
+        await setKeyRun(deps.sql, claim, waiting.id);
       }
       const steps = await stepsOfRun(deps, scope.tenantId, workflow.id, claimed);
       options.beforeStart?.();
@@ -211,10 +198,7 @@ async function executeSyncRun(em: EntityManager, deps: AppDeps, target: RunTarge
 
 /** A stored run as the run endpoints answer it (status, output, trace, and what it waits for). */
 export async function loadRunResult(deps: AppDeps, tenantId: string, runId: string): Promise<WorkflowRunResult> {
-  const [row] = await deps.sql.query<{ conversation_id: string; status: WorkflowRunStatus; output: unknown; approval_id: string | null; resume_at: Date | null }>(
-    'select conversation_id::text, status, output, approval_id::text, resume_at from workflow_runs where id = $1 and tenant_id = $2',
-    [runId, tenantId],
-  );
+  const row = await findRunResult(deps.sql, tenantId, runId);
   if (!row) throw notFound('Run');
   const steps = await readRunSteps(deps.sql, tenantId, 'workflow', runId);
   return {
@@ -231,25 +215,6 @@ export async function loadRunResult(deps: AppDeps, tenantId: string, runId: stri
 const toTraceEntry = (s: Awaited<ReturnType<typeof readRunSteps>>[number]) => ({
   step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
 });
-
-interface RunRow {
-  id: string;
-  conversation_id: string;
-  version: number | null;
-  scope: StateScope;
-  status: WorkflowRunStatus;
-  triggered_by: string;
-  input: Record<string, unknown>;
-  output: unknown;
-  error: Record<string, unknown> | null;
-  steps_done: number;
-  approval_id: string | null;
-  resume_at: Date | null;
-  started_at: Date;
-  completed_at: Date | null;
-}
-
-const RUN_COLUMNS = 'id::text, conversation_id::text, version, scope, status, triggered_by, input, output, error, steps_done, approval_id::text, resume_at, started_at, completed_at';
 
 const CANCELLABLE: readonly WorkflowRunStatus[] = ['waiting', 'awaiting_approval', 'needs_input'];
 
@@ -273,17 +238,14 @@ const toSummary = (r: RunRow) => ({
 
 export async function listWorkflowRuns(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, status: WorkflowRunStatus | undefined, page: { limit: number; offset: number }) {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
-  const where = 'tenant_id = $1 and workflow_id = $2 and ($3::text is null or status = $3)';
-  const rows = await deps.sql.query<RunRow>(`select ${RUN_COLUMNS} from workflow_runs where ${where} order by started_at desc, id limit $4 offset $5`, [tenantId, workflow.id, status ?? null, page.limit, page.offset]);
-  const [count] = await deps.sql.query<{ n: string }>(`select count(*) as n from workflow_runs where ${where}`, [tenantId, workflow.id, status ?? null]);
-  return { runs: rows.map(toSummary), pagination: { total: Number(count.n), limit: page.limit, offset: page.offset } };
+  const rows = await listRuns(deps.sql, tenantId, workflow.id, status ?? null, page);
+  const total = await countRuns(deps.sql, tenantId, workflow.id, status ?? null);
+  return { runs: rows.map(toSummary), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 export async function getWorkflowRun(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, runId: string) {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
-  const [row] = isUuid(runId)
-    ? await deps.sql.query<RunRow>(`select ${RUN_COLUMNS} from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3`, [runId, tenantId, workflow.id])
-    : [];
+  const row = isUuid(runId) ? await findRun(deps.sql, tenantId, workflow.id, runId) : null;
   if (!row) throw notFound('Run');
   const steps = await readRunSteps(deps.sql, tenantId, 'workflow', row.id);
   return {
@@ -299,7 +261,7 @@ export async function getWorkflowRun(em: EntityManager, deps: AppDeps, tenantId:
 
 /** A run by its id alone (any workflow of the tenant). */
 export async function getWorkflowRunById(em: EntityManager, deps: AppDeps, tenantId: string, runId: string) {
-  const [row] = isUuid(runId) ? await deps.sql.query<{ workflow_id: string }>('select workflow_id::text from workflow_runs where id = $1 and tenant_id = $2', [runId, tenantId]) : [];
+  const row = isUuid(runId) ? await findRunWorkflowId(deps.sql, tenantId, runId) : null;
   if (!row) throw notFound('Run');
   return getWorkflowRun(em, deps, tenantId, row.workflow_id, runId);
 }
@@ -310,24 +272,14 @@ export async function getWorkflowRunById(em: EntityManager, deps: AppDeps, tenan
  */
 export async function retryRun(em: EntityManager, deps: AppDeps, scope: TenantScope, idOrKey: string, runId: string): Promise<WorkflowRunResult> {
   const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
-  const [row] = isUuid(runId)
-    ? await deps.sql.query<{ status: WorkflowRunStatus; steps_done: number; error: { step_id?: string } | null }>(
-        'select status, steps_done, error from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3',
-        [runId, scope.tenantId, workflow.id],
-      )
-    : [];
+  const row = isUuid(runId) ? await findRunRetryState(deps.sql, scope.tenantId, workflow.id, runId) : null;
   if (!row) throw notFound('Run');
   if (row.status !== 'failed' || row.steps_done === 0 || typeof row.error?.step_id !== 'string') {
     throw new AppError('RUN_NOT_RETRYABLE', 'Only a failed run that saved a step can be retried', { run_id: runId, status: row.status });
   }
-  let claimed: (StoredRunRow & { version: number | null; definition: StepDef[] | null; scope: StateScope }) | undefined;
+  let claimed: Awaited<ReturnType<typeof restartFailedRun>> | undefined;
   const admitted = await withinRunLimit(deps.sql, workflow.id, workflow.maxConcurrentRuns ?? null, async (query) => {
-    [claimed] = await query<StoredRunRow & { version: number | null; definition: StepDef[] | null; scope: StateScope }>(
-      `update workflow_runs r set status = 'running', next_step_id = error->>'step_id', error = null, completed_at = null, owner_id = $3, resume = null, crashes = 0, updated_at = now()
-        where id = $1 and tenant_id = $2 and status = 'failed'
-        returning ${STORED_RUN_COLUMNS}, r.version, r.definition, r.scope`,
-      [runId, scope.tenantId, PROCESS_ID],
-    );
+    claimed = await restartFailedRun(query, { runId, tenantId: scope.tenantId, ownerId: PROCESS_ID });
   });
   if (!admitted) throw concurrencyLimit(workflow.maxConcurrentRuns!);
   if (!claimed) throw new AppError('RUN_NOT_RETRYABLE', 'The run is being retried already', { run_id: runId });
@@ -339,41 +291,25 @@ export async function retryRun(em: EntityManager, deps: AppDeps, scope: TenantSc
 /** Stops a run that waits (delay, callback, approval, input): pending wake-up jobs go, a pending approval is cancelled. */
 export async function cancelRun(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string, runId: string) {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
-  const [row] = isUuid(runId)
-    ? await deps.sql.query<{ cancelled: number; status: WorkflowRunStatus | null }>(
-        `with r as (
-           update workflow_runs set status = 'cancelled', wait_kind = null, approval_id = null, resume_at = null, resume = null, owner_id = null,
-                  completed_at = now(), updated_at = now()
-            where id = $1 and tenant_id = $2 and workflow_id = $3 and status in ('waiting', 'awaiting_approval', 'needs_input')
-           returning id, callback_url),
-         a as (update workflow_approvals set status = 'cancelled', decided_at = now() where run_id in (select id from r) and status = 'pending' returning 1),
-         j as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
-         n as (select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
-                 from r where callback_url is not null)
-         select ((select count(*) from r) + 0 * ((select count(*) from a) + (select count(*) from j) + (select count(*) from n)))::int as cancelled,
-                (select status from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3) as status`,
-        [runId, tenantId, workflow.id],
-      )
-    : [];
+  const row = isUuid(runId) ? await cancelWaitingRun(deps.sql, tenantId, workflow.id, runId) : null;
   if (!row || row.status === null) throw notFound('Run');
   if (row.cancelled === 0) {
     throw new AppError('RUN_NOT_CANCELLABLE', `A ${row.status} run cannot be cancelled; only waiting, awaiting_approval and needs_input runs can`, { run_id: runId, status: row.status });
   }
-  recordAudit(em, tenantId, actor, { action: 'workflow.run.cancel', targetType: 'workflow', targetId: workflow.workflowKey, details: { run_id: runId } });
-  await em.flush();
-  const [summary] = await deps.sql.query<RunRow>(`select ${RUN_COLUMNS} from workflow_runs where id = $1 and tenant_id = $2`, [runId, tenantId]);
+  await em.transactional((tx) => recordAudit(tx, tenantId, actor, { action: 'workflow.run.cancel', targetType: 'workflow', targetId: workflow.workflowKey, details: { run_id: runId } }));
+  const summary = (await findRunById(deps.sql, tenantId, runId))!;
   return { run: toSummary(summary) };
 }
 
 export async function listWorkflowState(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, scope: StateScope) {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
-  return { scope, entries: await listStateEntries(deps.sql, { tenantId, workflowId: workflow.id, scope }) };
+  const rows = await listStateEntries(deps.sql, { tenantId, workflowId: workflow.id, scope });
+  return { scope, entries: rows.map((r) => ({ key: r.key, value: r.value, expires_at: iso(r.expires_at), updated_at: isoRequired(r.updated_at) })) };
 }
 
 export async function deleteWorkflowState(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string, key: string, scope: StateScope) {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
   const deleted = await deleteStateEntry(deps.sql, { tenantId, workflowId: workflow.id, scope }, key);
   if (!deleted) throw new AppError('STATE_NOT_FOUND', `No saved value "${key}" in scope ${scope}`, { key, scope });
-  recordAudit(em, tenantId, actor, { action: 'workflow.state.delete', targetType: 'workflow', targetId: workflow.workflowKey, details: { key, scope } });
-  await em.flush();
+  await em.transactional((tx) => recordAudit(tx, tenantId, actor, { action: 'workflow.state.delete', targetType: 'workflow', targetId: workflow.workflowKey, details: { key, scope } }));
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { WORKFLOW_RUN_STATUSES } from '../../db/entities/workflow.js';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import {
   cancelRun, deleteWorkflowState, getWorkflowRun, getWorkflowRunById, listWorkflowRuns, listWorkflowState, retryRun, startRun, type StartOutcome,
@@ -15,6 +14,7 @@ import {
 } from './workflows.schemas.js';
 import {
   createWorkflow, deleteWorkflow, deployWorkflow, discardDraft, getWorkflow, listWorkflows, listWorkflowVersions, rotateWebhookSecret, toggleWorkflow, updateWorkflow,
+  WORKFLOW_RUN_STATUSES,
 } from './workflows.service.js';
 
 /** A queued (async) run answers 202 with its id; a sync one its result. */

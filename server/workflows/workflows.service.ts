@@ -1,8 +1,6 @@
 // Workflow definitions: create (draft), read, list, update with step upsert and drafts, discard a
 // draft, toggle, deploy (a new immutable version), versions, hard delete.
 import { randomBytes } from 'node:crypto';
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Workflow, WorkflowVersion, type IWorkflow } from '../../db/entities/workflow.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
@@ -15,6 +13,13 @@ import type { AppDeps } from '../deps.js';
 import { syncWorkflowSchedule } from './schedules.js';
 import { callbackSecretOf, encryptWebhookSecret, newWebhookSecret, newWebhookSlug, webhookUrl } from './webhook-secrets.js';
 import type { CreateWorkflowInput, UpdateWorkflowInput, WorkflowDto } from './workflows.schemas.js';
+import { findWorkflowVersions, newWorkflowVersion } from './store/workflow-versions.js';
+import {
+  deleteWorkflowRow, findWorkflowBy, flushWorkflowChanges, flushWorkflowChangesUnlessTaken, listLiveWorkflows, lockWorkflow, newDraftWorkflow, type IWorkflow,
+} from './store/workflows.js';
+
+// The run statuses, for the router's schemas (the router reads no store).
+export { WORKFLOW_RUN_STATUSES } from './store/workflows.js';
 
 export const workflowEndpoint = (key: string) => `/v1/workflows/${key}/run`;
 
@@ -56,8 +61,7 @@ const definitionError = (issues: DefinitionIssue[] | ValidationIssue[], what: st
 
 /** By id or workflow_key; another tenant's workflow is not found. `deployedOnly`: a never-deployed workflow is 404 too. */
 export async function findWorkflow(em: EntityManager, tenantId: string, idOrKey: string, deployedOnly = false): Promise<IWorkflow> {
-  const where = isUuid(idOrKey) ? { tenant: tenantId, id: idOrKey.toLowerCase() } : { tenant: tenantId, workflowKey: idOrKey };
-  const workflow = await em.findOne(Workflow, where);
+  const workflow = await findWorkflowBy(em, tenantId, isUuid(idOrKey) ? { id: idOrKey.toLowerCase() } : { workflowKey: idOrKey });
   if (!workflow || (deployedOnly && workflow.liveVersion === null)) throw new AppError('NOT_FOUND', `Workflow "${idOrKey}" not found`, { workflow: idOrKey });
   return workflow;
 }
@@ -83,23 +87,15 @@ export async function createWorkflow(em: EntityManager, tenantId: string, actor:
   for (let attempt = 0; attempt < 5; attempt++) {
     const key = attempt === 0 ? base : `${base}-${randomBytes(3).toString('hex')}`;
     const fork = em.fork();
-    const workflow = fork.create(Workflow, {
-      tenant: tenantId, workflowKey: key, name: input.name, description: input.description ?? null, status: 'draft', isActive: false,
-      triggerType: triggerTypeOf(steps), triggerEvent: null, webhookSlug: null, webhookSecret: null, previousWebhookSecret: null, previousSecretValidUntil: null, maxConcurrentRuns: null, liveVersion: null, liveSteps: null, draftSteps: steps,
-    });
+    const workflow = newDraftWorkflow(fork, tenantId, { workflowKey: key, name: input.name, description: input.description ?? null, triggerType: triggerTypeOf(steps), draftSteps: steps });
     recordAudit(fork, tenantId, actor, { action: 'workflow.create', targetType: 'workflow', targetId: key });
-    try {
-      await fork.flush();
-      return { workflow: toWorkflowDto(workflow, tenantId) };
-    } catch (err) {
-      if (!(err instanceof UniqueConstraintViolationException)) throw err;
-    }
+    if (!(await flushWorkflowChangesUnlessTaken(fork)).taken) return { workflow: toWorkflowDto(workflow, tenantId) };
   }
   throw new AppError('CONFLICT', 'Could not find a free workflow_key; set one with PATCH');
 }
 
 export async function listWorkflows(em: EntityManager, tenantId: string) {
-  const rows = await em.find(Workflow, { tenant: tenantId, isActive: true, liveVersion: { $ne: null } }, { orderBy: { workflowKey: 'asc' } });
+  const rows = await listLiveWorkflows(em, tenantId);
   return rows.map((w) => {
     const { draft_steps: _d, ...dto } = toWorkflowDto(w, tenantId);
     return { ...dto, endpoint: workflowEndpoint(w.workflowKey), method: 'POST' as const };
@@ -131,7 +127,7 @@ export async function updateWorkflow(em: EntityManager, tenantId: string, actor:
       workflow.liveVersion = (workflow.liveVersion ?? 0) + 1;
       workflow.triggerType = triggerTypeOf(steps);
       workflow.triggerEvent = triggerEventOf(steps);
-      em.create(WorkflowVersion, { tenant: tenantId, workflow, version: workflow.liveVersion, name: input.name ?? workflow.name, description: input.description !== undefined ? input.description : (workflow.description ?? null), steps, createdBy: actor.name });
+      newWorkflowVersion(em, { tenant: tenantId, workflow, version: workflow.liveVersion, name: input.name ?? workflow.name, description: input.description !== undefined ? input.description : (workflow.description ?? null), steps, createdBy: actor.name });
       changed.push('steps');
     }
   }
@@ -144,15 +140,10 @@ export async function updateWorkflow(em: EntityManager, tenantId: string, actor:
     workflow.updatedAt = new Date();
     recordAudit(em, tenantId, actor, { action: 'workflow.update', targetType: 'workflow', targetId: workflow.workflowKey, details: { fields: changed } });
   }
-  try {
-    await em.flush();
-    if (changed.includes('steps')) await syncWorkflowSchedule(em, workflow);
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) {
-      throw new AppError('WORKFLOW_KEY_TAKEN', `A workflow with the key "${input.workflow_key}" already exists`, { workflow_key: input.workflow_key });
-    }
-    throw err;
+  if ((await flushWorkflowChangesUnlessTaken(em)).taken) {
+    throw new AppError('WORKFLOW_KEY_TAKEN', `A workflow with the key "${input.workflow_key}" already exists`, { workflow_key: input.workflow_key });
   }
+  if (changed.includes('steps')) await syncWorkflowSchedule(em, workflow);
   return { workflow: toWorkflowDto(workflow, tenantId) };
 }
 
@@ -165,7 +156,7 @@ export async function discardDraft(em: EntityManager, tenantId: string, actor: A
   workflow.draftSteps = null;
   workflow.updatedAt = new Date();
   recordAudit(em, tenantId, actor, { action: 'workflow.discard_draft', targetType: 'workflow', targetId: workflow.workflowKey });
-  await em.flush();
+  await flushWorkflowChanges(em);
   return { workflow: toWorkflowDto(workflow, tenantId) };
 }
 
@@ -177,7 +168,7 @@ export async function toggleWorkflow(em: EntityManager, tenantId: string, actor:
   workflow.status = workflow.isActive ? 'active' : 'inactive';
   workflow.updatedAt = new Date();
   recordAudit(em, tenantId, actor, { action: 'workflow.toggle', targetType: 'workflow', targetId: workflow.workflowKey, details: { is_active: workflow.isActive } });
-  await em.flush();
+  await flushWorkflowChanges(em);
   await syncWorkflowSchedule(em, workflow);
   return { workflow: toWorkflowDto(workflow, tenantId) };
 }
@@ -190,12 +181,12 @@ export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId:
   const found = await findWorkflow(em, tenantId, idOrKey);
   return em.transactional(async (tx) => {
     // Locked: two deploys at once would otherwise both take the same version number.
-    const workflow = await tx.findOneOrFail(Workflow, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const workflow = await lockWorkflow(tx, found.id);
     const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
     const problems = validateDefinition(steps, 'live');
     if (problems.length) throw definitionError(problems, 'The workflow cannot be deployed');
     const version = (workflow.liveVersion ?? 0) + 1;
-    tx.create(WorkflowVersion, { tenant: tenantId, workflow, version, name: workflow.name, description: workflow.description ?? null, steps, createdBy: actor.name });
+    newWorkflowVersion(tx, { tenant: tenantId, workflow, version, name: workflow.name, description: workflow.description ?? null, steps, createdBy: actor.name });
     workflow.liveSteps = steps;
     workflow.draftSteps = null;
     workflow.liveVersion = version;
@@ -216,7 +207,7 @@ export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId:
       }
     }
     recordAudit(tx, tenantId, actor, { action: 'workflow.deploy', targetType: 'workflow', targetId: workflow.workflowKey, details: { version } });
-    await tx.flush();
+    await flushWorkflowChanges(tx);
     await syncWorkflowSchedule(tx, workflow);
     return { workflow: toWorkflowDto(workflow, tenantId), ...minted };
   });
@@ -229,7 +220,7 @@ export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId:
 export async function rotateWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, idOrKey: string, graceSeconds: number) {
   const found = await findWorkflow(em, tenantId, idOrKey);
   return em.transactional(async (tx) => {
-    const workflow = await tx.findOneOrFail(Workflow, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const workflow = await lockWorkflow(tx, found.id);
     if (workflow.liveVersion === null || workflow.triggerType !== 'webhook' || !workflow.webhookSlug) {
       throw new AppError('NOT_A_WEBHOOK_WORKFLOW', 'Only a deployed webhook-triggered workflow has a webhook secret to rotate', { workflow: idOrKey, trigger_type: workflow.triggerType });
     }
@@ -240,14 +231,14 @@ export async function rotateWebhookSecret(em: EntityManager, deps: AppDeps, tena
     workflow.webhookSecret = await encryptWebhookSecret(tx, deps, tenantId, workflow.id, secret);
     workflow.updatedAt = new Date();
     recordAudit(tx, tenantId, actor, { action: 'workflow.webhook_secret.rotate', targetType: 'workflow', targetId: workflow.workflowKey, details: { grace_period_seconds: graceSeconds } });
-    await tx.flush();
+    await flushWorkflowChanges(tx);
     return { webhook_url: webhookUrl(deps, workflow.webhookSlug), webhook_secret: secret, callback_secret: callbackSecretOf(secret), previous_secret_valid_until: validUntil.toISOString() };
   });
 }
 
 export async function listWorkflowVersions(em: EntityManager, tenantId: string, idOrKey: string) {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
-  const versions = await em.find(WorkflowVersion, { tenant: tenantId, workflow }, { orderBy: { version: 'desc' } });
+  const versions = await findWorkflowVersions(em, tenantId, workflow);
   return {
     versions: versions.map((v) => ({
       version: v.version,
@@ -264,7 +255,7 @@ export async function listWorkflowVersions(em: EntityManager, tenantId: string, 
 export async function deleteWorkflow(em: EntityManager, tenantId: string, actor: Actor, idOrKey: string): Promise<void> {
   const workflow = await findWorkflow(em, tenantId, idOrKey);
   recordAudit(em, tenantId, actor, { action: 'workflow.delete', targetType: 'workflow', targetId: workflow.workflowKey });
-  await em.flush();
+  await flushWorkflowChanges(em);
   await syncWorkflowSchedule(em, workflow, true);
-  await em.execute('delete from workflows where id = ? and tenant_id = ?', [workflow.id, tenantId]);
+  await deleteWorkflowRow(em, tenantId, workflow.id);
 }

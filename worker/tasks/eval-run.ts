@@ -1,18 +1,19 @@
 import type { Task } from 'graphile-worker';
 import type { AppDeps } from '../../server/deps.js';
 import { executeEvalRun, giveUpEvalRun } from '../../server/evals/run-eval.js';
-
-const hasIds = (payload: unknown): payload is { run_id: string; tenant_id: string } =>
-  typeof payload === 'object' && payload !== null && typeof (payload as Record<string, unknown>).run_id === 'string' && typeof (payload as Record<string, unknown>).tenant_id === 'string';
+import { evalRunJob } from '../../server/jobs/contracts.js';
+import { jobKeyOf } from '../../server/jobs/store/job-queue.js';
 
 // One time slice of an evaluation run; the next slice is a new job under the same key (this job
 // is still locked, so graphile-worker adds a fresh one rather than replacing it).
-export const evalRunTask = (deps: AppDeps): Task => async (payload, helpers) => {
-  if (!hasIds(payload)) return;
+export const evalRunTask = (deps: AppDeps): Task => async (raw, helpers) => {
+  const parsed = evalRunJob.payload.safeParse(raw);
+  if (!parsed.success) return; // malformed payloads are dropped, not retried
+  const payload = parsed.data;
   try {
     await executeEvalRun(deps, payload, {
       requeue: async () => {
-        await helpers.addJob('eval_run', { run_id: payload.run_id, tenant_id: payload.tenant_id }, { jobKey: `eval-run:${payload.run_id}`, maxAttempts: 25 });
+        await helpers.addJob(evalRunJob.task, payload, { jobKey: jobKeyOf(evalRunJob, payload), maxAttempts: evalRunJob.maxAttempts });
       },
     });
   } catch (err) {

@@ -1,27 +1,28 @@
 import type { Task } from 'graphile-worker';
 import type { AppDeps } from '../../server/deps.js';
-import { continueRunJob, deliverRunCallback, giveUpWorkflowRun, type ContinuePayload } from '../../server/workflows/run-jobs.js';
+import { workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../../server/jobs/contracts.js';
+import { continueRunJob, deliverRunCallback, giveUpWorkflowRun } from '../../server/workflows/run-jobs.js';
 import { runScheduleTick } from '../../server/workflows/schedules.js';
 
-const hasIds = (payload: unknown, ...keys: string[]): boolean =>
-  typeof payload === 'object' && payload !== null && keys.every((k) => typeof (payload as Record<string, unknown>)[k] === 'string');
-
 // Malformed payloads are dropped, not retried.
-export const workflowContinueTask = (deps: AppDeps): Task => async (payload, helpers) => {
-  if (!hasIds(payload, 'run_id', 'tenant_id')) return;
+export const workflowContinueTask = (deps: AppDeps): Task => async (raw, helpers) => {
+  const parsed = workflowContinueJob.payload.safeParse(raw);
+  if (!parsed.success) return;
   try {
-    await continueRunJob(deps, payload as ContinuePayload);
+    await continueRunJob(deps, parsed.data);
   } catch (err) {
     // graphile-worker keeps a job that used up its attempts but runs it no more.
-    if (helpers.job.attempts >= helpers.job.max_attempts) await giveUpWorkflowRun(deps, payload as ContinuePayload, err);
+    if (helpers.job.attempts >= helpers.job.max_attempts) await giveUpWorkflowRun(deps, parsed.data, err);
     throw err;
   }
 };
 
-export const workflowCallbackTask = (deps: AppDeps): Task => async (payload) => {
-  if (hasIds(payload, 'run_id', 'tenant_id')) await deliverRunCallback(deps, payload as { run_id: string; tenant_id: string });
+export const workflowCallbackTask = (deps: AppDeps): Task => async (raw) => {
+  const parsed = workflowCallbackJob.payload.safeParse(raw);
+  if (parsed.success) await deliverRunCallback(deps, parsed.data);
 };
 
-export const workflowScheduleTask = (deps: AppDeps): Task => async (payload) => {
-  if (hasIds(payload, 'workflow_id', 'tenant_id', 'tick')) await runScheduleTick(deps, payload as { workflow_id: string; tenant_id: string; tick: string });
+export const workflowScheduleTask = (deps: AppDeps): Task => async (raw) => {
+  const parsed = workflowScheduleJob.payload.safeParse(raw);
+  if (parsed.success) await runScheduleTick(deps, parsed.data);
 };

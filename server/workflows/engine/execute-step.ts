@@ -16,7 +16,9 @@ import type { StepDef } from '../step-types.js';
 import type { RunGuard } from './run-guard.js';
 import type { Resume, WaitKind } from './run-types.js';
 import { renderTemplate } from './templates.js';
-import { readStateValue, setState, type StateKey } from './workflow-state.js';
+import { findIntentKeys } from '../store/step-intents.js';
+import { takeEarlyCallback } from '../store/workflow-runs.js';
+import { readStateValue, setState, type StateKey } from '../store/workflow-state.js';
 
 export interface StepContext {
   em: EntityManager;
@@ -177,7 +179,7 @@ async function runIntentStep(step: StepDef, ctx: StepContext): Promise<StepResul
       domain = parsed.domain;
       intent = parsed.intent;
     } else {
-      const [row] = await ctx.em.execute<{ domain_key: string; intent_key: string }[]>('select domain_key, intent_key from custom_intents where tenant_id = ? and id = ?', [ctx.scope.tenantId, parsed.id]);
+      const row = await findIntentKeys(ctx.em, ctx.scope.tenantId, parsed.id);
       if (!row) throw new Error(`the intent ${ref} no longer exists`);
       domain = row.domain_key;
       intent = row.intent_key;
@@ -291,13 +293,7 @@ async function waitForCallback(step: StepDef, ctx: StepContext): Promise<StepRes
   if (!resumed) {
     // A callback that came before the run got here is taken now: moved into resume, so a crash
     // between here and the step's row loses nothing.
-    const [early] = await ctx.deps.sql.query<{ resume: Resume & { step_id: string } }>(
-      `update workflow_runs set resume = jsonb_build_object('step_id', $3::text, 'kind', 'callback', 'data', jsonb_build_object('body', early_callback->'body', 'received_at', early_callback->'received_at')),
-              early_callback = null, callback_seq = callback_seq + 1, updated_at = now()
-        where id = $1 and tenant_id = $2 and early_callback is not null and (early_callback->>'seq')::int = callback_seq
-        returning resume`,
-      [ctx.run.id, ctx.scope.tenantId, step.id],
-    );
+    const early = await takeEarlyCallback(ctx.deps.sql, ctx.scope.tenantId, ctx.run.id, step.id);
     if (early) {
       ctx.callbackSeq++;
       resumed = { stepId: step.id, kind: 'callback', data: early.resume.data };

@@ -4,7 +4,7 @@
 // nothing of the engine.
 import type { TenantScope } from '../../tenants/tenant-scope.js';
 import type { StepDef } from '../step-types.js';
-import type { StateScope } from './workflow-state.js';
+import type { StateScope } from '../store/workflow-state.js';
 
 export type WaitKind = 'input' | 'approval' | 'delay' | 'callback';
 

@@ -8,10 +8,8 @@
 // decision, a timer, a callback) stores how the step goes on in `resume` together with the switch
 // back to running; the step then runs again and reads it.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { WorkflowRunStatus } from '../../../db/entities/workflow.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { EntityManager } from '../../../db/orm.js';
-import type { TenantScope } from '../../tenants/tenant-scope.js';
 import type { AppDeps } from '../../deps.js';
 import { isDatabaseUnavailable } from '../../errors.js';
 import { jsonSize } from '../../runs/json-size.js';
@@ -22,11 +20,14 @@ import { LimitExceededError, limitsForPlan, type PlanLimits } from '../../tenant
 import type { StepDef } from '../step-types.js';
 import { findNextByOrder } from '../validate-definition.js';
 import { executeStep, nextInOrder, type StepContext, type StepResult, type StepWait } from './execute-step.js';
-import type { Resume, RunTarget, StoredRun } from './run-types.js';
-import { loadState, type StateScope } from './workflow-state.js';
+import type { RunTarget, StoredRun } from './run-types.js';
+import { loadState } from '../store/workflow-state.js';
 import { RunCancelledError, RunGuard } from './run-guard.js';
 import { renderTemplate } from './templates.js';
-import { TENANT_SCOPE_COLUMNS, type TenantScopeRow } from '../../tenants/tenant-scope.js';
+import {
+  claimRun as claimRunRow, completeEmptyRun, failRun, findRunOutcome, insertRun, writeRunStep, writeRunWait,
+  type ClaimedRunRow, type NewRunRow, type StepRowValues, type StoredRunRow, type WorkflowRunStatus,
+} from '../store/workflow-runs.js';
 
 export interface TraceEntry {
   step_id: string | null;
@@ -91,24 +92,6 @@ function compileDefinition(steps: StepDef[]): Definition {
 
 export { compileDefinition };
 
-/** The columns of a run the engine needs to continue it. */
-export const STORED_RUN_COLUMNS = `r.id::text, r.conversation_id::text, r.input, r.next_step_id, r.steps_done, r.output, r.resume, r.callback_seq, r.callback_key, r.callback_url, r.executions, r.depth`;
-
-export interface StoredRunRow {
-  id: string;
-  conversation_id: string;
-  input: Record<string, unknown>;
-  next_step_id: string | null;
-  steps_done: number;
-  output: unknown;
-  resume: (Resume & { step_id?: string }) | null;
-  callback_seq: number;
-  callback_key: string | null;
-  callback_url: string | null;
-  executions: number;
-  depth: number;
-}
-
 export const toStoredRun = (row: StoredRunRow): StoredRun => ({
   id: row.id,
   conversationId: row.conversation_id,
@@ -135,7 +118,7 @@ export interface CreateRunOptions {
   depth?: number;
 }
 
-/** The run row's values in insert order (shared by the sync insert and the queued one). */
+/** The run row's values (shared by the sync insert and the queued one). */
 export function newRunValues(target: RunTarget, input: Record<string, unknown>, options: CreateRunOptions) {
   const runId = options.runId ?? randomUUID();
   const conversationId = options.conversationId ?? randomUUID();
@@ -145,42 +128,20 @@ export function newRunValues(target: RunTarget, input: Record<string, unknown>, 
     id: runId, conversationId, input, nextStepId: compiled.trigger?.id ?? null, stepsDone: 0, output: null, resume: null,
     callbackSeq: 0, callbackKey, callbackUrl: options.callbackUrl ?? null, executions: 0, depth: options.depth ?? 1,
   };
-  const params = [
-    runId, target.scope.tenantId, target.workflow.id, target.version, target.version === null ? JSON.stringify(target.steps) : null,
-    target.stateScope, conversationId, options.triggeredBy, JSON.stringify(input), stored.nextStepId, options.environmentId, callbackKey, stored.callbackUrl,
-    stored.depth,
-  ];
-  return { stored, params };
+  const row: NewRunRow = {
+    id: runId, tenantId: target.scope.tenantId, workflowId: target.workflow.id, version: target.version, definition: target.version === null ? JSON.stringify(target.steps) : null,
+    scope: target.stateScope, conversationId, triggeredBy: options.triggeredBy, input: JSON.stringify(input), nextStepId: stored.nextStepId, environmentId: options.environmentId,
+    callbackKey, callbackUrl: stored.callbackUrl, depth: stored.depth,
+  };
+  return { stored, row };
 }
-
-const RUN_COLUMNS = `id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
-  next_step_id, steps_done, error, environment_id, callback_key, callback_url, depth, owner_id, started_at, updated_at, completed_at`;
-const RUN_VALUES = `$1, $2, $3, $4, $5::jsonb, $6, $7, 'running', $8, $9::jsonb, null, $10, 0, null, $11, $12, $13, $14, $15, now(), now(), null`;
-
-/** Inserts a run from `newRunValues` params ($1..$14) with owner $15 (null: a job will take it). */
-export const INSERT_RUN_SQL = `insert into workflow_runs (${RUN_COLUMNS}) values (${RUN_VALUES})`;
 
 /** Creates the run row, positioned at the trigger step and owned by this process. */
 export async function createWorkflowRun(sql: SqlPool, target: RunTarget, input: Record<string, unknown>, options: CreateRunOptions): Promise<StoredRun> {
-  const { stored, params } = newRunValues(target, input, options);
-  // Asynchronous commit, like the step rows written after it (their order is kept).
-  await sql.query(
-    `with async_commit as (select set_config('synchronous_commit', 'off', true)) insert into workflow_runs (${RUN_COLUMNS}) select ${RUN_VALUES} from async_commit`,
-    [...params, PROCESS_ID],
-    'liya_workflow_run_create',
-  );
+  const { stored, row } = newRunValues(target, input, options);
+  await insertRun(sql, row, PROCESS_ID);
   return stored;
 }
-
-/**
- * Takes a running run for this process: one whose owner is this process, nobody, or a process
- * whose heartbeat stopped (it crashed). Null when another live process has it or it is not running.
- */
-export type ClaimedRun = StoredRunRow & TenantScopeRow & {
-  workflow_id: string; workflow_key: string; version: number | null; definition: StepDef[] | null; scope: StateScope; environment_id: string | null;
-  /** Times a process died while executing the run, this claim included when it takes the run from a dead process. */
-  crashes: number;
-};
 
 /**
  * A run whose process died while executing it is continued this many times at most; then it fails
@@ -188,20 +149,12 @@ export type ClaimedRun = StoredRunRow & TenantScopeRow & {
  */
 export const MAX_RUN_CRASHES = 2;
 
-export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<ClaimedRun | null> {
-  // The tenant's runtime settings come along: a job needs them to run AI steps. A claim that takes
-  // the run from another process (one whose heartbeat stopped: it died executing it) counts a crash.
-  const [row] = await sql.query<ClaimedRun>(
-    `update workflow_runs r set owner_id = $3, updated_at = now(), crashes = r.crashes + case when r.owner_id is not null and r.owner_id <> $3 then 1 else 0 end
-       from workflows w, tenants t
-      where r.id = $1 and r.tenant_id = $2 and w.id = r.workflow_id and t.id = r.tenant_id and r.status = 'running'
-        and (r.owner_id is null or r.owner_id = $3
-             or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $4)))
-      returning ${STORED_RUN_COLUMNS}, r.workflow_id::text, w.workflow_key, r.version, r.definition, r.scope, r.environment_id::text, r.crashes, ${TENANT_SCOPE_COLUMNS}`,
-    [runId, tenantId, PROCESS_ID, staleAfterMs(heartbeatMs) / 1000],
-    'liya_workflow_run_claim',
-  );
-  return row ?? null;
+/**
+ * Takes a running run for this process: one whose owner is this process, nobody, or a process
+ * whose heartbeat stopped (it crashed). Null when another live process has it or it is not running.
+ */
+export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<ClaimedRunRow | null> {
+  return claimRunRow(sql, { tenantId, runId, ownerId: PROCESS_ID, staleAfterSeconds: staleAfterMs(heartbeatMs) / 1000 });
 }
 
 // ---- Callback URLs ------------------------------------------------------------------------------
@@ -236,64 +189,6 @@ const callbackUrlOf = (base: string, run: { id: string; callbackKey: string | nu
 
 // ---- Step writes --------------------------------------------------------------------------------
 
-// One statement per step: its result row and the run's new position (or its end). Asynchronous
-// commit, as the other run rows: ordering is kept, a crash of this process loses nothing (the
-// database has it); a crash of the database loses at most the last moment. Fenced: only the
-// process that owns the running run writes (one that was paused while another took the run over
-// writes nothing and stops). A final status with a callback URL queues its delivery.
-const STEP_SQL = `
-with async_commit as (select set_config('synchronous_commit', 'off', true)),
-run as (
-  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, executions = $20, status = $15, output = coalesce($16::jsonb, output), error = $17::jsonb,
-         resume = null, wait_kind = null, approval_id = null, resume_at = null, owner_id = case when $15 = 'running' then owner_id else null end,
-         updated_at = now(), completed_at = case when $15 in ('completed', 'failed', 'cancelled', 'rejected') then now() else null end
-   where id = $2 and tenant_id = $1 and status = 'running' and owner_id = $19
-  returning 1
-),
-step as (
-  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
-                         cost_usd, latency_ms, error, started_at, completed_at)
-  select gen_random_uuid(), $1, 'workflow', $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, 0, 0, 0, $10, $11, $12, $13 from run
-  on conflict (run_id, index) do nothing
-  returning 1
-),
-notify as (
-  select graphile_worker.add_job('workflow_callback', json_build_object('run_id', $2::text, 'tenant_id', $1::text), max_attempts => 6, job_key => 'wf-callback:' || $2::text)
-    from run where $18::boolean
-)
-select (select count(*) from run)::int as owned, (select count(*) from step) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
-
-// A wait: the waiting step's row, the run's wait, an approval to decide and the job that wakes the
-// run (a delay's end or a timeout), in one durable statement. A callback wait is refused (nothing
-// written) when a callback for it arrived meanwhile: the step then runs again and takes it.
-const WAIT_SQL = `
-with run as (
-  update workflow_runs set next_step_id = $14, steps_done = $3 + 1, executions = $26, status = $15, wait_kind = $16, approval_id = $17::uuid, resume_at = $18,
-         resume = null, owner_id = null, updated_at = now()
-   where id = $2 and tenant_id = $1 and status = 'running' and owner_id = $25 and ($16 <> 'callback' or early_callback is null)
-  returning workflow_id
-),
-step as (
-  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
-                         cost_usd, latency_ms, error, started_at, completed_at)
-  select gen_random_uuid(), $1, 'workflow', $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, 0, 0, 0, $10, $11, $12, $13 from run
-  on conflict (run_id, index) do nothing
-  returning 1
-),
-approval as (
-  insert into workflow_approvals (id, tenant_id, workflow_id, run_id, step_id, loop_index, message, status, expires_at, created_at)
-  select $17::uuid, $1, workflow_id, $2, $19, $20, $21, 'pending', $22, now() from run where $17::uuid is not null
-  returning 1
-),
-wake as (
-  select graphile_worker.add_job('workflow_continue', json_build_object('run_id', $2::text, 'tenant_id', $1::text, 'wake', $16::text, 'seq', $23::int, 'approval_id', $17::text),
-                                 run_at => $24, max_attempts => 10, job_key => 'wf-wake:' || $2::text)
-    from run where $24::timestamptz is not null
-)
-select (select count(*) from run)::int as waited,
-       (select count(*) from workflow_runs where id = $2 and status = 'running' and owner_id = $25)::int as owned,
-       (select count(*) from step) + (select count(*) from approval) + (select count(*) from wake) as written`;
-
 interface StepWrite {
   index: number;
   step: StepDef;
@@ -314,25 +209,21 @@ interface StepWrite {
 // A step's output is stored whole (the run's limits bound it), so a run continued in another
 // process reads exactly what the step gave; its input is only shown, as a preview when large. The
 // trigger's output is the run's input, stored on the run: its row keeps a preview.
-const stepParams = (tenantId: string, runId: string, w: StepWrite, completed: Date) => [
-  tenantId, runId, w.index, w.step.step_type, (w.step.name ?? w.step.id).slice(0, 200), w.step.id, w.status, boundedJson(w.input),
-  w.step.step_type === 'trigger' ? boundedJson(w.output) : JSON.stringify(w.output ?? null),
-  Math.round(w.latencyMs), w.error?.slice(0, 4000) ?? null, w.started, completed,
-];
+const stepRow = (tenantId: string, runId: string, w: StepWrite, completed: Date): StepRowValues => ({
+  tenantId, runId, index: w.index, type: w.step.step_type, name: (w.step.name ?? w.step.id).slice(0, 200), stepId: w.step.id, status: w.status, input: boundedJson(w.input),
+  output: w.step.step_type === 'trigger' ? boundedJson(w.output) : JSON.stringify(w.output ?? null),
+  latencyMs: Math.round(w.latencyMs), error: w.error?.slice(0, 4000) ?? null, startedAt: w.started, completedAt: completed,
+});
 
 /** Writes a step; null when this process no longer owns the run (nothing written). */
 async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite): Promise<Date | null> {
   const completed = new Date();
-  const [row] = await sql.query<{ owned: number }>(
-    STEP_SQL,
-    [
-      ...stepParams(tenantId, run.id, w, completed), w.next, w.runStatus,
-      w.runOutput === undefined ? null : JSON.stringify(w.runOutput), w.runError === null ? null : JSON.stringify(w.runError),
-      run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), PROCESS_ID, w.executions,
-    ],
-    'liya_workflow_step',
-  );
-  return row.owned > 0 ? completed : null;
+  const owned = await writeRunStep(sql, stepRow(tenantId, run.id, w, completed), {
+    nextStepId: w.next, status: w.runStatus,
+    output: w.runOutput === undefined ? null : JSON.stringify(w.runOutput), error: w.runError === null ? null : JSON.stringify(w.runError),
+    queueCallback: run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), ownerId: PROCESS_ID, executions: w.executions,
+  });
+  return owned ? completed : null;
 }
 
 const WAIT_STATUS: Record<StepWait['kind'], WorkflowRunStatus> = { input: 'needs_input', approval: 'awaiting_approval', delay: 'waiting', callback: 'waiting' };
@@ -340,16 +231,12 @@ const WAIT_STATUS: Record<StepWait['kind'], WorkflowRunStatus> = { input: 'needs
 /** Writes a wait; not `waited` when a callback arrived first or the run is no longer this process's (nothing written). */
 async function writeWait(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite, wait: StepWait, callbackSeq: number): Promise<{ completed: Date; waited: boolean; owned: boolean }> {
   const completed = new Date();
-  const [row] = await sql.query<{ waited: number; owned: number }>(
-    WAIT_SQL,
-    [
-      ...stepParams(tenantId, run.id, w, completed), w.step.id, w.runStatus, wait.kind, wait.approvalId ?? null, wait.kind === 'delay' ? wait.wakeAt : null,
-      wait.approvalStepId ?? w.step.id, wait.loopIndex ?? null, wait.message ?? null, wait.kind === 'approval' ? wait.wakeAt ?? null : null,
-      callbackSeq, wait.wakeAt ?? null, PROCESS_ID, w.executions,
-    ],
-    'liya_workflow_wait',
-  );
-  return { completed, waited: row.waited > 0, owned: row.owned > 0 };
+  const written = await writeRunWait(sql, stepRow(tenantId, run.id, w, completed), {
+    nextStepId: w.step.id, status: w.runStatus, kind: wait.kind, approvalId: wait.approvalId ?? null, resumeAt: wait.kind === 'delay' ? wait.wakeAt ?? null : null,
+    approvalStepId: wait.approvalStepId ?? w.step.id, loopIndex: wait.loopIndex ?? null, message: wait.message ?? null, approvalExpiresAt: wait.kind === 'approval' ? wait.wakeAt ?? null : null,
+    callbackSeq, wakeAt: wait.wakeAt ?? null, ownerId: PROCESS_ID, executions: w.executions,
+  });
+  return { completed, ...written };
 }
 
 const toTrace = (w: StepWrite, completed: Date): TraceEntry => ({
@@ -376,10 +263,7 @@ function describeInput(step: StepDef, vars: Record<string, unknown>, limits: Pla
  * it stops and answers the run as stored, with the steps it saw.
  */
 async function takenOver(sql: SqlPool, tenantId: string, runId: string, trace: TraceEntry[]): Promise<WorkflowRunResult> {
-  const [row] = await sql.query<{ conversation_id: string; status: WorkflowRunStatus; output: unknown }>(
-    'select conversation_id::text, status, output from workflow_runs where id = $1 and tenant_id = $2',
-    [runId, tenantId],
-  );
+  const row = await findRunOutcome(sql, tenantId, runId);
   return { run_id: runId, conversation_id: row.conversation_id, status: row.status, output: row.output ?? null, trace };
 }
 
@@ -591,13 +475,10 @@ async function executeSteps(
   }
   if (!stepId && status === 'completed' && index === run.stepsDone) {
     // Nothing to run (no trigger): end the run as it stands.
-    await deps.sql.query(`update workflow_runs set status = 'completed', owner_id = null, completed_at = now(), updated_at = now() where id = $1 and tenant_id = $2 and status = 'running'`, [runId, tenantId]);
+    await completeEmptyRun(deps.sql, tenantId, runId);
   }
   if (status === 'failed' && trace.at(-1)?.status !== 'failed') {
-    await deps.sql.query(
-      `update workflow_runs set status = 'failed', owner_id = null, completed_at = now(), updated_at = now(), error = $3::jsonb where id = $1 and tenant_id = $2`,
-      [runId, tenantId, JSON.stringify({ code: 'RUN_BROKEN', message: 'The run reached a step that does not exist' })],
-    );
+    await failRun(deps.sql, tenantId, runId, { code: 'RUN_BROKEN', message: 'The run reached a step that does not exist' });
   }
   return { run_id: runId, conversation_id: run.conversationId, status, output: output ?? null, trace, ...waitInfo };
 }

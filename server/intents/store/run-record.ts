@@ -1,7 +1,9 @@
-import type { SqlPool } from '../../db/sql-pool.js';
-import { monthKey } from '../common/schemas.js';
-import type { RunSession, Turn } from '../sessions/sessions.service.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../usage/usage.service.js';
+// What a completed intent run writes (usage_events, usage_counters, sessions, session_messages,
+// intent_cache), in one statement; the intent_cache rows are written here alone.
+import type { SqlPool } from '../../../db/sql-pool.js';
+import { monthKey } from '../../common/schemas.js';
+import type { RunSession, Turn } from '../../sessions/sessions.service.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/usage.service.js';
 
 export interface RunRecord {
   tenantId: string;
@@ -17,6 +19,7 @@ export interface RunRecord {
 // trip, atomic on its own, with asynchronous commit (no wait for the WAL flush; a crash can lose
 // the last fraction of a second of run history, never part of a run). Foreign keys are checked at
 // the end of the statement, so the messages may reference the session inserted beside them.
+// Raw: a hot multi-CTE statement on the SqlPool, run as the named prepared statement `liya_run_record`.
 const RUN_RECORD_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
 events as (${insertUsageEventsSql('$1')}

@@ -1,8 +1,10 @@
-// Values a workflow keeps between runs (set_state / get_state), per workflow and scope: `live`
-// for deployed runs, `test` for builder test runs, so testing never touches live values. Expired
-// values are invisible everywhere and deleted by the hourly maintenance job.
+// The workflow_state table (values a workflow keeps between runs: set_state / get_state); this module alone writes it.
+//
+// Per workflow and scope: `live` for deployed runs, `test` for builder test runs, so testing never
+// touches live values. Expired values are invisible everywhere and deleted by the hourly maintenance
+// job. Raw SQL on the SqlPool, which the step engine runs on (loading a run's values is a prepared
+// statement of the hot path); Kysely is bound to an EntityManager's connection instead.
 import type { SqlPool } from '../../../db/sql-pool.js';
-import { iso, isoRequired } from '../../common/schemas.js';
 
 export type StateScope = 'live' | 'test';
 
@@ -13,7 +15,7 @@ export interface StateKey {
 }
 
 /** Values loaded for a run (templates and expressions read `state.<key>`); at most this many. */
-export const STATE_LOAD_MAX = 1000;
+const STATE_LOAD_MAX = 1000;
 
 export async function loadState(sql: SqlPool, k: StateKey): Promise<Record<string, unknown>> {
   const rows = await sql.query<{ key: string; value: unknown }>(
@@ -42,13 +44,13 @@ export async function readStateValue(sql: SqlPool, k: StateKey, key: string): Pr
   return row ? { found: true, value: row.value } : { found: false, value: null };
 }
 
+/** The live (unexpired) values of a workflow's scope, by key. */
 export async function listStateEntries(sql: SqlPool, k: StateKey) {
-  const rows = await sql.query<{ key: string; value: unknown; expires_at: Date | null; updated_at: Date }>(
+  return sql.query<{ key: string; value: unknown; expires_at: Date | null; updated_at: Date }>(
     `select key, value, expires_at, updated_at from workflow_state
       where tenant_id = $1 and workflow_id = $2 and scope = $3 and (expires_at is null or expires_at > now()) order by key`,
     [k.tenantId, k.workflowId, k.scope],
   );
-  return rows.map((r) => ({ key: r.key, value: r.value, expires_at: iso(r.expires_at), updated_at: isoRequired(r.updated_at) }));
 }
 
 /** Whether a live (unexpired) value was there to delete. */

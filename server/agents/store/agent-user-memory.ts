@@ -1,0 +1,43 @@
+// The agent_user_memory table (per end user preferences and facts); this module alone writes it.
+// Its statements run on the SqlPool, as they did before the move: the run path (and its tools) has
+// no unit of work of its own, and agent runs are benchmarked by round trips.
+import type { SqlPool } from '../../../db/sql-pool.js';
+
+export type MemoryKind = 'preference' | 'memory';
+
+/** Entries kept per end user and kind; the oldest go first beyond it. */
+export const MEMORY_MAX_ENTRIES = 200;
+
+export interface MemoryScope {
+  tenantId: string;
+  agentId: string;
+  userId: string;
+}
+
+/** The user's entries of that kind (or the one with `key`), newest first, at most MEMORY_MAX_ENTRIES. */
+export async function listUserMemory(sql: SqlPool, scope: MemoryScope, kind: MemoryKind, key: string | null): Promise<{ key: string; value: unknown }[]> {
+  // Raw: on the SqlPool, as before.
+  return sql.query<{ key: string; value: unknown }>(
+    `select key, value from agent_user_memory where tenant_id = $1 and agent_id = $2 and user_id = $3 and kind = $4 and ($5::text is null or key = $5)
+      order by updated_at desc limit ${MEMORY_MAX_ENTRIES}`,
+    [scope.tenantId, scope.agentId, scope.userId, kind, key],
+  );
+}
+
+/** Upserts entries (at most MEMORY_MAX_ENTRIES, given as one object), then trims the user's entries of that kind to the newest MEMORY_MAX_ENTRIES. */
+export async function upsertUserMemory(sql: SqlPool, scope: MemoryScope, kind: MemoryKind, entries: Record<string, unknown>): Promise<void> {
+  // Raw: on the SqlPool, as before; one statement (jsonb_each input, upsert and trim) is one round trip.
+  await sql.query(
+    `with input as (select e.key, e.value from jsonb_each($5::jsonb) as e(key, value)),
+     upserted as (
+       insert into agent_user_memory (id, tenant_id, agent_id, user_id, kind, key, value, created_at, updated_at)
+       select gen_random_uuid(), $1, $2, $3, $4, left(key, 200), value, now(), now() from input
+       on conflict (tenant_id, agent_id, user_id, kind, key) do update set value = excluded.value, updated_at = now()
+       returning id
+     )
+     delete from agent_user_memory where id in (
+       select id from agent_user_memory where tenant_id = $1 and agent_id = $2 and user_id = $3 and kind = $4
+        order by updated_at desc offset ${MEMORY_MAX_ENTRIES})`,
+    [scope.tenantId, scope.agentId, scope.userId, kind, JSON.stringify(entries)],
+  );
+}

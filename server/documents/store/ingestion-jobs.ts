@@ -1,0 +1,183 @@
+// The ingestion_jobs table; this module alone writes it.
+import { sql } from 'kysely';
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
+import type { IngestionJobOptions } from '../ingestion-options.js';
+
+export type IngestionJobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+// Never the stored bytes (`content`).
+const JOB_COLUMNS = ['id', 'source_type', 'name', 'status', 'stage', 'progress', 'result', 'error_message', 'created_at', 'started_at', 'completed_at', 'document_id'] as const;
+
+/** How many of the tenant's jobs have the status (any status when undefined). */
+export async function countIngestionJobs(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined): Promise<number> {
+  const row = await kyselyOf(em)
+    .selectFrom('ingestion_jobs')
+    .select(sql<number>`count(*)::int`.as('total'))
+    .where('tenant_id', '=', tenantId)
+    .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
+    .executeTakeFirstOrThrow();
+  return row.total;
+}
+
+/** A page of the tenant's jobs with the status (any status when undefined), newest first. */
+export async function selectIngestionJobRows(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined, page: { limit: number; offset: number }) {
+  return kyselyOf(em)
+    .selectFrom('ingestion_jobs')
+    .select(JOB_COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** One job of the tenant (undefined when there is none). */
+export async function selectIngestionJobRow(em: EntityManager, tenantId: string, id: string) {
+  return kyselyOf(em).selectFrom('ingestion_jobs').select(JOB_COLUMNS).where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+export interface NewIngestionJob {
+  id: string;
+  tenantId: string;
+  documentId: string;
+  name: string;
+  options: IngestionJobOptions;
+  content: Buffer;
+  createdBy: string;
+}
+
+/** Inserts a pending upload job holding the uploaded bytes. */
+export async function insertIngestionJob(tx: EntityManager, values: NewIngestionJob): Promise<void> {
+  await kyselyOf(tx)
+    .insertInto('ingestion_jobs')
+    .values({
+      id: values.id,
+      tenant_id: values.tenantId,
+      document_id: values.documentId,
+      source_type: 'upload',
+      name: values.name,
+      status: 'pending',
+      stage: null,
+      progress: 0,
+      options: sql<Record<string, unknown>>`${JSON.stringify(values.options)}::jsonb`,
+      content: values.content,
+      created_by: values.createdBy,
+      created_at: sql<Date>`now()`,
+    })
+    .execute();
+}
+
+/** Locks the jobs of the tenant's document `for update` until the end of `tx`'s transaction. */
+export async function lockDocumentIngestionJobs(tx: EntityManager, tenantId: string, documentId: string): Promise<void> {
+  await kyselyOf(tx).selectFrom('ingestion_jobs').select('id').where('document_id', '=', documentId).where('tenant_id', '=', tenantId).forUpdate().execute();
+}
+
+/** Cancels the document's jobs that are still pending or running, dropping their stored bytes. */
+export async function cancelDocumentIngestionJobs(tx: EntityManager, documentId: string): Promise<void> {
+  await kyselyOf(tx)
+    .updateTable('ingestion_jobs')
+    .set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()` })
+    .where('document_id', '=', documentId)
+    .where('status', 'in', ['pending', 'running'])
+    .execute();
+}
+
+/** The tenant's job (status, document, name), locked `for update` until the end of `tx`'s transaction. */
+export async function lockTenantIngestionJob(tx: EntityManager, tenantId: string, id: string) {
+  return kyselyOf(tx).selectFrom('ingestion_jobs').select(['status', 'document_id', 'name']).where('id', '=', id).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+}
+
+/** The job's status and document, locked `for update` until the end of `tx`'s transaction. */
+export async function lockIngestionJob(tx: EntityManager, id: string) {
+  return kyselyOf(tx).selectFrom('ingestion_jobs').select(['status', 'document_id']).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Marks the job cancelled, dropping its stored bytes. */
+export async function markIngestionJobCancelled(tx: EntityManager, id: string): Promise<void> {
+  await kyselyOf(tx).updateTable('ingestion_jobs').set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()` }).where('id', '=', id).execute();
+}
+
+/** Takes the queued job off graphile-worker's queue (a job already locked by a worker stays). */
+export async function removeQueuedIngestionJob(tx: EntityManager, id: string): Promise<void> {
+  // Raw: graphile_worker's own function (the job key is the ingestion job's id).
+  await tx.execute('select graphile_worker.remove_job(?)', [id]);
+}
+
+/**
+ * Starts (or resumes) a pending or running job at the `extracting` stage; undefined when the job is
+ * not pending or running.
+ */
+export async function claimIngestionJob(em: EntityManager, id: string, progress: number) {
+  return kyselyOf(em)
+    .updateTable('ingestion_jobs')
+    .set({
+      status: 'running',
+      started_at: sql<Date>`coalesce(started_at, now())`,
+      stage: 'extracting',
+      progress: sql<number>`greatest(progress, ${progress})`,
+    })
+    .where('id', '=', id)
+    .where('status', 'in', ['pending', 'running'])
+    .returning(['tenant_id', 'document_id', 'options'])
+    .executeTakeFirst();
+}
+
+/**
+ * Moves a running job to `stage` (progress never goes back). False when the job is no longer running
+ * (cancelled, or finished by another run): the caller stops.
+ */
+export async function advanceIngestionJob(em: EntityManager, id: string, stage: string, progress: number): Promise<boolean> {
+  const rows = await kyselyOf(em)
+    .updateTable('ingestion_jobs')
+    .set({ stage, progress: sql<number>`greatest(progress, ${progress})` })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .returning('id')
+    .execute();
+  return rows.length > 0;
+}
+
+/** The job's stored upload (null once it was dropped; undefined when there is no such job). */
+export async function selectIngestionJobContent(em: EntityManager, id: string): Promise<Buffer | null | undefined> {
+  const row = await kyselyOf(em).selectFrom('ingestion_jobs').select('content').where('id', '=', id).executeTakeFirst();
+  // bytea comes back from pg as a Buffer.
+  return row?.content as Buffer | null | undefined;
+}
+
+/** Keeps the settled settings in the job's options (`options.resolved`). */
+export async function saveResolvedIngestionSettings(em: EntityManager, id: string, settings: NonNullable<IngestionJobOptions['resolved']>): Promise<void> {
+  await kyselyOf(em)
+    .updateTable('ingestion_jobs')
+    .set({ options: sql<Record<string, unknown>>`options || jsonb_build_object('resolved', ${JSON.stringify(settings)}::jsonb)` })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Marks the job failed with `message`, dropping its stored bytes. */
+export async function markIngestionJobFailed(tx: EntityManager, id: string, message: string): Promise<void> {
+  await kyselyOf(tx)
+    .updateTable('ingestion_jobs')
+    .set({ status: 'failed', error_message: message, content: null, completed_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Marks the job completed with its result, dropping its stored bytes. */
+export async function markIngestionJobCompleted(tx: EntityManager, id: string, result: Record<string, unknown>): Promise<void> {
+  await kyselyOf(tx)
+    .updateTable('ingestion_jobs')
+    .set({
+      status: 'completed',
+      stage: 'completed',
+      progress: 100,
+      result: sql<Record<string, unknown>>`${JSON.stringify(result)}::jsonb`,
+      error_message: null,
+      content: null,
+      completed_at: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .execute();
+}

@@ -1,0 +1,62 @@
+// The eval_suites table (what to evaluate on which dataset, and how to score it); this module alone writes it.
+import { EvalSuite, type IEvalDataset, type IEvalSuite } from '../../../db/entities/eval.js';
+import type { EntityManager } from '../../../db/orm.js';
+
+export type { IEvalSuite as SuiteRow } from '../../../db/entities/eval.js';
+
+/** The suite's settings as they are written (the dataset as its loaded row). */
+export interface SuiteValues {
+  name: string;
+  dataset: IEvalDataset;
+  judgeRubric: string | null;
+  passThreshold: number;
+  customScorerExpression: string | null;
+  customScorerLabel: string | null;
+  customScorerWebhookUrl: string | null;
+  customScorerWebhookSecret: string | null;
+}
+
+export async function findTenantSuite(em: EntityManager, tenantId: string, id: string): Promise<IEvalSuite | null> {
+  return em.findOne(EvalSuite, { id, tenant: tenantId });
+}
+
+/** The tenant's suites, newest first, optionally of one domain and intent. */
+export async function listTenantSuites(em: EntityManager, tenantId: string, filter: { domainKey?: string; intentKey?: string }): Promise<IEvalSuite[]> {
+  const where: Record<string, unknown> = { tenant: tenantId };
+  if (filter.domainKey) where.domainKey = filter.domainKey;
+  if (filter.intentKey) where.intentKey = filter.intentKey;
+  return em.find(EvalSuite, where, { orderBy: { createdAt: 'desc', id: 'asc' } });
+}
+
+/** Up to 20 of the tenant's suites evaluating on the dataset (their id and name). */
+export async function listSuitesOnDataset(em: EntityManager, tenantId: string, dataset: IEvalDataset): Promise<{ id: string; name: string }[]> {
+  return em.find(EvalSuite, { tenant: tenantId, dataset }, { fields: ['id', 'name'], limit: 20 });
+}
+
+export async function insertSuite(
+  em: EntityManager,
+  values: SuiteValues & { id: string; tenantId: string; domainKey: string; intentKey: string },
+): Promise<IEvalSuite> {
+  const { tenantId, ...rest } = values;
+  const suite = em.create(EvalSuite, { ...rest, tenant: tenantId });
+  await em.flush();
+  return suite;
+}
+
+/** Writes the given settings of a loaded suite (absent ones stay as they are). */
+export async function updateSuiteFields(em: EntityManager, suite: IEvalSuite, changes: Partial<SuiteValues>): Promise<void> {
+  for (const [key, value] of Object.entries(changes) as [keyof SuiteValues, unknown][]) {
+    if (value !== undefined) (suite as unknown as Record<string, unknown>)[key] = value;
+  }
+  await em.flush();
+}
+
+/** Pins a run as the suite's baseline, or clears it (null). */
+export async function setSuiteBaseline(em: EntityManager, suite: IEvalSuite, runId: string | null): Promise<void> {
+  suite.baselineRunId = runId;
+  await em.flush();
+}
+
+export async function deleteTenantSuite(em: EntityManager, tenantId: string, id: string): Promise<void> {
+  await em.nativeDelete(EvalSuite, { id, tenant: tenantId });
+}

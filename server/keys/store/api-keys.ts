@@ -1,0 +1,89 @@
+// The api_keys table; this module alone writes it.
+import { sql as kysql } from 'kysely';
+import { ApiKey, type IApiKey } from '../../../db/entities/tenant.js';
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
+import type { SqlPool } from '../../../db/sql-pool.js';
+import { TENANT_RUNTIME_COLUMNS, type TenantRuntimeRow } from '../../tenants/store/tenants.js';
+
+/** A key with its environment and tenant, as the per-request lookup reads it. */
+export interface ApiKeyLookupRow extends TenantRuntimeRow {
+  key_id: string;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  environment_id: string | null;
+  environment_name: string | null;
+  is_active: boolean;
+  plan: string;
+}
+
+// One indexed query per request: key -> environment -> tenant. It also carries the tenant's
+// runtime settings, so an intent run needs no second read of the tenant.
+// Raw: a hot statement on the SqlPool, run as a named prepared statement.
+const LOOKUP_SQL = `
+  select k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
+         t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}
+    from api_keys k
+    join tenants t on t.id = k.tenant_id
+    left join environments e on e.id = k.environment_id
+   where k.key_hash = $1`;
+
+/** The key with this hash (revoked or not), its environment and its tenant; undefined when there is none. */
+export async function lookupApiKey(sql: SqlPool, keyHash: string): Promise<ApiKeyLookupRow | undefined> {
+  const rows = await sql.query<ApiKeyLookupRow>(LOOKUP_SQL, [keyHash], 'liya_api_key_lookup');
+  return rows[0];
+}
+
+/** Sets the key's last_used_at to now. */
+export async function recordApiKeyUse(sql: SqlPool, keyId: string): Promise<void> {
+  // Raw: it runs on the SqlPool beside the per-request lookup, where Kysely is not available.
+  await sql.query('update api_keys set last_used_at = now() where id = $1', [keyId]);
+}
+
+/** Inserts a key now (with whatever else `em` holds). */
+export async function insertApiKey(em: EntityManager, values: { tenantId: string; environmentId: string; keyHash: string; keyPreview: string }): Promise<IApiKey> {
+  const key = em.create(ApiKey, { tenant: values.tenantId, environment: values.environmentId, keyHash: values.keyHash, keyPreview: values.keyPreview });
+  await em.flush();
+  return key;
+}
+
+/** Revokes the environment's active keys. */
+export async function revokeEnvironmentKeys(em: EntityManager, environmentId: string): Promise<void> {
+  await kyselyOf(em)
+    .updateTable('api_keys')
+    .set({ revoked_at: kysql<Date>`now()` })
+    .where('environment_id', '=', environmentId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** Revokes every active key of the tenant; returns how many were active. */
+export async function revokeActiveTenantKeys(em: EntityManager, tenantId: string): Promise<number> {
+  const result = await kyselyOf(em)
+    .updateTable('api_keys')
+    .set({ revoked_at: kysql<Date>`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** The preview of the tenant's newest active production key; null when there is none. */
+export async function findProductionKeyPreview(em: EntityManager, tenantId: string): Promise<string | null> {
+  const key = await kyselyOf(em)
+    .selectFrom('api_keys as k')
+    .innerJoin('environments as e', 'e.id', 'k.environment_id')
+    .select('k.key_preview')
+    .where('k.tenant_id', '=', tenantId)
+    .where('e.name', '=', 'production')
+    .where('k.revoked_at', 'is', null)
+    .orderBy('k.created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return key?.key_preview ?? null;
+}
+
+/** Writes the changes `em` holds: what the caller queued beside a key change, such as its audit entry. */
+export async function saveKeyChanges(em: EntityManager): Promise<void> {
+  await em.flush();
+}

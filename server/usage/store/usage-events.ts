@@ -1,0 +1,180 @@
+// The usage_events and usage_counters tables (metered operations and their monthly totals); this
+// module alone writes them, or hands out the SQL the one-statement run writers embed.
+import { sql } from 'kysely';
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
+import { monthKey } from '../../common/schemas.js';
+
+export interface UsageEventInput {
+  tenantId: string;
+  environmentId?: string | null;
+  kind: string;
+  domain?: string | null;
+  intent?: string | null;
+  model?: string | null;
+  promptTokens?: number;
+  completionTokens?: number;
+  costUsd?: number;
+  latencyMs?: number;
+  status?: string;
+  /** Whether the event counts as a request against the monthly request quota (default true). */
+  countsAsRequest?: boolean;
+}
+
+/**
+ * SQL inserting the usage events given as JSON rows (usageRowsOf) in parameter `jsonParam`, for
+ * one-statement run writers; `where` may make the insert depend on another part of the statement.
+ * Raw: it is a fragment of other modules' hot single-statement writers (jsonb_to_recordset).
+ */
+export const insertUsageEventsSql = (jsonParam: string, where = '') => `
+  insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
+                            total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
+  select gen_random_uuid(), e.tenant_id, e.environment_id, e.kind, e.domain, e.intent, e.model, e.prompt_tokens, e.completion_tokens,
+         e.prompt_tokens + e.completion_tokens, e.cost_usd, e.latency_ms, e.status, e.counts_as_request, now()
+    from jsonb_to_recordset(${jsonParam}::jsonb) as e(tenant_id uuid, environment_id uuid, kind text, domain text, intent text, model text,
+         prompt_tokens int, completion_tokens int, cost_usd numeric, latency_ms int, status text, counts_as_request boolean)
+  ${where}
+  returning 1`;
+
+/** The monthly counter upsert's conflict clause: totals are added to the month's row. */
+export const ADD_TO_USAGE_COUNTER_SQL = `on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
+    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`;
+
+/**
+ * Usage events as the JSON rows the one-statement run writers insert (`jsonb_to_recordset`), with
+ * the totals their counter upsert adds.
+ */
+export function usageRowsOf(usage: UsageEventInput[]) {
+  return {
+    requests: usage.filter((u) => u.countsAsRequest !== false).length,
+    tokens: usage.reduce((sum, u) => sum + (u.promptTokens ?? 0) + (u.completionTokens ?? 0), 0),
+    cost: usage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0),
+    json: JSON.stringify(
+      usage.map((u) => ({
+        tenant_id: u.tenantId,
+        environment_id: u.environmentId ?? null,
+        kind: u.kind,
+        domain: u.domain ?? null,
+        intent: u.intent ?? null,
+        model: u.model ?? null,
+        prompt_tokens: u.promptTokens ?? 0,
+        completion_tokens: u.completionTokens ?? 0,
+        cost_usd: (u.costUsd ?? 0).toFixed(6),
+        latency_ms: Math.round(u.latencyMs ?? 0),
+        status: u.status ?? 'ok',
+        counts_as_request: u.countsAsRequest !== false,
+      })),
+    ),
+  };
+}
+
+/**
+ * Writes usage events and moves the tenants' monthly counters, in the caller's transaction (so
+ * counters and events never disagree). One statement for the events, one upsert per tenant.
+ */
+export async function insertUsageEvents(em: EntityManager, inputs: UsageEventInput[]): Promise<void> {
+  if (inputs.length === 0) return;
+  // One instant for the events and the counters' month, so both land in the same month.
+  const now = new Date();
+  const rows: unknown[] = [];
+  const counters = new Map<string, { requests: number; tokens: number; cost: number }>();
+  for (const input of inputs) {
+    const prompt = input.promptTokens ?? 0;
+    const completion = input.completionTokens ?? 0;
+    const counts = input.countsAsRequest !== false;
+    rows.push(
+      input.tenantId, input.environmentId ?? null, input.kind, input.domain ?? null, input.intent ?? null, input.model ?? null,
+      prompt, completion, prompt + completion, (input.costUsd ?? 0).toFixed(6), Math.round(input.latencyMs ?? 0), input.status ?? 'ok', counts, now,
+    );
+    const c = counters.get(input.tenantId) ?? { requests: 0, tokens: 0, cost: 0 };
+    c.requests += counts ? 1 : 0;
+    c.tokens += prompt + completion;
+    c.cost += input.costUsd ?? 0;
+    counters.set(input.tenantId, c);
+  }
+  // Raw: metering is on the hot path of every run; the statements keep their text and round trips.
+  const values = inputs.map(() => '(gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  await em.execute(
+    `insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens, total_tokens,
+       cost_usd, latency_ms, status, counts_as_request, created_at) values ${values}`,
+    rows,
+  );
+  for (const [tenantId, c] of counters) {
+    await em.execute(
+      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?) ${ADD_TO_USAGE_COUNTER_SQL}`,
+      [tenantId, monthKey(now), c.requests, c.tokens, c.cost.toFixed(6)],
+    );
+  }
+}
+
+/** Requests, tokens and cost as decimal strings (cost rounded to 6 places by the database). */
+export interface UsageTotalsRow {
+  requests: string;
+  tokens: string;
+  cost: string;
+}
+
+// The totals of a group of events, as text so no number loses precision on the way.
+const usageTotals = [
+  sql<string>`count(*) filter (where counts_as_request)::text`.as('requests'),
+  sql<string>`coalesce(sum(total_tokens), 0)::text`.as('tokens'),
+  sql<string>`round(coalesce(sum(cost_usd), 0), 6)::text`.as('cost'),
+] as const;
+
+/**
+ * Usage events between two instants, for one tenant or (tenantId null) the whole platform: the
+ * totals, per UTC day, per domain and per (domain, intent), busiest first.
+ */
+export async function selectUsageTotals(em: EntityManager, tenantId: string | null, from: Date, to: Date) {
+  const events = () =>
+    kyselyOf(em)
+      .selectFrom('usage_events')
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to)
+      .$if(!!tenantId, (qb) => qb.where('tenant_id', '=', tenantId!));
+  const all = await events().select(usageTotals).executeTakeFirstOrThrow();
+  const days = await events()
+    .select([sql<string>`to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD')`.as('day'), ...usageTotals])
+    .groupBy(sql`1`)
+    .orderBy(sql`1`)
+    .execute();
+  const domains = await events()
+    .select(['domain', ...usageTotals])
+    .groupBy('domain')
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('domain')
+    .execute();
+  const intents = await events()
+    .where('intent', 'is not', null)
+    .select(['domain', 'intent', ...usageTotals])
+    .groupBy(['domain', 'intent'])
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('domain')
+    .orderBy('intent')
+    .execute();
+  return { all, days, domains, intents };
+}
+
+/** The platform's counters for `month` (YYYY-MM) summed, as decimal strings. */
+export async function sumUsageCounters(em: EntityManager, month: string): Promise<UsageTotalsRow> {
+  return kyselyOf(em)
+    .selectFrom('usage_counters')
+    .select([
+      sql<string>`coalesce(sum(requests), 0)::text`.as('requests'),
+      sql<string>`coalesce(sum(tokens), 0)::text`.as('tokens'),
+      sql<string>`round(coalesce(sum(cost_usd), 0), 6)::text`.as('cost'),
+    ])
+    .where('month', '=', month)
+    .executeTakeFirstOrThrow();
+}
+
+/** How many events of each kind the platform recorded since `since`, by kind. */
+export async function countUsageEventsByKind(em: EntityManager, since: Date): Promise<{ kind: string; runs: string }[]> {
+  return kyselyOf(em)
+    .selectFrom('usage_events')
+    .select(['kind', sql<string>`count(*)::text`.as('runs')])
+    .where('created_at', '>=', since)
+    .groupBy('kind')
+    .orderBy('kind')
+    .execute();
+}
