@@ -1,14 +1,12 @@
 // The values an enumerated column may hold: shared by the entities (the column's check) and by the
 // wire schemas and services (what a response may say), without importing the ORM.
 export const AGENT_STATUSES = ['draft', 'active', 'inactive', 'error'] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export const AGENT_RUN_STATUSES = [
   'running', 'completed', 'failed', 'max_steps_reached', 'budget_exhausted', 'guardrail_blocked', 'needs_input', 'cancelled',
 ] as const;
 export type AgentRunStatus = (typeof AGENT_RUN_STATUSES)[number];
 export const INGESTION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 export const EVAL_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
-export type EvalRunStatus = (typeof EVAL_RUN_STATUSES)[number];
 export const EVAL_RESULT_STATUSES = ['pending', 'scored', 'errored', 'skipped'] as const;
 export const EVAL_VERDICTS = ['agree', 'override', 'flag'] as const;
 export const SESSION_STATUSES = ['active', 'completed', 'expired', 'error'] as const;

@@ -10,13 +10,14 @@ import { dashboardRouter } from './dashboard/dashboard.router.js';
 import { dashboardDocumentsRouter } from './documents/dashboard-documents.router.js';
 import { documentsRouter } from './documents/documents.router.js';
 import { guardrailsRouter } from './guardrails/guardrails.router.js';
-import { customIntentsRouter } from './intents/custom-intents.router.js';
+import { customDomainsRouter } from './domains/custom-domains.router.js';
+import { customIntentsRouter, intentVersionFeedRouter } from './intents/custom-intents.router.js';
 import { intentsRouter } from './intents/intents.router.js';
 import { knowledgeRouter } from './knowledge/knowledge.router.js';
 import { providerKeysRouter } from './llm/provider-keys.router.js';
 import { sessionsRouter } from './sessions/sessions.router.js';
 import { promptsRouter } from './prompts/prompts.router.js';
-import { router } from './trpc.js';
+import { mergeRouters, router } from './trpc.js';
 
 // Literal paths must not be shadowed by a `{param}` sibling registered earlier: the route-walk
 // test in test/openapi.test.ts guards this.
@@ -29,7 +30,9 @@ export const appRouter = router({
   documents: documentsRouter,
   dashboardDocuments: dashboardDocumentsRouter,
   guardrails: guardrailsRouter,
-  customIntents: customIntentsRouter,
+  // One group under /dashboard/custom-domains: the intents' literal feed path first, then the
+  // domains, then their intents (the procedure names stay customIntents.*).
+  customIntents: mergeRouters(intentVersionFeedRouter, customDomainsRouter, customIntentsRouter),
   prompts: promptsRouter,
   sessions: sessionsRouter,
   providerKeys: providerKeysRouter,

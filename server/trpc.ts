@@ -1,6 +1,6 @@
-import { initTRPC, TRPCError } from '@trpc/server';
+import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import type { Role } from '../db/entities/user.js';
+import type { Role } from '../db/column-values.js';
 import type { EntityManager } from '../db/orm.js';
 import { AppError, type ErrorCode } from './errors.js';
 import type { Actor } from './actor.js';
@@ -98,4 +98,3 @@ export const adminProcedure = t.procedure
     return next({ ctx: { ...ctx, actor } });
   });
 
-export { TRPCError };

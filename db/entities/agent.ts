@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 import { AGENT_STATUSES, AGENT_RUN_STATUSES } from '../column-values.js';
-export { AGENT_STATUSES, type AgentStatus, AGENT_RUN_STATUSES, type AgentRunStatus } from '../column-values.js';
 
 type Json = Record<string, unknown>;
 
@@ -148,4 +147,3 @@ export const AgentUserMemory = defineEntity({
   },
 });
 
-export type IAgentRun = InferEntity<typeof AgentRun>;

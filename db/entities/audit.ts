@@ -1,4 +1,4 @@
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 
 export const AuditEntry = defineEntity({
@@ -18,4 +18,3 @@ export const AuditEntry = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
-export type IAuditEntry = InferEntity<typeof AuditEntry>;

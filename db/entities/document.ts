@@ -1,8 +1,7 @@
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 import { Collection } from './collection.js';
 import { Tenant } from './tenant.js';
 import { INGESTION_STATUSES } from '../column-values.js';
-export { INGESTION_STATUSES } from '../column-values.js';
 
 /** The tenant-wide document pool: collections reference documents, they do not own them. */
 export const Document = defineEntity({
@@ -29,7 +28,6 @@ export const Document = defineEntity({
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
 });
-export type IDocument = InferEntity<typeof Document>;
 
 export const DocumentCollection = defineEntity({
   name: 'DocumentCollection',
@@ -71,7 +69,6 @@ export const DocumentChunk = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
-export type IDocumentChunk = InferEntity<typeof DocumentChunk>;
 
 
 /** An asynchronous ingestion (extract -> chunk -> embed -> index); the upload waits in `content`. */
@@ -100,4 +97,3 @@ export const IngestionJob = defineEntity({
     completedAt: p.datetime().nullable(),
   },
 });
-export type IIngestionJob = InferEntity<typeof IngestionJob>;

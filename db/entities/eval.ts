@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 import { EVAL_RUN_STATUSES, EVAL_RESULT_STATUSES, EVAL_VERDICTS } from '../column-values.js';
-export { EVAL_RUN_STATUSES, type EvalRunStatus, EVAL_RESULT_STATUSES, EVAL_VERDICTS } from '../column-values.js';
 
 /** A tenant's named set of evaluation cases. */
 export const EvalDataset = defineEntity({

@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 import { SESSION_STATUSES } from '../column-values.js';
-export { SESSION_STATUSES } from '../column-values.js';
 
 
 /** A conversation of one end user (`input.user_id`) with the intents of one domain. */

@@ -1,6 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { TENANT_TYPES, BILLING_PLANS } from '../column-values.js';
-export { TENANT_TYPES, BILLING_PLANS } from '../column-values.js';
 
 
 export const Tenant = defineEntity({

@@ -1,4 +1,4 @@
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 
 /** One metered operation (an intent run, an agent step, an embedding batch, ...). */
@@ -29,7 +29,6 @@ export const UsageEvent = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
-export type IUsageEvent = InferEntity<typeof UsageEvent>;
 
 /** Running monthly totals per tenant, kept in step with usage_events in the same transaction. */
 export const UsageCounter = defineEntity({

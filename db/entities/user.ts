@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 import { ROLES, EMAIL_TOKEN_KINDS } from '../column-values.js';
-export { ROLES, type Role, EMAIL_TOKEN_KINDS } from '../column-values.js';
 
 
 export const User = defineEntity({

@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 import { WORKFLOW_STATUSES, WORKFLOW_RUN_STATUSES, APPROVAL_STATUSES } from '../column-values.js';
-export { WORKFLOW_STATUSES, WORKFLOW_RUN_STATUSES, type WorkflowRunStatus, APPROVAL_STATUSES } from '../column-values.js';
 
 
 /**
@@ -126,7 +125,6 @@ export const WorkflowRun = defineEntity({
     completedAt: p.datetime().nullable(),
   },
 });
-export type IWorkflowRun = InferEntity<typeof WorkflowRun>;
 
 /** Values a workflow saves between runs (set_state / get_state), per scope (live or test). */
 export const WorkflowState = defineEntity({

@@ -3,7 +3,7 @@ import { emailSchema } from '../auth/auth.schemas.js';
 import { bodyBoolean, bodyInt } from '../common/schemas.js';
 import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
 import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
-import { BILLING_PLANS, TENANT_TYPES } from '../tenants/store/tenants.js';
+import { BILLING_PLANS, TENANT_TYPES } from '../../db/column-values.js';
 
 export { issuedKeySchema, usageQuery, usageReportSchema } from '../dashboard/dashboard.schemas.js';
 

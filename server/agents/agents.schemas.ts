@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AGENT_RUN_STATUSES, AGENT_STATUSES } from '../../db/column-values.js';
 import { bodyBoolean, bodyInt, bodyNumber, noCoerce, pageQuery, paginationSchema } from '../common/schemas.js';
-import { keyPattern } from '../intents/custom-intents.schemas.js';
+import { keyPattern } from '../common/schemas.js';
 
 /** Platform tools an agent may be given (tools_config.enabled_platform_tools). */
 export const PLATFORM_TOOLS = ['current_time', 'http_get', 'send_email', 'ask_user', 'remember', 'recall'] as const;

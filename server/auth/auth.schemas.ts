@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from './store/users.js';
+import { ROLES } from '../../db/column-values.js';
 import { tenantProfileSchema, tenantRefSchema } from '../tenants/tenants.schemas.js';
 
 export const emailSchema = z.string().trim().toLowerCase().pipe(z.email().max(320));

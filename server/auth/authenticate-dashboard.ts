@@ -1,7 +1,8 @@
+import type { Role } from '../../db/column-values.js';
 import { AppError } from '../errors.js';
 import type { AppDeps } from '../deps.js';
 import { verifyDashboardToken } from './jwt.js';
-import { lookupDashboardUser, type Role } from './store/users.js';
+import { lookupDashboardUser } from './store/users.js';
 
 export interface DashboardScope {
   userId: string;

@@ -1,5 +1,6 @@
+import type { Role } from '../../db/column-values.js';
 import { errors, jwtVerify, SignJWT } from 'jose';
-import type { Role } from './store/users.js';
+
 import { isUuid } from '../common/schemas.js';
 import { AppError } from '../errors.js';
 

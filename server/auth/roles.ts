@@ -1,4 +1,4 @@
-import type { Role } from './store/users.js';
+import type { Role } from '../../db/column-values.js';
 
 // owner > admin > developer > viewer
 const ROLE_RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };

@@ -56,3 +56,10 @@ export const monthKey = (date = new Date()) => date.toISOString().slice(0, 7);
 /** The first instant of `date`'s UTC month: usage months start there. */
 export const startOfMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 export const startOfNextMonth = (date = new Date()) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1));
+
+/** A resource key (domain, intent, prompt, agent, workflow): lower-case letters, digits, - and _. */
+export const keyPattern = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z0-9_-]+$/, 'Use lower-case letters, digits, - and _');

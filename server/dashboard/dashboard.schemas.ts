@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { dashboardUserSchema, emailSchema, passwordSchema } from '../auth/auth.schemas.js';
-import { ROLES } from '../auth/store/users.js';
+import { ROLES } from '../../db/column-values.js';
 import { paginationSchema } from '../common/schemas.js';
 import { tenantProfileSchema } from '../tenants/tenants.schemas.js';
 

@@ -8,7 +8,8 @@ import { recordAudit } from '../audit/audit.service.js';
 import { DEFAULT_COLLECTION_COLOR } from '../collections/collections.schemas.js';
 import { isoRequired, isUuid, type Pagination } from '../common/schemas.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
-import { enqueueJob } from '../jobs.js';
+import { ingestDocumentJob } from '../jobs/contracts.js';
+import { enqueue } from '../jobs/store/job-queue.js';
 import type { DocumentDto, UploadDocumentInput } from './documents.schemas.js';
 import type { IngestionJobOptions } from './ingestion-options.js';
 import { MAX_UPLOAD_BYTES, resolveMediaType } from './media-types.js';
@@ -18,9 +19,6 @@ import {
 } from './store/documents.js';
 import { cancelDocumentIngestionJobs, insertIngestionJob, lockDocumentIngestionJobs } from './store/ingestion-jobs.js';
 
-export const INGEST_TASK = 'ingest_document';
-/** Attempts of one ingestion job (transient failures such as a provider outage are retried). */
-const INGEST_MAX_ATTEMPTS = 5;
 
 export function toDocumentDto(row: DocumentRow): DocumentDto {
   return {
@@ -101,7 +99,7 @@ export async function uploadDocument(em: EntityManager, tenantId: string, actor:
     });
     for (const collectionId of collectionIds) await insertDocumentCollection(tx, tenantId, documentId, collectionId);
     await insertIngestionJob(tx, { id: jobId, tenantId, documentId, name: input.name, options, content: bytes, createdBy: actor.name });
-    await enqueueJob(tx, INGEST_TASK, { jobId }, { jobKey: jobId, maxAttempts: INGEST_MAX_ATTEMPTS });
+    await enqueue(tx, ingestDocumentJob, { jobId });
     recordAudit(tx, tenantId, actor, {
       action: 'document.uploaded',
       targetType: 'document',

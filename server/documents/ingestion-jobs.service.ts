@@ -3,10 +3,12 @@ import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid, type Pagination } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
+import { ingestDocumentJob } from '../jobs/contracts.js';
+import { removeJob } from '../jobs/store/job-queue.js';
 import type { IngestionJobDto } from './documents.schemas.js';
 import { deleteDocumentRow, saveDocumentChanges } from './store/documents.js';
 import {
-  countIngestionJobs, lockTenantIngestionJob, markIngestionJobCancelled, removeQueuedIngestionJob, selectIngestionJobRow, selectIngestionJobRows,
+  countIngestionJobs, lockTenantIngestionJob, markIngestionJobCancelled, selectIngestionJobRow, selectIngestionJobRows,
 } from './store/ingestion-jobs.js';
 
 interface JobRow {
@@ -74,7 +76,8 @@ export async function cancelIngestionJob(em: EntityManager, tenantId: string, ac
     await markIngestionJobCancelled(tx, id);
     if (job.document_id) await deleteDocumentRow(tx, job.document_id);
     // A job not yet picked up is removed from the queue (a locked one finds the row cancelled).
-    if (job.status === 'pending') await removeQueuedIngestionJob(tx, id);
+    // Takes the queued job off the queue; a job a worker has already locked stays.
+    if (job.status === 'pending') await removeJob(tx, ingestDocumentJob, id);
     recordAudit(tx, tenantId, actor, {
       action: 'ingestion_job.cancelled',
       targetType: 'ingestion_job',

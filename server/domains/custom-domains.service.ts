@@ -3,7 +3,7 @@ import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
-import type { CustomDomainDto } from '../intents/custom-intents.schemas.js';
+import type { CustomDomainDto } from './custom-domains.schemas.js';
 import { countIntentsByDomain } from '../intents/store/custom-intents.js';
 import { BUILT_IN_DOMAINS } from './built-in-domains.js';
 import { deleteDomain, findDomain, flushDomainChanges, insertDomain, listDomains, type CustomDomainRow } from './store/custom-domains.js';

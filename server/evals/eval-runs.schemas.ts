@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES } from './store/eval-runs.js';
-import { EVAL_VERDICTS } from './store/reviews.js';
+import { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES } from '../../db/column-values.js';
+import { EVAL_VERDICTS } from '../../db/column-values.js';
 import { bodyNumber, noCoerce, pageQuery } from '../common/schemas.js';
 import { expectedOutputField, jsonObject, MAX_CASES_PER_REQUEST } from './evals.schemas.js';
 

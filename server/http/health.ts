@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { pingDatabase } from '../../db/ping.js';
 import type { AppDeps } from '../deps.js';
 import { PROBE_ROUTE_CONFIG } from './request-log.js';
 
 const DB_CHECK_TIMEOUT_MS = 2000;
 
 async function checkDatabase(deps: AppDeps): Promise<boolean> {
-  const probe = deps.orm.em.getConnection().execute('select 1', [], 'get').then(() => true, () => false);
+  const probe = pingDatabase(deps.orm.em).then(() => true, () => false);
   const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), DB_CHECK_TIMEOUT_MS).unref());
   return Promise.race([probe, timeout]);
 }

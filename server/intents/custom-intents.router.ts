@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset } from '../common/schemas.js';
-import {
-  createCustomDomain, deleteCustomDomain, getCustomDomain, listCustomDomains, updateCustomDomain,
-} from '../domains/custom-domains.service.js';
 import { dashboardProcedure, router } from '../trpc.js';
 import {
-  createDomainInput, createIntentInput, customDomainSchema, customIntentSchema, diffSchema, feedOutput, updateDomainInput, updateIntentInput,
+  createIntentInput, customIntentSchema, diffSchema, feedOutput, updateIntentInput,
   versionSchema, versionSummarySchema,
 } from './custom-intents.schemas.js';
 import {
@@ -13,7 +10,6 @@ import {
 } from './custom-intents.service.js';
 import { diffIntentVersions, getIntentVersion, listIntentVersionFeed, listIntentVersions } from './intent-versions.service.js';
 
-const DOMAINS = ['Custom domains'];
 const INTENTS = ['Custom intents'];
 const VERSIONS = ['Intent versions'];
 const BASE = '/dashboard/custom-domains';
@@ -22,50 +18,17 @@ const domainKey = z.object({ domainKey: z.string().max(100) });
 const intentRef = domainKey.extend({ key: z.string().max(100) });
 const versionRef = intentRef.extend({ versionNumber: z.coerce.number().int().min(1).max(1_000_000_000) });
 
-// The literal feed path is declared before `{domainKey}` so that route cannot swallow it.
-export const customIntentsRouter = router({
+// The literal feed path is declared before `{domainKey}` so that route cannot swallow it (the root
+// router puts this one ahead of the custom domains' routes, which share the path's prefix).
+export const intentVersionFeedRouter = router({
   versionFeed: dashboardProcedure()
     .meta({ openapi: { method: 'GET', path: `${BASE}/intent-versions`, tags: VERSIONS, summary: 'Recent intent changes across every custom domain, newest first' } })
     .input(z.object({ ...pageQuery, domain_key: z.string().max(100).optional() }))
     .output(ok(feedOutput))
     .query(async ({ ctx, input }) => envelope(await listIntentVersionFeed(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize), { domainKey: input.domain_key }))),
+});
 
-  listDomains: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: BASE, tags: DOMAINS, summary: 'The tenant\'s custom domains' } })
-    .input(z.object({}).optional())
-    .output(ok(z.object({ domains: z.array(customDomainSchema) })))
-    .query(async ({ ctx }) => envelope(await listCustomDomains(ctx.em, ctx.tenantId))),
-
-  createDomain: dashboardProcedure('developer')
-    .meta({ openapi: { method: 'POST', path: BASE, tags: DOMAINS, summary: 'Create a custom domain' }, successStatus: 201, errors: ['DOMAIN_KEY_TAKEN'] })
-    .input(createDomainInput)
-    .output(ok(z.object({ domain: customDomainSchema })))
-    .mutation(async ({ ctx, input }) => envelope(await createCustomDomain(ctx.em, ctx.tenantId, ctx.actor, input))),
-
-  getDomain: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: `${BASE}/{domainKey}`, tags: DOMAINS, summary: 'One custom domain' }, errors: ['NOT_FOUND'] })
-    .input(domainKey)
-    .output(ok(z.object({ domain: customDomainSchema })))
-    .query(async ({ ctx, input }) => envelope(await getCustomDomain(ctx.em, ctx.tenantId, input.domainKey))),
-
-  updateDomain: dashboardProcedure('developer')
-    .meta({ openapi: { method: 'PATCH', path: `${BASE}/{domainKey}`, tags: DOMAINS, summary: 'Rename, describe, reorder, activate or deactivate a custom domain' }, errors: ['NOT_FOUND'] })
-    .input(updateDomainInput)
-    .output(ok(z.object({ domain: customDomainSchema })))
-    .mutation(async ({ ctx, input }) => {
-      const { domainKey: key, ...fields } = input;
-      return envelope(await updateCustomDomain(ctx.em, ctx.tenantId, ctx.actor, key, fields));
-    }),
-
-  deleteDomain: dashboardProcedure('developer')
-    .meta({ openapi: { method: 'DELETE', path: `${BASE}/{domainKey}`, tags: DOMAINS, summary: 'Delete a custom domain with its intents and their versions' }, errors: ['NOT_FOUND'] })
-    .input(domainKey)
-    .output(okEmpty)
-    .mutation(async ({ ctx, input }) => {
-      await deleteCustomDomain(ctx.em, ctx.tenantId, ctx.actor, input.domainKey);
-      return { success: true as const };
-    }),
-
+export const customIntentsRouter = router({
   listIntents: dashboardProcedure()
     .meta({ openapi: { method: 'GET', path: `${BASE}/{domainKey}/intents`, tags: INTENTS, summary: 'A custom domain\'s intents, by sort_order' }, errors: ['NOT_FOUND'] })
     .input(domainKey)

@@ -1,13 +1,8 @@
 import { z } from 'zod';
 import { guardrailsConfigSchema } from '../guardrails/guardrails.types.js';
-import { bodyBoolean, bodyInt, bodyNumber, noCoerce, paginationSchema } from '../common/schemas.js';
+import { bodyBoolean, bodyInt, bodyNumber, keyPattern, noCoerce, paginationSchema } from '../common/schemas.js';
 import { checkJsonSchema } from '../common/json-schema.js';
 
-export const keyPattern = z
-  .string()
-  .min(1)
-  .max(100)
-  .regex(/^[a-z0-9_-]+$/, 'Use lower-case letters, digits, - and _');
 
 const jsonSchemaField = z
   .record(z.string(), z.unknown())
@@ -137,36 +132,5 @@ export const diffSchema = z
     changes: z.array(z.object({ field: z.string(), before: z.unknown(), after: z.unknown() })),
   })
   .meta({ id: 'CustomIntentVersionDiff' });
-
-export const customDomainSchema = z
-  .object({
-    id: z.string(),
-    domain_key: z.string(),
-    display_name: z.string(),
-    description: z.string().nullable(),
-    is_active: z.boolean(),
-    sort_order: z.number().int(),
-    intent_count: z.number().int(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: 'CustomDomain' });
-export type CustomDomainDto = z.infer<typeof customDomainSchema>;
-
-export const createDomainInput = z.object({
-  domain_key: keyPattern,
-  display_name: z.string().trim().min(1).max(200),
-  description: z.string().max(5000).nullable().optional(),
-  is_active: bodyBoolean().optional(),
-  sort_order: bodyInt(-1_000_000, 1_000_000).optional(),
-});
-
-export const updateDomainInput = z.object({
-  domainKey: z.string().max(100),
-  display_name: z.string().trim().min(1).max(200).optional(),
-  description: z.string().max(5000).nullable().optional(),
-  is_active: bodyBoolean().optional(),
-  sort_order: bodyInt(-1_000_000, 1_000_000).optional(),
-});
 
 export const feedOutput = z.object({ versions: z.array(feedItemSchema), pagination: paginationSchema });

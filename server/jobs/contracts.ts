@@ -69,6 +69,7 @@ export const evalRunJob = {
 export const ingestDocumentJob = {
   task: 'ingest_document',
   payload: z.object({ jobId: z.string() }),
+  // Transient failures, such as a provider outage, are retried.
   maxAttempts: 5,
   key: { prefix: '', field: 'jobId' },
 } as const satisfies JobContract<Record<string, unknown>>;

@@ -1,6 +1,7 @@
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
-import { enqueueJob } from '../jobs.js';
+import { sendMailJob } from '../jobs/contracts.js';
+import { enqueue } from '../jobs/store/job-queue.js';
 import { findOutboxMessage, insertOutboxMessage, markOutboxMessageFailed, markOutboxMessageSent } from './store/outbox-messages.js';
 
 export interface QueuedMail {
@@ -21,7 +22,7 @@ export interface QueuedMail {
 export async function queueMail(em: EntityManager, deps: AppDeps, mail: QueuedMail): Promise<void> {
   const message = await insertOutboxMessage(em, { tenantId: mail.tenantId ?? null, toAddress: mail.to, subject: mail.subject, body: mail.body, kind: mail.kind });
   if (deps.mailer.enabled) {
-    await enqueueJob(em, 'send_mail', { messageId: message.id });
+    await enqueue(em, sendMailJob, { messageId: message.id });
   } else if (deps.config.NODE_ENV !== 'production') {
     deps.log.info({ to: mail.to, kind: mail.kind, link: mail.link }, 'mail kept in the outbox (no SMTP_URL)');
   } else {

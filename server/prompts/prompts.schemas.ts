@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { keyPattern } from '../intents/custom-intents.schemas.js';
+import { keyPattern } from '../common/schemas.js';
 
 export const promptSchema = z
   .object({

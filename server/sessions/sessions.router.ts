@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { envelope, ok, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
-import { getSessionWithMessages, listSessions, SESSION_STATUSES } from './sessions.service.js';
+import { SESSION_STATUSES } from '../../db/column-values.js';
+import { getSessionWithMessages, listSessions } from './sessions.service.js';
 
 const TAGS = ['Dashboard sessions'];
 

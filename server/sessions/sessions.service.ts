@@ -6,7 +6,6 @@ import {
   findTenantSession, listLatestSessionMessages, listSessionMessages, listTenantSessions, type SessionMessageRow, type SessionRow,
 } from './store/sessions.js';
 
-export { SESSION_STATUSES } from './store/sessions.js';
 
 const HISTORY_MESSAGES = 20;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BILLING_PLANS, TENANT_TYPES } from './store/tenants.js';
+import { BILLING_PLANS, TENANT_TYPES } from '../../db/column-values.js';
 
 export const tenantSchema = z
   .object({

@@ -8,7 +8,8 @@ import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { findApproval, type ApprovalRow } from './store/approvals.js';
-import { saveApprovalDecision, findRunStatusById, type WorkflowRunStatus } from './store/workflow-runs.js';
+import type { WorkflowRunStatus } from '../../db/column-values.js';
+import { saveApprovalDecision, findRunStatusById } from './store/workflow-runs.js';
 
 const toApproval = (a: ApprovalRow) => ({
   id: a.id,

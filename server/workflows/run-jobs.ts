@@ -10,15 +10,9 @@ import { callbackSecretOf, decryptWebhookSecret } from './webhook-secrets.js';
 import { stepsOfRun } from './version-steps.js';
 import { getWorkflowRun } from './workflow-runs.service.js';
 import { failCrashedRun as failCrashedRunRow, failGivenUpRun, failRunOfInactiveTenant, findRunCallback, queueOrphanedRuns, wakeRun } from './store/workflow-runs.js';
+import type { JobPayload, workflowContinueJob } from '../jobs/contracts.js';
 
-export interface ContinuePayload {
-  run_id: string;
-  tenant_id: string;
-  /** Set by a wait's own job: the delay ended, or the approval's or callback's time ran out. */
-  wake?: 'delay' | 'approval' | 'callback';
-  seq?: number;
-  approval_id?: string | null;
-}
+type ContinuePayload = JobPayload<typeof workflowContinueJob>;
 
 // Runs this process is executing now. A claim succeeds for runs this process already owns, so two
 // jobs for one run in the same process (a queued run's job and a recovery job) must not both go on.

@@ -5,15 +5,14 @@
 import { Cron } from 'croner';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
-import { enqueueJob } from '../jobs.js';
+import { workflowScheduleJob } from '../jobs/contracts.js';
+import { enqueue, enqueueWith, removeJob } from '../jobs/store/job-queue.js';
 import { loadTenantScope } from '../tenants/tenant-scope.js';
 import { createQueuedRun } from './run-admission.js';
 import type { StepDef } from './step-types.js';
 import { loadVersionSteps } from './version-steps.js';
-import { addScheduleTickJob, removeScheduleJob, scheduleTickGuard } from './store/schedule-ticks.js';
+import { scheduleTickGuard } from './store/schedule-ticks.js';
 import { findScheduledWorkflow, type IWorkflow } from './store/workflows.js';
-
-const jobKey = (workflowId: string) => `wf-schedule:${workflowId}`;
 
 /** The first tick strictly after `after`, or null when the expression has none. */
 export function nextTick(cron: string, timezone: string | undefined, after: Date): Date | null {
@@ -31,10 +30,10 @@ export async function syncWorkflowSchedule(em: EntityManager, workflow: IWorkflo
   const schedule = !deleted && workflow.isActive ? scheduleOf(workflow.liveSteps as StepDef[] | null) : null;
   const next = schedule ? nextTick(schedule.cron, schedule.timezone, new Date()) : null;
   if (!next) {
-    await removeScheduleJob(em, jobKey(workflow.id));
+    await removeJob(em, workflowScheduleJob, workflow.id);
     return;
   }
-  await enqueueJob(em, 'workflow_schedule', { workflow_id: workflow.id, tenant_id: workflow.tenant.id, tick: next.toISOString() }, { runAt: next, jobKey: jobKey(workflow.id), maxAttempts: 5 });
+  await enqueue(em, workflowScheduleJob, { workflow_id: workflow.id, tenant_id: workflow.tenant.id, tick: next.toISOString() }, { runAt: next });
 }
 
 /** The job of one tick: start its run (once), then plan the next tick. */
@@ -47,7 +46,7 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
   // failing all its attempts) must not stop the schedule. A retry plans the same next tick again.
   const next = nextTick(schedule.cron, schedule.timezone, new Date(Math.max(Date.now(), tick.getTime())));
   if (next) {
-    await addScheduleTickJob(deps.sql, { workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }, next, jobKey(workflow.id));
+    await enqueueWith(deps.sql, workflowScheduleJob, { workflow_id: workflow.id, tenant_id: payload.tenant_id, tick: next.toISOString() }, { runAt: next });
   }
   const scope = await loadTenantScope(deps.sql, payload.tenant_id);
   if (scope) {

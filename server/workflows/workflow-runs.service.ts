@@ -1,5 +1,6 @@
 // Starting and reading workflow runs: the run, stream and test-run endpoints share startRun; the
 // engine (engine/run-workflow.ts) does the rest.
+import type { WorkflowRunStatus } from '../../db/column-values.js';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
@@ -26,7 +27,7 @@ import { findLiveWorkflow } from './store/run-targets.js';
 import { deleteStateEntry, listStateEntries, type StateScope } from './store/workflow-state.js';
 import {
   cancelWaitingRun, countRuns, findRun, findRunById, findRunResult, findRunRetryState, findRunStatus, findRunWaitingForInput, findRunWorkflowId, listRuns,
-  restartFailedRun, resumeRunWithAnswer, runExists, withinRunLimit, type RunRow, type WorkflowRunStatus,
+  restartFailedRun, resumeRunWithAnswer, runExists, withinRunLimit, type RunRow,
 } from './store/workflow-runs.js';
 
 export interface RunRequest {

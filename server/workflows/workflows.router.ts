@@ -14,8 +14,8 @@ import {
 } from './workflows.schemas.js';
 import {
   createWorkflow, deleteWorkflow, deployWorkflow, discardDraft, getWorkflow, listWorkflows, listWorkflowVersions, rotateWebhookSecret, toggleWorkflow, updateWorkflow,
-  WORKFLOW_RUN_STATUSES,
 } from './workflows.service.js';
+import { WORKFLOW_RUN_STATUSES } from '../../db/column-values.js';
 
 /** A queued (async) run answers 202 with its id; a sync one its result. */
 function answerRun(ctx: Pick<Context, 'res'>, outcome: StartOutcome) {

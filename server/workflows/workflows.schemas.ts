@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { WORKFLOW_RUN_STATUSES, WORKFLOW_STATUSES } from '../../db/entities/workflow.js';
+import { WORKFLOW_RUN_STATUSES, WORKFLOW_STATUSES } from '../../db/column-values.js';
 import { bodyBoolean, bodyInt, bodyNumber, noCoerce } from '../common/schemas.js';
-import { keyPattern } from '../intents/custom-intents.schemas.js';
+import { keyPattern } from '../common/schemas.js';
 import { STEP_TYPES } from './step-types.js';
 
 /** Most steps one workflow may have. */

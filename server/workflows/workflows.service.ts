@@ -19,7 +19,6 @@ import {
 } from './store/workflows.js';
 
 // The run statuses, for the router's schemas (the router reads no store).
-export { WORKFLOW_RUN_STATUSES } from './store/workflows.js';
 
 export const workflowEndpoint = (key: string) => `/v1/workflows/${key}/run`;
 

@@ -1,6 +1,7 @@
 // The email_tokens table (one-time tokens sent by e-mail, stored as their hash); this module alone writes it.
 import { sql } from 'kysely';
-import { EmailToken, type EMAIL_TOKEN_KINDS } from '../../../db/entities/user.js';
+import type { EMAIL_TOKEN_KINDS } from '../../../db/column-values.js';
+import { EmailToken } from '../../../db/entities/user.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 

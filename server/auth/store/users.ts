@@ -1,11 +1,11 @@
 // The users table (dashboard users of every tenant); this module alone writes it.
-import { User, type IUser, type Role } from '../../../db/entities/user.js';
+import type { Role } from '../../../db/column-values.js';
+import { User, type IUser } from '../../../db/entities/user.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
 
-export { ROLES } from '../../../db/entities/user.js';
-export type { IUser as UserRow, Role } from '../../../db/entities/user.js';
+export type { IUser as UserRow } from '../../../db/entities/user.js';
 
 /** A user with their tenant's state, as every dashboard request reads it. */
 export interface DashboardUserLookupRow {

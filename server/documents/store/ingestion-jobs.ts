@@ -100,12 +100,6 @@ export async function markIngestionJobCancelled(tx: EntityManager, id: string): 
   await kyselyOf(tx).updateTable('ingestion_jobs').set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()` }).where('id', '=', id).execute();
 }
 
-/** Takes the queued job off graphile-worker's queue (a job already locked by a worker stays). */
-export async function removeQueuedIngestionJob(tx: EntityManager, id: string): Promise<void> {
-  // Raw: graphile_worker's own function (the job key is the ingestion job's id).
-  await tx.execute('select graphile_worker.remove_job(?)', [id]);
-}
-
 /**
  * Starts (or resumes) a pending or running job at the `extracting` stage; undefined when the job is
  * not pending or running.

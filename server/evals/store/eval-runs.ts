@@ -14,8 +14,9 @@ import { monthKey } from '../../common/schemas.js';
 import { boundedJson } from '../../runs/run-steps.js';
 import { TENANT_RUNTIME_COLUMNS, type TenantRuntimeRow } from '../../tenants/tenant-runtime.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/usage.service.js';
+import { evalRunJob } from '../../jobs/contracts.js';
+import { addJobSql, removeJobSql } from '../../jobs/store/job-queue.js';
 
-export { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES } from '../../../db/entities/eval.js';
 export type { IEvalResult as ResultRow, IEvalRun as RunRow } from '../../../db/entities/eval.js';
 
 /** The SqlPool, or the query function of one of its transactions (as `{ query }`). */
@@ -117,7 +118,7 @@ results as (
   select gen_random_uuid(), $2, (select id from run), id, position, 'pending', input, message, expected_output, 0, now() from cases
    where exists (select 1 from run)
   returning 1),
-job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $1::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || $1::text) from run)
+job as (select ${addJobSql(evalRunJob, { run_id: '$1::text', tenant_id: '$2::text' })} from run)
 select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued
   from (select 1) one left join run on true`;
 
@@ -170,7 +171,7 @@ results as (
   select gen_random_uuid(), $2, (select id from run), i.id, c.position, 'pending', c.input, null, c.response, nullif(c.expected, 'null'::jsonb), 0, now()
     from cases c join inline i on i.position = c.position
   returning 1),
-job as (select graphile_worker.add_job('eval_run', json_build_object('run_id', $1::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || $1::text) from run)
+job as (select ${addJobSql(evalRunJob, { run_id: '$1::text', tenant_id: '$2::text' })} from run)
 select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued from run`;
 
 /** An external_output run's settings and its cases, each with the supplied response. */
@@ -208,7 +209,7 @@ export async function cancelActiveRun(sql: SqlRunner, runId: string, tenantId: s
 /** Drops the run's queued job, if there is one (best effort: errors are ignored). */
 export async function removeRunJob(sql: SqlRunner, runId: string): Promise<void> {
   // Raw: a graphile_worker function.
-  await sql.query(`select graphile_worker.remove_job('eval-run:' || $1::text)`, [runId]).catch(() => undefined);
+  await sql.query(`select ${removeJobSql(evalRunJob, '$1::text')}`, [runId]).catch(() => undefined);
 }
 
 /**
@@ -232,7 +233,7 @@ export async function resumeFailedRun(sql: SqlRunner, runId: string, tenantId: s
      -- The trace rows of the cases that run again go with them: their new rows take the same places.
      traces as (
        delete from run_steps where run_kind = 'eval' and run_id = (select id from run) and step_id in (select id::text from reset))
-     select graphile_worker.add_job('eval_run', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 25, job_key => 'eval-run:' || id::text) from run`,
+     select ${addJobSql(evalRunJob, { run_id: 'id::text', tenant_id: '$2::text' })} from run`,
     [runId, tenantId],
   );
 }

@@ -2,7 +2,6 @@
 import { EvalReview, type IEvalResult, type IEvalReview } from '../../../db/entities/eval.js';
 import type { EntityManager } from '../../../db/orm.js';
 
-export { EVAL_VERDICTS } from '../../../db/entities/eval.js';
 export type { IEvalReview as ReviewRow } from '../../../db/entities/eval.js';
 
 export async function insertReview(

@@ -4,7 +4,6 @@
 import { Session, SessionMessage, type ISession, type ISessionMessage } from '../../../db/entities/session.js';
 import type { EntityManager } from '../../../db/orm.js';
 
-export { SESSION_STATUSES } from '../../../db/entities/session.js';
 export type { ISession as SessionRow, ISessionMessage as SessionMessageRow } from '../../../db/entities/session.js';
 
 export async function findTenantSession(em: EntityManager, tenantId: string, sessionId: string): Promise<ISession | null> {

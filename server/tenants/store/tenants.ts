@@ -6,7 +6,6 @@ import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { GuardrailsConfig } from '../../guardrails/guardrails.types.js';
 
-export { BILLING_PLANS, TENANT_TYPES } from '../../../db/entities/tenant.js';
 export type { ITenant as TenantEntity } from '../../../db/entities/tenant.js';
 
 /** The columns of `tenants t` that make a TenantRuntime, for queries that already join the tenant. */

@@ -7,6 +7,7 @@
 // and the job that wakes it are written in one statement. Whatever ends the wait (an answer, a
 // decision, a timer, a callback) stores how the step goes on in `resume` together with the switch
 // back to running; the step then runs again and reads it.
+import type { WorkflowRunStatus } from '../../../db/column-values.js';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { EntityManager } from '../../../db/orm.js';
@@ -26,7 +27,7 @@ import { RunCancelledError, RunGuard } from './run-guard.js';
 import { renderTemplate } from './templates.js';
 import {
   claimRun as claimRunRow, completeEmptyRun, failRun, findRunOutcome, insertRun, writeRunStep, writeRunWait,
-  type ClaimedRunRow, type NewRunRow, type StepRowValues, type StoredRunRow, type WorkflowRunStatus,
+  type ClaimedRunRow, type NewRunRow, type StepRowValues, type StoredRunRow,
 } from '../store/workflow-runs.js';
 
 export interface TraceEntry {

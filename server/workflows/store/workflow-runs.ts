@@ -5,14 +5,15 @@
 // not change); many embed graphile_worker.add_job / remove_job so a run's change and its job are one
 // statement; the rest read or write the same rows on the same pool (Kysely is bound to an
 // EntityManager's connection, not to the SqlPool).
-import type { WorkflowRunStatus } from '../../../db/entities/workflow.js';
+import type { WorkflowRunStatus } from '../../../db/column-values.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { TENANT_SCOPE_COLUMNS, type TenantScopeRow } from '../../tenants/tenant-scope.js';
 import type { Resume, WaitKind } from '../engine/run-types.js';
 import type { StepDef } from '../step-types.js';
 import type { StateScope } from './workflow-state.js';
+import { workflowCallbackJob, workflowContinueJob, workflowWakeJob } from '../../jobs/contracts.js';
+import { addJobSql, jobKeySql, removeJobSql } from '../../jobs/store/job-queue.js';
 
-export type { WorkflowRunStatus };
 
 type Query = SqlPool['query'];
 
@@ -106,8 +107,7 @@ export async function insertQueuedRun(
   const text = `
     with guard as (${values.guard.text}),
     run as (insert into workflow_runs (${RUN_COLUMNS}) select ${runValues(offset)} where exists (select 1 from guard) returning id),
-    job as (select graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', $${offset + 2}::text), max_attempts => 10,
-                                           job_key => 'wf-run:' || id::text, job_key_mode => 'unsafe_dedupe') from run where $${offset + 16}::boolean)
+    job as (select ${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: `$${offset + 2}::text` }, { keyMode: 'unsafe_dedupe' })} from run where $${offset + 16}::boolean)
     select (select count(*) from guard)::int as guarded, (select count(*) from run)::int as created, (select count(*) from job)::int as queued`;
   // `queued` is selected so the job CTE runs (a SELECT CTE nobody reads is never evaluated).
   const [row] = await query<{ guarded: number; created: number; queued: number }>(text, [...values.guard.params, ...runParams(values.run), values.ownerId, values.queueJob]);
@@ -237,7 +237,7 @@ step as (
   returning 1
 ),
 notify as (
-  select graphile_worker.add_job('workflow_callback', json_build_object('run_id', $2::text, 'tenant_id', $1::text), max_attempts => 6, job_key => 'wf-callback:' || $2::text)
+  select ${addJobSql(workflowCallbackJob, { run_id: '$2::text', tenant_id: '$1::text' })}
     from run where $18::boolean
 )
 select (select count(*) from run)::int as owned, (select count(*) from step) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
@@ -266,8 +266,7 @@ approval as (
   returning 1
 ),
 wake as (
-  select graphile_worker.add_job('workflow_continue', json_build_object('run_id', $2::text, 'tenant_id', $1::text, 'wake', $16::text, 'seq', $23::int, 'approval_id', $17::text),
-                                 run_at => $24, max_attempts => 10, job_key => 'wf-wake:' || $2::text)
+  select ${addJobSql(workflowWakeJob, { run_id: '$2::text', tenant_id: '$1::text', wake: '$16::text', seq: '$23::int', approval_id: '$17::text' }, { runAt: '$24' })}
     from run where $24::timestamptz is not null
 )
 select (select count(*) from run)::int as waited,
@@ -396,9 +395,9 @@ r as (
    where r.id = a.run_id and r.status = 'awaiting_approval' and r.approval_id = a.id
   returning r.id, r.tenant_id
 ),
-timeout as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
+timeout as (select ${removeJobSql(workflowWakeJob, 'id::text')} from r),
 job as (
-  select graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10, job_key => 'wf-run:' || id::text)
+  select ${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: 'tenant_id::text' })}
     from r
 )
 select (select count(*) from a)::int as decided, (select count(*) from job)::int + 0 * (select count(*) from timeout)::int as continued`;
@@ -424,8 +423,8 @@ export async function wakeRunWithCallback(sql: SqlPool, runId: string, seq: numb
                 resume = jsonb_build_object('step_id', next_step_id, 'kind', 'callback', 'data', jsonb_build_object('body', $3::jsonb -> 'body', 'received_at', $3::jsonb -> 'received_at'))
           where id = $1 and status = 'waiting' and wait_kind = 'callback' and callback_seq = $2
          returning id, tenant_id),
-       timeout as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
-       job as (select graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10, job_key => 'wf-run:' || id::text) from r)
+       timeout as (select ${removeJobSql(workflowWakeJob, 'id::text')} from r),
+       job as (select ${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: 'tenant_id::text' })} from r)
        select id::text from r where (select count(*) from job) + 0 * (select count(*) from timeout) >= 0`,
     [runId, seq, received],
   );
@@ -478,7 +477,7 @@ export async function failCrashedRun(sql: SqlPool, values: { runId: string; tena
                                          'message', 'The process executing this run stopped ' || $3::int || ' times while running it; it is not continued again (retry it to try once more)')
         where id = $1 and tenant_id = $2 and status = 'running' and owner_id = $4
        returning id, callback_url)
-     select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
+     select ${addJobSql(workflowCallbackJob, { run_id: 'id::text', tenant_id: '$2::text' })}
        from failed where callback_url is not null`,
     [values.runId, values.tenantId, values.crashes, values.ownerId],
   );
@@ -493,7 +492,7 @@ export async function failGivenUpRun(sql: SqlPool, runId: string, tenantId: stri
               error = jsonb_build_object('code', 'INTERNAL_ERROR', 'message', 'The run stopped after repeated unexpected errors; retry it to continue', 'step_id', next_step_id)
         where id = $1 and tenant_id = $2 and status = 'running'
        returning id, callback_url)
-     select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
+     select ${addJobSql(workflowCallbackJob, { run_id: 'id::text', tenant_id: '$2::text' })}
        from failed where callback_url is not null`,
     [runId, tenantId],
   );
@@ -509,8 +508,8 @@ export async function cancelWaitingRun(sql: SqlPool, tenantId: string, workflowI
             where id = $1 and tenant_id = $2 and workflow_id = $3 and status in ('waiting', 'awaiting_approval', 'needs_input')
            returning id, callback_url),
          a as (update workflow_approvals set status = 'cancelled', decided_at = now() where run_id in (select id from r) and status = 'pending' returning 1),
-         j as (select graphile_worker.remove_job('wf-wake:' || id::text) from r),
-         n as (select graphile_worker.add_job('workflow_callback', json_build_object('run_id', id::text, 'tenant_id', $2::text), max_attempts => 6, job_key => 'wf-callback:' || id::text)
+         j as (select ${removeJobSql(workflowWakeJob, 'id::text')} from r),
+         n as (select ${addJobSql(workflowCallbackJob, { run_id: 'id::text', tenant_id: '$2::text' })}
                  from r where callback_url is not null)
          select ((select count(*) from r) + 0 * ((select count(*) from a) + (select count(*) from j) + (select count(*) from n)))::int as cancelled,
                 (select status from workflow_runs where id = $1 and tenant_id = $2 and workflow_id = $3) as status`,
@@ -527,8 +526,7 @@ with r as (
   update workflow_runs set owner_id = null, updated_at = now()
    where id = any($1::uuid[]) and status = 'running' and owner_id = $2
   returning id, tenant_id)
-select count(graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10,
-                                     job_key => 'wf-run:' || id::text, job_key_mode => 'preserve_run_at'))::int as queued
+select count(${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: 'tenant_id::text' }, { keyMode: 'preserve_run_at' })})::int as queued
   from r`;
 
 /** Gives runs `ownerId` holds but has not started to the job runner (raw: graphile_worker.add_job in the same statement). */
@@ -548,10 +546,9 @@ export async function queueOrphanedRuns(sql: SqlPool, idleSeconds: number, stale
         where r.status = 'running' and r.updated_at < now() - make_interval(secs => $1)
           and (r.owner_id is null
                or not exists (select 1 from worker_heartbeats h where h.worker_id = r.owner_id and h.last_seen_at > now() - make_interval(secs => $2)))
-          and not exists (select 1 from graphile_worker._private_jobs j where j.key = 'wf-run:' || r.id::text)
+          and not exists (select 1 from graphile_worker._private_jobs j where j.key = ${jobKeySql(workflowContinueJob, 'r.id::text')})
         limit 500)
-     select id::text, graphile_worker.add_job('workflow_continue', json_build_object('run_id', id::text, 'tenant_id', tenant_id::text), max_attempts => 10,
-                                              job_key => 'wf-run:' || id::text, job_key_mode => 'preserve_run_at') is not null as queued
+     select id::text, ${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: 'tenant_id::text' }, { keyMode: 'preserve_run_at' })} is not null as queued
        from orphans`,
     [idleSeconds, staleAfterSeconds],
   );

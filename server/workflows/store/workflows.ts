@@ -7,7 +7,6 @@ import type { SqlPool } from '../../../db/sql-pool.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
 
 export type { IWorkflow };
-export { WORKFLOW_RUN_STATUSES } from '../../../db/entities/workflow.js';
 
 /** A workflow of the tenant by id or by workflow_key; null when there is none. */
 export async function findWorkflowBy(em: EntityManager, tenantId: string, by: { id: string } | { workflowKey: string }): Promise<IWorkflow | null> {
