@@ -3,113 +3,27 @@
 // distribution, the per-dimension means (with the 95% CI of the paired difference against another
 // run when one is given) and every case. Pure: data in, text out. Also the run and result types the
 // CLI reads from /v1/evals and the number formats its commands share.
+import type { EvalComparison, EvalResultDto, EvalRunDto, ReviewDto } from '../server/evals/eval-runs.schemas.js';
 import { dateTime } from './format.js';
 
 // ---------------------------------------------------------------- API types
 
-export const EVAL_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
-export type EvalRunStatus = (typeof EVAL_RUN_STATUSES)[number];
-export const FINAL_EVAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+/** GET /v1/evals/runs/{id} `data.run` (without the fields the CLI never reads; triggered_by is shown when present). */
+export type EvalRun = Omit<EvalRunDto, 'tenant_id' | 'execution_mode' | 'triggered_by'> & Partial<Pick<EvalRunDto, 'triggered_by'>>;
+type EvalRunStatus = EvalRun['status'];
+export const FINAL_EVAL_RUN_STATUSES: ReadonlySet<string> = new Set<EvalRunStatus>(['completed', 'failed', 'cancelled']);
 
 /** The judge's dimensions, in the order they are shown (a run may carry others; they follow). */
 export const JUDGE_DIMENSIONS = ['correctness', 'completeness', 'relevance', 'safety'] as const;
 
-/** GET /v1/evals/runs/{id} `data.run`. */
-export interface EvalRun {
-  id: string;
-  tenant_id?: string;
-  suite_id: string | null;
-  name: string | null;
-  domain_key: string | null;
-  intent_key: string | null;
-  execution_mode?: string;
-  triggered_by?: string;
-  status: EvalRunStatus;
-  /** While running: "case <done>/<total>". */
-  stage: string | null;
-  /** 0-100. */
-  progress: number;
-  /** Mean judge score (1-5) of the scored cases. */
-  mean_score: number | null;
-  dimension_scores: Record<string, number> | null;
-  cases_total: number;
-  cases_done: number;
-  cases_passed: number;
-  cases_errored: number;
-  pass_threshold: number;
-  started_at: string;
-  completed_at: string | null;
-  error: Record<string, unknown> | null;
-  judge_total_cost_usd: number | null;
-  judge_model: string | null;
-  judge_calls: number | null;
-  judge_failures: number | null;
-  judge_cap_reached: boolean;
-  model_override: string | null;
-}
-
-export interface EvalReview {
-  id: string;
-  verdict: string;
-  corrected_score: number | null;
-  note: string | null;
-  reviewer_id: string;
-  created_at: string;
-}
-
-export type EvalResultStatus = 'pending' | 'scored' | 'errored' | 'skipped';
+/** A human review of a case (without the ids the CLI never reads). */
+type EvalReview = Omit<ReviewDto, 'tenant_id' | 'run_result_id'>;
 
 /** One case of GET /v1/evals/runs/{id}/results. */
-export interface EvalResult {
-  id: string;
-  run_id?: string;
-  case_id: string | null;
-  position: number;
-  status: EvalResultStatus;
-  input: Record<string, unknown>;
-  message: string | null;
-  output: unknown;
-  expected_output: unknown;
-  passed: boolean | null;
-  score: number | null;
-  dimension_scores: Record<string, number> | null;
-  check: { kind: string; passed: boolean | null; detail?: string } | null;
-  judge_reasoning: string | null;
-  custom_score: number | null;
-  latency_ms: number | null;
-  cost_usd: number;
-  error: string | null;
-  reviews: EvalReview[];
-}
+export type EvalResult = Omit<EvalResultDto, 'run_id' | 'reviews'> & { reviews: EvalReview[] };
 
-export interface DimensionComparison {
-  n_shared?: number;
-  mean_diff: number | null;
-  ci95: [number, number] | null;
-  p_value: number | null;
-  wins: number;
-  losses: number;
-  ties: number;
-}
-
-/** GET /v1/evals/runs/{id}/compare?against=: this run (a) minus the other (b), over the scored cases both share. */
-export interface EvalComparison {
-  run_id: string;
-  against: string;
-  n_shared: number;
-  mean_diff: number | null;
-  ci95: [number, number] | null;
-  p_value: number | null;
-  test: string;
-  p_value_method?: string | null;
-  wins: number;
-  losses: number;
-  ties: number;
-  /** This run's pass rate minus the other's over the shared cases, in [-1, 1]; null without shared cases. */
-  pass_rate_diff: number | null;
-  per_dimension: Record<string, DimensionComparison>;
-  cases: { case_id: string | null; position?: number; score_a: number; score_b: number }[];
-}
+export type { EvalComparison };
+export type DimensionComparison = EvalComparison['per_dimension'][string];
 
 // ---------------------------------------------------------------- shared formats
 

@@ -21,6 +21,7 @@ import { createOutboundHttp } from './net/safe-http.js';
 import { createAgentRunPort } from './agents/agent-run-port.js';
 import type { RunPorts } from './runs/run-ports.js';
 import { createWorkflowRunPort } from './workflows/workflow-run-port.js';
+import { insertPlatformSettingIfAbsent, selectPlatformSetting } from './settings/store/platform-settings.js';
 
 export interface Database {
   url: string;
@@ -44,11 +45,11 @@ export async function openDatabase(config: AppConfig, log: Logger): Promise<Data
 export async function resolveJwtKey(orm: Orm, config: AppConfig): Promise<Uint8Array> {
   if (config.JWT_SECRET) return new TextEncoder().encode(config.JWT_SECRET);
   const em = orm.em.fork();
-  await em.execute(`insert into platform_settings (key, value, created_at) values ('jwt_secret', ?, now()) on conflict (key) do nothing`, [
-    randomBytes(48).toString('base64url'),
-  ]);
-  const [row] = await em.execute<{ value: string }[]>(`select value from platform_settings where key = 'jwt_secret'`);
-  return new TextEncoder().encode(row.value);
+  // The first process to start wins; every process reads the same secret back.
+  await insertPlatformSettingIfAbsent(em, 'jwt_secret', randomBytes(48).toString('base64url'));
+  const secret = await selectPlatformSetting(em, 'jwt_secret');
+  if (secret === undefined) throw new Error('the jwt_secret platform setting could not be read back');
+  return new TextEncoder().encode(secret);
 }
 
 export interface Runtime {

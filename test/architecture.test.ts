@@ -1,7 +1,8 @@
 // The rules of ARCHITECTURE.md, run with every `npm test`: dependency-cruiser checks the import
-// arrows (.dependency-cruiser.cjs), knip finds unused files, exports and dependencies (knip.json),
-// and a scan of the sources finds database calls outside the store/ folders (an EntityManager
-// passed on as a type import is invisible to an import rule).
+// arrows (.dependency-cruiser.cjs), tsc checks types (unused locals and imports included), knip
+// finds unused files, exports and dependencies (knip.json), and a scan of the sources finds
+// database calls outside the store/ folders (an EntityManager passed on as a type import is
+// invisible to an import rule).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +24,12 @@ describe('architecture rules', () => {
   it('imports follow the allowed arrows (dependency-cruiser: no circles, stores own the database, no transport in features, routers stay in their feature, the CLI imports types only)', { timeout: 60_000 }, () => {
     const { status, output } = runTool('dependency-cruiser/bin/dependency-cruiser.mjs', ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', 'server', 'worker', 'cli', 'db']);
     expect(output.split('\n').filter((line) => /^\s*(error|warn)\s/.test(line)), output).toEqual([]);
+    expect(status, output).toBe(0);
+  });
+
+  it('the sources typecheck (strict, no unused locals or imports)', { timeout: 120_000 }, () => {
+    const { status, output } = runTool('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']);
+    expect(output.trim(), output).toBe('');
     expect(status, output).toBe(0);
   });
 

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAfterDecisionText } from '../cli/commands/approvals.js';
-import { parseRunStatus, runActionsText, runsPageSummary, type WorkflowRunPage } from '../cli/commands/workflows.js';
+import { parseRunStatus, runActionsText, runsPageSummary, type WorkflowRunPage } from '../cli/commands/workflow-runs.js';
 import { bearer } from './support/client.js';
 import { signupTenant, type SignedUpTenant } from './support/fixtures.js';
 import { startTestServer, type TestServer } from './support/server.js';

@@ -178,31 +178,31 @@ describe('POST /v1/collections', () => {
     expect(await t.sql("select id from collections where slug = 'valid-slug'")).toEqual([]);
   });
 
-  it('answers 404 NOT_FOUND naming an unknown or inactive domain key, and creates nothing', async () => {
-    for (const [keys, missing] of [
-      [['nope'], 'nope'],
-      [['archived'], 'archived'],
-      [['hiring', 'nope'], 'nope'],
-      [['support', 'archived'], 'archived'],
+  it('answers 404 NOT_FOUND naming an unknown domain key and 403 DOMAIN_NOT_ENABLED naming an inactive one, and creates nothing', async () => {
+    for (const [keys, missing, status, code] of [
+      [['nope'], 'nope', 404, 'NOT_FOUND'],
+      [['archived'], 'archived', 403, 'DOMAIN_NOT_ENABLED'],
+      [['hiring', 'nope'], 'nope', 404, 'NOT_FOUND'],
+      [['support', 'archived'], 'archived', 403, 'DOMAIN_NOT_ENABLED'],
     ] as const) {
       const slug = freshSlug('missing-domain');
       const res = await t.api.post(V1, { slug, label: 'X', domain_keys: keys }, key(a));
-      expectError(res, 404, 'NOT_FOUND');
+      expectError(res, status, code);
       expect(res.body.error.message).toContain(`"${missing}"`);
-      expect(res.body.error.details.domain_key).toBe(missing);
+      expect(res.body.error.details.domain).toBe(missing);
       expect(await t.sql('select id from collections where slug = $1', [slug])).toEqual([]);
     }
     // Another tenant's custom domain is not this tenant's domain.
     expectError(await t.api.post(V1, { slug: freshSlug(), label: 'X', domain_keys: ['support'] }, key(b)), 404, 'NOT_FOUND');
   });
 
-  it('answers 404 for the built-in domain when the tenant does not have it enabled', async () => {
+  it('answers 403 DOMAIN_NOT_ENABLED for the built-in domain when the tenant does not have it enabled', async () => {
     const c = await signupTenant(t.api, { companyName: 'No hiring' });
     const off = await t.api.request('PATCH', `/admin/tenants/${c.tenantId}`, { enabledDomains: [] }, { headers: adminHeaders });
     expect(off.status, off.text).toBe(200);
     const res = await t.api.post(V1, { slug: 'x', label: 'X', domain_keys: ['hiring'] }, key(c));
-    expectError(res, 404, 'NOT_FOUND');
-    expect(res.body.error.details.domain_key).toBe('hiring');
+    expectError(res, 403, 'DOMAIN_NOT_ENABLED');
+    expect(res.body.error.details.domain).toBe('hiring');
   });
 
   it('answers 409 SLUG_CONFLICT for a slug taken in the tenant; other tenants may use it', async () => {
@@ -454,11 +454,11 @@ describe('dashboard domain attach and detach', () => {
     expect(await auditActions(a.tenantId, created.id)).toEqual(['collection.created', 'collection.domain_attached', 'collection.domain_detached']);
   });
 
-  it('answers 404 for an unknown or inactive domain and for a domain that is not attached', async () => {
+  it('answers 404 for an unknown domain, 403 for an inactive domain and 404 for a domain that is not attached', async () => {
     const created = await create(a, { domain_keys: ['hiring', 'support'] });
-    for (const domainKey of ['nope', 'archived']) {
+    for (const [domainKey, status, code] of [['nope', 404, 'NOT_FOUND'], ['archived', 403, 'DOMAIN_NOT_ENABLED']] as const) {
       const res = await t.api.post(`${DASH}/${created.id}/domains`, { domain_key: domainKey }, jwt(a.token));
-      expectError(res, 404, 'NOT_FOUND');
+      expectError(res, status, code);
       expect(res.body.error.message).toContain(`"${domainKey}"`);
     }
     const notAttached = await t.api.delete(`${DASH}/${created.id}/domains/legal`, jwt(a.token));

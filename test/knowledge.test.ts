@@ -278,14 +278,14 @@ describe('validation and errors', () => {
     expect(res.status).toBe(404);
   });
 
-  it('unknown and inactive domains are 404; a built-in domain not enabled is 403; no key is 401', async () => {
+  it('an unknown domain is 404; a built-in domain not enabled or an inactive custom domain is 403; no key is 401', async () => {
     const unknown = await query(a, { query: 'leave' }, 'nope');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('NOT_FOUND');
     expect((await t.api.post('/dashboard/custom-domains', { domain_key: 'dormant', display_name: 'Dormant' }, owner(a))).status).toBe(201);
     expect((await query(a, { query: 'leave' }, 'dormant')).status).toBe(200);
     expect((await t.api.patch('/dashboard/custom-domains/dormant', { is_active: false }, owner(a))).status).toBe(200);
-    expect((await query(a, { query: 'leave' }, 'dormant')).status).toBe(404);
+    expect((await query(a, { query: 'leave' }, 'dormant')).status).toBe(403);
 
     const c = await signupTenant(t.api, { companyName: 'Tenant C' });
     await t.sql(`update tenants set enabled_domains = '[]'::jsonb where id = $1`, [c.tenantId]);

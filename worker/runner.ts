@@ -10,6 +10,7 @@ import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
 import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
 import { evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
+import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } from '../server/runs/store/worker-heartbeats.js';
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
 import { recoverOrphanedRuns } from '../server/workflows/run-jobs.js';
@@ -56,17 +57,12 @@ export async function migrateJobSchema(pgPool: Pool, deps: AppDeps): Promise<voi
 
 // Jobs locked by workers that are gone (crash, kill -9) would otherwise wait for the 4 h lock timeout.
 async function releaseDeadWorkerLocks(pgPool: Pool, deps: AppDeps, staleMs: number) {
-  const { rows } = await pgPool.query<{ locked_by: string }>(
-    `select distinct j.locked_by from graphile_worker._private_jobs j
-      where j.locked_by is not null
-        and not exists (select 1 from worker_heartbeats h where h.worker_id = j.locked_by and h.last_seen_at > now() - make_interval(secs => $1))`,
-    [staleMs / 1000],
-  );
-  if (rows.length === 0) return;
+  const owners = await selectDeadLockOwners(pgPool, staleMs / 1000);
+  if (owners.length === 0) return;
   const utils = await makeWorkerUtils({ pgPool });
   try {
-    await utils.forceUnlockWorkers(rows.map((r) => r.locked_by));
-    deps.log.warn({ workers: rows.length }, 'released job locks held by workers that stopped without finishing');
+    await utils.forceUnlockWorkers(owners);
+    deps.log.warn({ workers: owners.length }, 'released job locks held by workers that stopped without finishing');
   } finally {
     await utils.release();
   }
@@ -144,11 +140,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
     const ids = liveIds();
     // A runner that ended must not look alive to `liya doctor` and the lock recovery.
     if (ids.length === 0 || stopping) return;
-    await pgPool.query(
-      `insert into worker_heartbeats (worker_id, started_at, last_seen_at) select unnest($1::text[]), now(), now()
-       on conflict (worker_id) do update set last_seen_at = now()`,
-      [ids],
-    );
+    await upsertRunnerHeartbeats(pgPool, ids);
   };
 
   // Nothing runs under an ended runner's ids any more: the locks still held under them (an outcome
@@ -161,7 +153,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
       } finally {
         await utils.release();
       }
-      await pgPool.query('delete from worker_heartbeats where worker_id = any($1::text[])', [gen.ids]);
+      await deleteRunnerHeartbeats(pgPool, gen.ids);
     } catch (err) {
       log.warn({ err }, 'could not release the job locks of a job runner that ended; they are released after the heartbeat timeout');
     }
@@ -290,7 +282,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
       // graphile-worker does not wait for the last outcomes it writes: one still being retried may
       // yet fail, and must not end the process while it shuts down.
       setTimeout(stopListening, LOST_WRITE_GRACE_MS).unref();
-      if (startedIds.length) await pgPool.query('delete from worker_heartbeats where worker_id = any($1::text[])', [startedIds]).catch(() => undefined);
+      if (startedIds.length) await deleteRunnerHeartbeats(pgPool, startedIds).catch(() => undefined);
     },
   };
 }

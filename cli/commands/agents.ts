@@ -4,6 +4,7 @@
 import { styleText } from 'node:util';
 import { Command } from 'commander';
 import { createElement as h } from 'react';
+import type { AgentDto, AgentListItem, AgentRunResult, McpServerInput, RunAgentInput } from '../../server/agents/agents.schemas.js';
 import { action } from '../action.js';
 import { ApiError } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
@@ -21,57 +22,14 @@ export { readSse, SseParser, type SseEvent } from '../sse.js';
 
 // ---------------------------------------------------------------- API types
 
-export interface AgentListItem {
-  agent: string;
-  displayName: string;
-  description: string | null;
-  goal: string;
-  status: AgentStatus;
-  endpoint: string;
-  method: 'POST';
-  inputSchema: Record<string, unknown>;
-}
+type Agent = AgentDto;
+type AgentRunStatus = AgentRunResult['status'];
 
-export type AgentStatus = 'draft' | 'active' | 'inactive';
-export type ConfigSource = 'agent' | 'platform_default' | 'provider_default';
-
-export interface Agent {
-  id: string;
-  agent_key: string;
-  name: string;
-  description: string | null;
-  goal: string;
-  system_instructions: string | null;
-  model: string | null;
-  temperature: number | null;
-  status: AgentStatus;
-  intent_ids: string[];
-  workflow_ids: string[];
-  action_ids: string[];
-  knowledge_domain_keys: string[];
-  tools_config: Record<string, unknown> | null;
-  memory_config: Record<string, unknown> | null;
-  behavior_config: Record<string, unknown> | null;
-  created_at: string;
-  updated_at: string;
-  effective_runtime_config?: Record<string, { value: unknown; source: ConfigSource }>;
-}
-
-export type AgentRunStatus = 'completed' | 'needs_input' | 'failed' | 'max_steps_reached' | 'budget_exhausted' | 'guardrail_blocked' | 'cancelled';
-
-/** The end of a run: the `data` of POST /v1/agents/{key}/run, and the last event of the stream. */
-export interface AgentRunResult {
-  run_id: string;
-  session_id: string;
-  status: AgentRunStatus;
-  output: string;
-  steps: number;
-  total_cost: number;
-  total_latency_ms: number;
-}
+/** The body of POST /v1/agents/{key}/run/stream (the key is in the path). */
+type RunAgentBody = Omit<RunAgentInput, 'agentKey'>;
 
 /** Statuses a run may end with and still count as done (exit code 0). */
-export const SUCCESSFUL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'needs_input']);
+export const SUCCESSFUL_RUN_STATUSES: ReadonlySet<string> = new Set<AgentRunStatus>(['completed', 'needs_input']);
 
 /**
  * How long the run stream may stay silent (no event, no heartbeat) unless --timeout / LIYA_TIMEOUT
@@ -158,7 +116,7 @@ interface StreamOutcome {
  * before the stream throws ApiError, no answer at all UnreachableError; once the stream is open,
  * its end is described by the outcome.
  */
-async function streamRun(target: StreamTarget, key: string, body: Record<string, unknown>, onEvent: (event: AgentRunEvent) => void): Promise<StreamOutcome> {
+async function streamRun(target: StreamTarget, key: string, body: RunAgentBody, onEvent: (event: AgentRunEvent) => void): Promise<StreamOutcome> {
   let started: StreamOutcome['started'];
   const stream = await postEventStream(
     target,
@@ -232,7 +190,7 @@ export class LiveTranscript {
   }
 }
 
-const RUN_STATUS_KIND: Record<string, StatusKind> = { completed: 'success', needs_input: 'info', cancelled: 'warning' };
+const RUN_STATUS_KIND: Partial<Record<AgentRunStatus, StatusKind>> = { completed: 'success', needs_input: 'info', cancelled: 'warning' };
 
 /** One line about the run: status, steps, cost, latency, run and session. */
 export function agentRunSummary(r: AgentRunResult): string {
@@ -263,7 +221,7 @@ async function runAgent(key: string, message: string, flags: RunFlags, command: 
   const options = command.optsWithGlobals<GlobalOptions>();
   const userSetTimeout = ['cli', 'env'].includes(command.getOptionValueSourceWithGlobals('timeout') ?? '');
   const target: StreamTarget = { baseUrl: ctx.url, apiKey: options.apiKey!.trim(), idleMs: userSetTimeout ? options.timeout : RUN_IDLE_TIMEOUT_MS };
-  const body = {
+  const body: RunAgentBody = {
     input: { message, ...(flags.user !== undefined ? { user_id: flags.user } : {}) },
     ...(flags.session !== undefined ? { session_id: flags.session } : {}),
   };
@@ -335,7 +293,7 @@ async function runAgent(key: string, message: string, flags: RunFlags, command: 
 }
 
 function agentFields(a: Agent): [string, string][] {
-  const tools = (a.tools_config ?? {}) as { mcp_servers?: { name: string; url: string }[] };
+  const tools = (a.tools_config ?? {}) as { mcp_servers?: Pick<McpServerInput, 'name' | 'url'>[] };
   const list = (values: string[]) => (values.length ? values.join(', ') : '—');
   return [
     ['Key', a.agent_key],

@@ -9,38 +9,21 @@ import { commandContext } from '../context.js';
 import type { FieldLabels } from '../errors.js';
 import { printJson, reportError, show, withSpinner } from '../output.js';
 import { StatusLine } from '../ui/status.js';
-import type { WorkflowRunStatus } from './workflows.js';
+import type { RequestInput, ResponseData } from '../response-types.js';
 import { dateTime, oneLine, segment } from '../format.js';
 
 // ---------------------------------------------------------------- API types
 
-export type ApprovalDecision = 'approve' | 'reject';
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+export type ApprovalDecision = RequestInput<'workflows', 'decideApproval'>['decision'];
 
-export interface Approval {
-  id: string;
-  run_id: string;
-  workflow_id: string;
-  workflow_key: string;
-  step_id: string;
-  status: ApprovalStatus;
-  /** What the approver is asked (the approval step's message, templates filled in). */
-  message: string;
-  comment: string | null;
-  decided_by: string | null;
-  decided_at: string | null;
-  expires_at: string | null;
-  created_at: string;
-}
+/** The `data` of POST /v1/workflows/approvals/{approvalId}/decision: the approval, and the run right after the decision (it goes on in the background, usually still `running`). */
+export type ApprovalDecisionResult = ResponseData<'workflows', 'decideApproval'>;
 
-/** The `data` of POST /v1/workflows/approvals/{approvalId}/decision. */
-export interface ApprovalDecisionResult {
-  approval: Approval;
-  /** The run right after the decision: it goes on in the background (usually still `running`). */
-  run: { run_id: string; status: WorkflowRunStatus };
-}
-
-export const APPROVAL_DECISIONS: readonly ApprovalDecision[] = ['approve', 'reject'];
+/** The decisions <decision> accepts: a copy of the server's (a value), kept equal to it by the check below. */
+export const APPROVAL_DECISIONS = ['approve', 'reject'] as const satisfies readonly ApprovalDecision[];
+type MissingDecisions = Exclude<ApprovalDecision, (typeof APPROVAL_DECISIONS)[number]>;
+// Fails to compile when the server takes a decision the copy lacks.
+true satisfies MissingDecisions extends never ? true : never;
 
 const decisionPath = (approvalId: string) => `/v1/workflows/approvals/${segment(approvalId)}/decision`;
 

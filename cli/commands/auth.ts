@@ -2,18 +2,13 @@
 // commands that act as a tenant user (keys rotate --environment).
 import { Command } from 'commander';
 import { createElement as h } from 'react';
+import type { LoginResult } from '../../server/auth/auth.schemas.js';
 import { action } from '../action.js';
 import { commandContext } from '../context.js';
 import { credentialsPath, deleteCredentials, readCredentials, writeCredentials } from '../credentials.js';
 import { CliError } from '../errors.js';
 import { isInteractive, printJson, promptPassword, show, withSpinner } from '../output.js';
 import { StatusLine } from '../ui/status.js';
-
-interface LoginResult {
-  token: string;
-  user: { id: string; email: string; role: string };
-  tenant: { tenantId: string; tenantName: string; plan: string };
-}
 
 /** --password, else LIYA_PASSWORD, else a prompt on a terminal; never echoed, never stored. */
 async function resolvePassword(email: string, given: string | undefined): Promise<string> {

@@ -2,6 +2,7 @@
 // reached and asked at all, each with a fix; exit code 0 when nothing failed, 1 otherwise.
 import { Command } from 'commander';
 import { createElement as h } from 'react';
+import type { DiagnosticCheck, Diagnostics } from '../../server/admin/diagnostics.schemas.js';
 import { action } from '../action.js';
 import { ApiError, UnreachableError } from '../api-client.js';
 import { commandContext } from '../context.js';
@@ -9,17 +10,8 @@ import { EXIT_FAILURE } from '../errors.js';
 import { printJson, show, withSpinner } from '../output.js';
 import { StatusList, type StatusKind, type StatusLineProps } from '../ui/status.js';
 
-export interface DoctorCheck {
-  name: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-  fix: string | null;
-}
-
-interface Diagnostics {
-  ok: boolean;
-  checks: DoctorCheck[];
-}
+/** A check as the server reports it; the CLI adds its own (can the server be reached and asked). */
+type DoctorCheck = DiagnosticCheck;
 
 const KIND: Record<DoctorCheck['status'], StatusKind> = { ok: 'success', warn: 'warning', fail: 'error' };
 

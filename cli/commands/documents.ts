@@ -6,6 +6,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
 import { createElement as h } from 'react';
+import type { CollectionDto } from '../../server/collections/collections.schemas.js';
+import type { DocumentDto, DocumentPage, IngestionJobDto, JobReference } from '../../server/documents/documents.schemas.js';
+import type { MediaTypesByExtension } from '../../server/documents/media-types.js';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
@@ -20,50 +23,16 @@ import { StatusLine, StatusList, type StatusLineProps } from '../ui/status.js';
 import { Table } from '../ui/table.js';
 import { dateTime, plural } from '../format.js';
 
-export interface CollectionSummary {
-  id: string;
-  slug: string;
-  label: string;
-}
+type CollectionSummary = Pick<CollectionDto, 'id' | 'slug' | 'label'>;
 
-export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
-
-export interface IngestionJob {
-  id: string;
-  source_type: string;
-  name: string;
-  status: JobStatus;
-  stage: string | null;
-  progress: number;
-  result: { chunks?: number; characters?: number; pages?: number; [key: string]: unknown } | null;
-  error_message: string | null;
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  document_id: string | null;
-}
-
-export interface DocumentSummary {
-  id: string;
-  name: string;
-  category: string | null;
-  chunks: number;
-  sizeKb: number;
-  embeddingModel: string | null;
-  uploadedBy: string | null;
-  uploadedAt: string;
-  collections: { id: string; slug: string; label: string; color: string | null }[];
-  status: string;
-}
-
-interface DocumentPage {
-  documents: DocumentSummary[];
-  pagination: { total: number; limit: number; offset: number };
-}
-
-/** What the server accepts, by extension (anything else is sent without a type: the server answers 415). */
-export const MIME_TYPES: Record<string, string> = {
+/**
+ * What the server accepts, by extension (anything else is sent without a type: the server answers
+ * 415). Typed from the server's table, so the compiler fails when the two differ.
+ */
+export const MIME_TYPES: { readonly [E in keyof MediaTypesByExtension as `.${E}`]: MediaTypesByExtension[E] } = {
   '.txt': 'text/plain',
+  '.text': 'text/plain',
+  '.log': 'text/plain',
   '.md': 'text/markdown',
   '.markdown': 'text/markdown',
   '.csv': 'text/csv',
@@ -75,7 +44,7 @@ export const MIME_TYPES: Record<string, string> = {
 };
 
 export function mimeTypeOf(file: string): string | undefined {
-  return MIME_TYPES[path.extname(file).toLowerCase()];
+  return (MIME_TYPES as Readonly<Record<string, string>>)[path.extname(file).toLowerCase()];
 }
 
 const FINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
@@ -133,7 +102,7 @@ async function readUpload(file: string): Promise<LocalFile> {
 interface Upload {
   file: string;
   name: string;
-  job?: IngestionJob;
+  job?: IngestionJobDto;
   rejected?: { status: number; code: string; message: string };
 }
 
@@ -211,8 +180,8 @@ async function upload(files: string[], flags: { collection: string; category?: s
       collection_ids: [collectionId],
     };
     try {
-      const { jobId } = await dashboard.post<{ jobId: string; status: JobStatus }>('/dashboard/documents', { auth: 'bearer', body });
-      const { job } = await dashboard.get<{ job: IngestionJob }>(`/dashboard/ingestion-jobs/${encodeURIComponent(jobId)}`, { auth: 'bearer' });
+      const { jobId } = await dashboard.post<JobReference>('/dashboard/documents', { auth: 'bearer', body });
+      const { job } = await dashboard.get<{ job: IngestionJobDto }>(`/dashboard/ingestion-jobs/${encodeURIComponent(jobId)}`, { auth: 'bearer' });
       uploads.push({ file: local.file, name: local.name, job });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -232,7 +201,7 @@ async function upload(files: string[], flags: { collection: string; category?: s
         uploads
           .filter((u) => u.job && !FINAL.has(u.job.status))
           .map(async (u) => {
-            const { job } = await dashboard.get<{ job: IngestionJob }>(`/dashboard/ingestion-jobs/${encodeURIComponent(u.job!.id)}`, { auth: 'bearer' });
+            const { job } = await dashboard.get<{ job: IngestionJobDto }>(`/dashboard/ingestion-jobs/${encodeURIComponent(u.job!.id)}`, { auth: 'bearer' });
             u.job = job;
           }),
       );
@@ -271,7 +240,7 @@ async function upload(files: string[], flags: { collection: string; category?: s
   return ok ? 0 : EXIT_FAILURE;
 }
 
-function collectionNames(d: DocumentSummary): string {
+function collectionNames(d: DocumentDto): string {
   const text = d.collections.map((c) => c.slug).join(', ') || '—';
   return text.length > 40 ? `${text.slice(0, 39)}…` : text;
 }

@@ -7,6 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createElement as h } from 'react';
+import type { Pagination } from '../../server/common/schemas.js';
+import type { SuiteDto } from '../../server/evals/evals.schemas.js';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext } from '../context.js';
@@ -43,26 +45,14 @@ import { dateTime, plural, segment } from '../format.js';
 
 // ---------------------------------------------------------------- API types
 
-export interface EvalSuite {
-  id: string;
-  name: string;
-  domain_key: string;
-  intent_key: string;
-  dataset_id: string;
-  pass_threshold: number;
-  baseline_run_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 interface ResultsPage {
   results: EvalResult[];
-  pagination: { total: number; limit: number; offset: number };
+  pagination: Pagination;
 }
 
 interface RunsPage {
   runs: EvalRun[];
-  pagination: { total: number; limit: number; offset: number };
+  pagination: Pagination;
 }
 
 // ---------------------------------------------------------------- constants
@@ -148,7 +138,7 @@ export function parseMinScore(value: string): number {
  * server to judge) as it is; a name must match exactly one suite, else a usage error (exit 2).
  */
 export async function resolveSuite(client: ApiClient, ref: string): Promise<string> {
-  const { suites } = await client.get<{ suites: EvalSuite[] }>('/v1/evals/suites', { auth: 'bearer' });
+  const { suites } = await client.get<{ suites: SuiteDto[] }>('/v1/evals/suites', { auth: 'bearer' });
   if (suites.some((s) => s.id === ref)) return ref;
   const named = suites.filter((s) => s.name === ref);
   if (named.length === 1) return named[0].id;
@@ -468,7 +458,7 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
 async function listSuites(flags: { json?: boolean }, command: Command): Promise<number | void> {
   const client = commandContext(command).withApiKey();
   return withEvalErrors('suites', async () => {
-    const { suites } = await withSpinner('Loading suites', () => client.get<{ suites: EvalSuite[] }>('/v1/evals/suites', { auth: 'bearer' }));
+    const { suites } = await withSpinner('Loading suites', () => client.get<{ suites: SuiteDto[] }>('/v1/evals/suites', { auth: 'bearer' }));
     if (flags.json) return printJson(suites);
     await show(
       h(

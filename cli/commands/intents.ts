@@ -3,6 +3,8 @@
 // diff, restore).
 import { Command } from 'commander';
 import { createElement as h } from 'react';
+import type { CustomIntentDto, IntentVersionDiff, VersionSummaryDto } from '../../server/intents/custom-intents.schemas.js';
+import type { IntentSummary } from '../../server/intents/intents.schemas.js';
 import { action } from '../action.js';
 import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
 import type { Credentials } from '../credentials.js';
@@ -14,42 +16,8 @@ import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
 import { dateTime, segment } from '../format.js';
 
-export interface IntentSummary {
-  id: string;
-  intent_key: string;
-  display_name: string;
-  description: string | null;
-  endpoint: string;
-  method: 'POST';
-  input_schema: Record<string, unknown> | null;
-  output_schema: Record<string, unknown> | null;
-}
-
-export interface IntentVersionSummary {
-  id: string;
-  version_number: number;
-  changed_fields: string[];
-  change_type: 'create' | 'update' | 'restore';
-  restored_from_version: number | null;
-  created_by: string | null;
-  actorName: string | null;
-  created_at: string;
-}
-
-export interface IntentVersionDiff {
-  from: number;
-  to: number;
-  changes: { field: string; before: unknown; after: unknown }[];
-}
-
 /** The live custom intent (only the fields the CLI shows). */
-interface CustomIntent {
-  domain_key: string;
-  intent_key: string;
-  display_name: string;
-  current_version: number;
-  updated_at: string;
-}
+type CustomIntent = Pick<CustomIntentDto, 'domain_key' | 'intent_key' | 'display_name' | 'current_version' | 'updated_at'>;
 
 const intentPath = (domain: string, intent: string) => `/dashboard/custom-domains/${segment(domain)}/intents/${segment(intent)}`;
 const versionNumber = parseInteger(1, 1_000_000_000);
@@ -95,7 +63,7 @@ export function formatValue(value: unknown, format: ValueFormat = SHORT_VALUES):
   return kept;
 }
 
-function changeLabel(v: IntentVersionSummary): string {
+function changeLabel(v: VersionSummaryDto): string {
   if (v.change_type === 'restore') return v.restored_from_version ? `restore of v${v.restored_from_version}` : 'restore';
   return v.change_type;
 }
@@ -155,7 +123,7 @@ export function intentsCommand(): Command {
         const ctx = commandContext(command);
         const credentials = await dashboardLogin(ctx, 'liya intents versions');
         const { versions } = await withSpinner(`Loading the versions of ${domain}/${intent}`, () =>
-          ctx.withToken(credentials.token).get<{ versions: IntentVersionSummary[] }>(`${intentPath(domain, intent)}/versions`, { auth: 'bearer' }),
+          ctx.withToken(credentials.token).get<{ versions: VersionSummaryDto[] }>(`${intentPath(domain, intent)}/versions`, { auth: 'bearer' }),
         );
         if (flags.json) return printJson({ versions });
         const current = versions[0]?.version_number;

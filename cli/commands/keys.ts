@@ -2,6 +2,7 @@
 // the dashboard API with the login stored by `liya login` (the admin API has no per-environment route).
 import { Command } from 'commander';
 import { createElement as h } from 'react';
+import type { EnvironmentDto, IssuedKeyDto } from '../../server/dashboard/dashboard.schemas.js';
 import { action } from '../action.js';
 import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
 import { credentialsPath, type Credentials } from '../credentials.js';
@@ -11,15 +12,7 @@ import { IssuedKey } from '../ui/issued-key.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 
-interface IssuedKeyDto {
-  apiKey: string;
-  apiKeyPreview: string;
-}
-
-interface Environment {
-  id: string;
-  name: string;
-}
+type Environment = Pick<EnvironmentDto, 'id' | 'name'>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

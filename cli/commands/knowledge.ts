@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { Box, Text } from 'ink';
 import { createElement as h } from 'react';
+import type { KnowledgeResult } from '../../server/knowledge/knowledge.schemas.js';
 import { action } from '../action.js';
 import { commandContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -11,16 +12,6 @@ import { parseInteger } from '../options.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { resolveCollections } from './documents.js';
-
-export interface KnowledgeResult {
-  chunk_id: string;
-  document_id: string;
-  document_name: string;
-  collection_ids: string[];
-  text: string;
-  score: number;
-  locator: string | null;
-}
 
 const MAX_TOP_K = 50;
 const TEXT_LENGTH = 300;

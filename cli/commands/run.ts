@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { createElement as h } from 'react';
+import type { IntentResponse } from '../../server/intents/intents.schemas.js';
 import { action } from '../action.js';
 import { ApiError } from '../api-client.js';
 import { commandContext } from '../context.js';
@@ -13,22 +14,8 @@ import { StatusLine } from '../ui/status.js';
 /** A model call can take a while: the time limit of `run` unless --timeout / LIYA_TIMEOUT says otherwise. */
 export const RUN_TIMEOUT_MS = 120_000;
 
-export interface RunResponse {
-  success: true;
-  data: { output: Record<string, unknown>; session_id: string; message_id: string };
-  metadata: {
-    intent: string;
-    domain: string;
-    model_used: string;
-    tokens_used: number;
-    cost_usd: number;
-    latency_ms: number;
-    cached: boolean;
-    version: number;
-    guardrail_issues: Record<string, unknown>[];
-  };
-  usage: { requests_remaining: number | null; tokens_remaining: number | null };
-}
+/** The answer of POST /v1/run (the whole body: output, metadata, usage). */
+type RunResponse = IntentResponse;
 
 const RUN_FIELD_LABELS: FieldLabels = { input: '--input', session_id: '--session', domain: '<domain>', intent: '<intent>' };
 

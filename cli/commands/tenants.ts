@@ -1,6 +1,8 @@
 // `liya tenants ...`: the admin API (X-Admin-Secret) for tenants.
 import { Command, Option } from 'commander';
 import { createElement as h } from 'react';
+import type { Pagination } from '../../server/common/schemas.js';
+import type { TenantDto } from '../../server/tenants/tenants.schemas.js';
 import { action } from '../action.js';
 import { commandContext } from '../context.js';
 import { CliError, type FieldLabels } from '../errors.js';
@@ -13,29 +15,11 @@ import { Table } from '../ui/table.js';
 import { Stack } from '../ui/stack.js';
 import { dateTime } from '../format.js';
 
-export interface Tenant {
-  id: string;
-  tenantId: string;
-  tenantName: string;
-  tenantType: string;
-  isActive: boolean;
-  enabledDomains: string[];
-  billingPlan: string;
-  billingEmail: string | null;
-  monthlyRequestQuota: number | null;
-  monthlyTokenQuota: string | null;
-  requestsThisMonth: number;
-  tokensThisMonth: string;
-  costThisMonth: string;
-  hasApiKey: boolean;
-  apiKeyLastUsedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+type Tenant = TenantDto;
 
 interface TenantPage {
   tenants: Tenant[];
-  pagination: { total: number; limit: number; offset: number };
+  pagination: Pagination;
 }
 
 /** Validation issues name the flag, not the API field. */

@@ -6,8 +6,10 @@ export const diagnosticCheckSchema = z.object({
   detail: z.string().describe('What was found'),
   fix: z.string().nullable().describe('What to do about a warn or fail; null when ok'),
 });
+export type DiagnosticCheck = z.infer<typeof diagnosticCheckSchema>;
 
 export const diagnosticsSchema = z.object({
   ok: z.boolean().describe('No check failed (warnings allowed)'),
   checks: z.array(diagnosticCheckSchema),
 });
+export type Diagnostics = z.infer<typeof diagnosticsSchema>;

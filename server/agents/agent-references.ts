@@ -2,13 +2,12 @@
 // exactly like a missing one.
 import type { EntityManager } from '../../db/orm.js';
 import { isUuid } from '../common/schemas.js';
-import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { isBuiltInDomain } from '../domains/built-in-domains.js';
+import { isKnownDomain } from '../domains/domain-access.js';
 import { getHiringIntent } from '../hiring/hiring-intents.js';
 import { findCustomDomainKeys } from './store/custom-domains.js';
 import { findCustomIntentRefs } from './store/custom-intents.js';
 import { findWorkflowRefs } from './store/workflows.js';
-
-const isBuiltInDomain = (key: string) => (BUILT_IN_DOMAINS as readonly string[]).includes(key);
 
 /** An intent reference: a custom intent's id, or `domain/intent_key` (built-in or custom). */
 export type IntentRef = { kind: 'id'; id: string } | { kind: 'key'; domain: string; intent: string };
@@ -45,9 +44,14 @@ export async function findUnknownWorkflowIds(em: EntityManager, tenantId: string
   return refs.filter((r) => !found.has(isUuid(r) ? r.toLowerCase() : r));
 }
 
+/**
+ * Domain keys the tenant has no domain for. Configuration only names domains: a built-in one not
+ * enabled or an inactive custom one may be named (domain-access.ts's existence check); using it
+ * later (a knowledge search) still needs it usable.
+ */
 export async function findUnknownDomainKeys(em: EntityManager, tenantId: string, keys: string[]): Promise<string[]> {
   const custom = keys.filter((k) => !isBuiltInDomain(k));
   const rows = custom.length ? await findCustomDomainKeys(em, tenantId, custom) : [];
   const found = new Set(rows.map((r) => r.domain_key));
-  return keys.filter((k) => !isBuiltInDomain(k) && !found.has(k));
+  return keys.filter((k) => !isKnownDomain(k, found.has(k)));
 }

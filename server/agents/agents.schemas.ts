@@ -185,6 +185,7 @@ export const agentListItemSchema = z
     inputSchema: json,
   })
   .meta({ id: 'AgentListItem' });
+export type AgentListItem = z.infer<typeof agentListItemSchema>;
 
 export const AGENT_INPUT_SCHEMA = {
   type: 'object',

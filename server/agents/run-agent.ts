@@ -12,13 +12,12 @@ import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { scanText } from '../guardrails/scan-pool.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
-import type { LlmGatewayService } from '../llm/llm-gateway.js';
-import type { ChatCallResult, ModelTarget, StoredProviderKey } from '../llm/llm.types.js';
+import type { ChatCallResult, ModelTarget, StoredProviderKey, UsageContext } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
 import { RunBudget } from '../llm/run-budget.js';
 import { rootLineage, type RunLineage } from '../runs/run-lineage.js';
 import { recordRunStep } from '../runs/run-steps.js';
-import { limitsForPlan } from '../tenants/plan-limits.js';
+import { limitsForPlan, type PlanLimits } from '../tenants/plan-limits.js';
 import { assertQuotaLeft } from '../usage/quota.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 import { readConversationMemory, writeUserMemory, type HistoryTurn } from './agent-memory.js';
@@ -26,17 +25,17 @@ import { writeRunFinish, writeRunStart } from './agent-run-record.js';
 import { loadAgentRunContext, type AgentSettings } from './load-agent-run.js';
 import { resolveRuntimeConfig, type AgentRuntimeConfig } from './agent-runtime-config.js';
 import { createGuardedDeltas } from './guarded-deltas.js';
-import type { AgentTool, ToolOutcome } from './agent-tool.types.js';
-import { buildAgentTools, runToolWithTimeout } from './agent-tools.js';
+import type { AgentTool } from './agent-tool.types.js';
+import { buildAgentTools } from './agent-tools.js';
 import type { AgentRunResult, RunAgentInput, ToolsConfig } from './agents.schemas.js';
 import { assertAgentsEnabled } from './agents.service.js';
+import { dispatchToolCalls, toolResultText, type CallOutcome, type ToolEvent, type ToolStep } from './dispatch-tool-calls.js';
 import { findAgentSession } from './store/agent-runs.js';
 
 export type AgentRunEvent =
   | { event: 'run.started'; data: { run_id: string; session_id: string; agent_key: string } }
   | { event: 'llm.delta'; data: { text: string } }
-  | { event: 'tool.started'; data: { name: string; input: unknown } }
-  | { event: 'tool.completed'; data: { name: string; output: unknown; error: string | null } };
+  | ToolEvent;
 
 export interface PreparedAgentRun {
   runId: string;
@@ -56,9 +55,6 @@ export interface PreparedAgentRun {
   /** The write of the run's first rows (run, session, the user's turn), still in flight. */
   started: Promise<void>;
 }
-
-/** What one tool result may put in front of the model. */
-const TOOL_RESULT_MAX_CHARS = 20_000;
 
 /**
  * Everything that can refuse a run, before anything is stored: the agent (404, 409
@@ -80,7 +76,7 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: T
   const storedKey: StoredProviderKey = { provider, encryptedKey: context.providerKeys[provider] ?? null };
   // A run that could never call a model is refused now (503), not recorded as failed; every model
   // call of the run then goes to this target without resolving it again.
-  const target = await (deps.llm as LlmGatewayService).resolveTarget(em, scope.tenantId, config.model, storedKey);
+  const target = await deps.llm.resolveTarget(em, scope.tenantId, config.model, storedKey);
 
   const input = request.input;
   let userId = input.user_id ?? null;
@@ -132,48 +128,83 @@ function systemPrompt(agent: AgentSettings, config: AgentRuntimeConfig, tools: T
   return lines.join('\n');
 }
 
-function parseArguments(text: string): Record<string, unknown> {
-  if (!text.trim()) return {};
-  const value = JSON.parse(text) as unknown;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('the arguments must be a JSON object');
-  return value as Record<string, unknown>;
+interface ExecuteOptions {
+  onEvent?: (event: AgentRunEvent) => void;
+  signal?: AbortSignal;
+  /** Set when another run started this one (a workflow's ai_agent step): its depth, budget, deadline and cancellation. */
+  lineage?: RunLineage;
 }
 
-const toolResultText = (value: unknown) => {
-  const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
-  return text.length > TOOL_RESULT_MAX_CHARS ? `${text.slice(0, TOOL_RESULT_MAX_CHARS)}… [cut]` : text;
-};
-
-const errorText = (err: unknown) => (err instanceof SyntaxError ? `invalid JSON arguments: ${err.message}` : err instanceof Error ? err.message : String(err));
-
-interface CallOutcome {
-  call: ChatCallResult['toolCalls'][number];
-  outcome: ToolOutcome | null;
-  error: string | null;
+/** What the loop runs under: where events go, the client's signal, the plan's limits, the run's budget and lineage. */
+interface RunBounds {
+  emit: (event: AgentRunEvent) => void;
+  /** Whether the client streams (then the answer's text is handed on as it arrives). */
+  streaming: boolean;
+  signal?: AbortSignal;
+  limits: PlanLimits;
+  budget: RunBudget;
+  lineage: RunLineage;
 }
+
+/** What a run accumulates while it loops: its step rows (numbered in order) and their totals. */
+interface RunTally {
+  index: number;
+  steps: number;
+  totalCost: number;
+  totalTokens: number;
+  /** The last guardrail-checked text the model wrote (what a run cut short answers). */
+  lastText: string;
+  answeredModel: string | null;
+  /** Step writes still in flight: a final answer's row is written together with the end of the run. */
+  pending: Promise<void>[];
+}
+
+/** How a run ends. */
+interface RunEnd {
+  status: AgentRunStatus;
+  output: string;
+  error: Record<string, unknown> | null;
+}
+
+/** What every model call of the run sends: the messages so far, the tools on offer, the usage context. */
+interface Conversation {
+  messages: ChatCompletionMessageParam[];
+  specs: ChatCompletionTool[] | undefined;
+  tools: Map<string, AgentTool>;
+  usage: UsageContext;
+}
+
+type StepRecord =
+  | ToolStep
+  | { type: 'llm'; name: string; input: unknown; output: unknown; started: Date; latencyMs: number; promptTokens?: number; completionTokens?: number; costUsd?: number; error?: string | null; usage?: UsageEventInput[] };
 
 /**
  * Runs the loop: model call, then the tools it asked for (concurrently), until it answers without
  * tools, asks the user, hits max_steps, cannot pay its next call, or the client leaves.
  */
-export async function executeAgentRun(
-  em: EntityManager,
-  deps: AppDeps,
-  run: PreparedAgentRun,
-  options: {
-    onEvent?: (event: AgentRunEvent) => void;
-    signal?: AbortSignal;
-    /** Set when another run started this one (a workflow's ai_agent step): its depth, budget, deadline and cancellation. */
-    lineage?: RunLineage;
-  } = {},
-): Promise<AgentRunResult> {
-  const { agent, config, scope } = run;
+export async function executeAgentRun(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, options: ExecuteOptions = {}): Promise<AgentRunResult> {
   const emit = options.onEvent ?? (() => undefined);
-  emit({ event: 'run.started', data: { run_id: run.runId, session_id: run.sessionId, agent_key: agent.agentKey } });
-  const limits = limitsForPlan(scope.plan, deps.config.PLAN_LIMITS);
+  emit({ event: 'run.started', data: { run_id: run.runId, session_id: run.sessionId, agent_key: run.agent.agentKey } });
+  const bounds = openRunBounds(deps, run, options, emit);
+  const tally: RunTally = { index: 0, steps: 0, totalCost: 0, totalTokens: 0, lastText: '', answeredModel: null, pending: [] };
+  let end: RunEnd;
+  try {
+    end = run.blocked
+      ? { status: 'guardrail_blocked', output: run.blocked.fallback, error: { code: 'GUARDRAIL_BLOCKED', stage: 'input', issues: run.blocked.issues } }
+      : await runModelLoop(em, deps, run, tally, bounds);
+  } catch (err) {
+    await failAgentRun(deps, run, tally);
+    throw err;
+  }
+  return finishAgentRun(deps, run, tally, end);
+}
+
+/** The run's limits: the plan's, its own cost cap within what the runs above it may still spend, and its deadline. */
+function openRunBounds(deps: AppDeps, run: PreparedAgentRun, options: ExecuteOptions, emit: RunBounds['emit']): RunBounds {
+  const limits = limitsForPlan(run.scope.plan, deps.config.PLAN_LIMITS);
   const parent = options.lineage ?? rootLineage();
   // The agent's own cap, within what the runs above it may still spend.
-  const budget = new RunBudget(config.maxCostUsd, parent.budget);
+  const budget = new RunBudget(run.config.maxCostUsd, parent.budget);
   // What runs this agent starts (its workflow tools) inherit.
   const lineage: RunLineage = {
     ...parent,
@@ -181,192 +212,178 @@ export async function executeAgentRun(
     deadline: Math.min(parent.deadline ?? Number.POSITIVE_INFINITY, Date.now() + limits.run_wall_seconds * 1000),
     signal: options.signal ?? parent.signal,
   };
-  const toolsConfig = (agent.toolsConfig ?? {}) as ToolsConfig;
-  let index = 0;
-  let steps = 0;
-  let totalCost = 0;
-  let totalTokens = 0;
-  let lastText = '';
-  let answeredModel: string | null = null;
-  let status: AgentRunStatus = 'completed';
-  let output = '';
-  let error: Record<string, unknown> | null = null;
-  let byName = new Map<string, AgentTool>();
-  const pending: Promise<void>[] = [];
+  return { emit, streaming: !!options.onEvent, signal: options.signal, limits, budget, lineage };
+}
 
-  const record = async (step: { type: 'llm' | 'tool'; name: string; input: unknown; output: unknown; started: Date; latencyMs: number; promptTokens?: number; completionTokens?: number; costUsd?: number; error?: string | null; usage?: UsageEventInput[] }, at = index++) => {
-    // Steps are stored to the micro-dollar; the total is their sum, so the two always agree.
-    totalCost += Math.round((step.costUsd ?? 0) * 1e6) / 1e6;
-    totalTokens += (step.promptTokens ?? 0) + (step.completionTokens ?? 0);
-    await recordRunStep(deps.sql, {
-      tenantId: scope.tenantId, runKind: 'agent', runId: run.runId, index: at, type: step.type, name: step.name,
-      status: step.error ? 'error' : 'ok', input: step.input, output: step.output, promptTokens: step.promptTokens ?? 0,
-      completionTokens: step.completionTokens ?? 0, costUsd: step.costUsd ?? 0, latencyMs: step.latencyMs, error: step.error ?? null,
-      startedAt: step.started, completedAt: new Date(), usage: step.usage,
+/** Stores one step of the run at `at` (the next index by default) and adds it to the run's totals. */
+async function recordAgentStep(deps: AppDeps, run: PreparedAgentRun, tally: RunTally, step: StepRecord, at = tally.index++): Promise<void> {
+  // Steps are stored to the micro-dollar; the total is their sum, so the two always agree.
+  tally.totalCost += Math.round((step.costUsd ?? 0) * 1e6) / 1e6;
+  tally.totalTokens += (step.promptTokens ?? 0) + (step.completionTokens ?? 0);
+  await recordRunStep(deps.sql, {
+    tenantId: run.scope.tenantId, runKind: 'agent', runId: run.runId, index: at, type: step.type, name: step.name,
+    status: step.error ? 'error' : 'ok', input: step.input, output: step.output, promptTokens: step.promptTokens ?? 0,
+    completionTokens: step.completionTokens ?? 0, costUsd: step.costUsd ?? 0, latencyMs: step.latencyMs, error: step.error ?? null,
+    startedAt: step.started, completedAt: new Date(), usage: step.type === 'llm' ? step.usage : undefined,
+  });
+}
+
+/** The model-call loop; every turn is stored before the next one starts. */
+async function runModelLoop(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, tally: RunTally, bounds: RunBounds): Promise<RunEnd> {
+  const { config } = run;
+  const conversation = await openConversation(em, deps, run, tally, bounds);
+  for (;;) {
+    const stop = checkRunStop(run, tally, bounds);
+    if (stop) return stop;
+    const turn = await callModel(em, deps, run, tally, bounds, conversation);
+    if ('end' in turn) return turn.end;
+    const { answer, checked } = turn;
+    if (!answer.toolCalls.length) return endWithAnswer(run, checked, turn.issues, bounds.signal);
+    if (bounds.signal?.aborted) return { status: 'cancelled', output: tally.lastText, error: null };
+    const outcomes = await dispatchToolCalls(answer.toolCalls, {
+      tools: conversation.tools, timeoutMs: config.toolTimeoutMs, signal: bounds.signal, emit: bounds.emit,
+      nextIndex: () => tally.index++, recordStep: (step, at) => recordAgentStep(deps, run, tally, step, at),
     });
-  };
+    appendToolTurn(conversation.messages, answer, outcomes);
+    const end = endAfterTools(run, outcomes, checked);
+    if (end) return end;
+  }
+}
 
+/** The tools on offer (those that could not be offered are stored as failed steps) and the first messages. */
+async function openConversation(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, tally: RunTally, bounds: RunBounds): Promise<Conversation> {
+  const { agent, config, scope } = run;
+  const toolsConfig = (agent.toolsConfig ?? {}) as ToolsConfig;
+  const { budget, lineage, limits } = bounds;
+  const { tools, problems } = await buildAgentTools({ em, deps, scope, agent, runId: run.runId, userId: run.userId, config, toolsConfig, budget, lineage, limits });
+  for (const problem of problems) await recordAgentStep(deps, run, tally, { type: 'tool', name: problem.name, input: null, output: null, started: new Date(), latencyMs: 0, error: `not offered: ${problem.error}` });
+  const specs: ChatCompletionTool[] | undefined = tools.length ? tools.map((t) => t.spec) : undefined;
+  const messages: ChatCompletionMessageParam[] = [
+    { role: 'system', content: systemPrompt(agent, config, toolsConfig, run.history.dropped) },
+    ...run.history.turns.map((t) => ({ role: t.role, content: t.content }) as ChatCompletionMessageParam),
+    { role: 'user', content: run.message },
+  ];
+  const usage = { tenantId: scope.tenantId, environmentId: scope.environmentId, kind: 'agent_run', domain: null, intent: `agent:${agent.agentKey}` };
+  return { messages, specs, tools: new Map(tools.map((t) => [t.name, t])), usage };
+}
+
+/** Why the run must stop before its next model call: the client left, max_steps, or the deadline. */
+function checkRunStop(run: PreparedAgentRun, tally: RunTally, bounds: RunBounds): RunEnd | null {
+  const { config } = run;
+  if (bounds.signal?.aborted) return { status: 'cancelled', output: tally.lastText, error: null };
+  if (tally.steps >= config.maxSteps) return { status: 'max_steps_reached', output: tally.lastText, error: null };
+  if (Date.now() >= bounds.lineage.deadline!) {
+    const { limits } = bounds;
+    return {
+      status: 'failed',
+      output: tally.lastText || config.fallback,
+      error: {
+        code: 'RUN_TIMEOUT', limit: 'run_wall_seconds', max: limits.run_wall_seconds,
+        message: `the run (or the run that started it) passed its time limit of ${limits.run_wall_seconds} s`,
+      },
+    };
+  }
+  return null;
+}
+
+/** A model turn that answered: the answer and its guardrail-checked text (null: the output guardrails blocked it). */
+type ModelTurn = { answer: ChatCallResult; checked: string | null; issues: GuardrailIssue[] } | { end: RunEnd };
+
+/**
+ * One model call, stored as a step, with the answer's text through the output guardrails. A call
+ * the budget cannot pay, or one the provider failed, ends the run.
+ */
+async function callModel(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, tally: RunTally, bounds: RunBounds, conversation: Conversation): Promise<ModelTurn> {
+  const { config, scope } = run;
+  const { messages, specs, usage } = conversation;
+  const events: UsageEventInput[] = [];
+  const started = new Date();
+  const t0 = performance.now();
+  const deltas = bounds.streaming ? createGuardedDeltas(scope.tenant.guardrailsConfig, (text) => bounds.emit({ event: 'llm.delta', data: { text } })) : null;
+  let answer: ChatCallResult;
   try {
-    if (run.blocked) {
-      status = 'guardrail_blocked';
-      output = run.blocked.fallback;
-      error = { code: 'GUARDRAIL_BLOCKED', stage: 'input', issues: run.blocked.issues };
-    } else {
-      const { tools, problems } = await buildAgentTools({ em, deps, scope, agent, runId: run.runId, userId: run.userId, config, toolsConfig, budget, lineage, limits });
-      for (const problem of problems) await record({ type: 'tool', name: problem.name, input: null, output: null, started: new Date(), latencyMs: 0, error: `not offered: ${problem.error}` });
-      byName = new Map(tools.map((t) => [t.name, t]));
-      const specs: ChatCompletionTool[] | undefined = tools.length ? tools.map((t) => t.spec) : undefined;
-      const messages: ChatCompletionMessageParam[] = [
-        { role: 'system', content: systemPrompt(agent, config, toolsConfig, run.history.dropped) },
-        ...run.history.turns.map((t) => ({ role: t.role, content: t.content }) as ChatCompletionMessageParam),
-        { role: 'user', content: run.message },
-      ];
-      const usage = { tenantId: scope.tenantId, environmentId: scope.environmentId, kind: 'agent_run', domain: null, intent: `agent:${agent.agentKey}` };
-
-      for (;;) {
-        if (options.signal?.aborted) {
-          status = 'cancelled';
-          output = lastText;
-          break;
-        }
-        if (steps >= config.maxSteps) {
-          status = 'max_steps_reached';
-          output = lastText;
-          break;
-        }
-        if (Date.now() >= lineage.deadline!) {
-          status = 'failed';
-          output = lastText || config.fallback;
-          error = {
-            code: 'RUN_TIMEOUT', limit: 'run_wall_seconds', max: limits.run_wall_seconds,
-            message: `the run (or the run that started it) passed its time limit of ${limits.run_wall_seconds} s`,
-          };
-          break;
-        }
-        const events: UsageEventInput[] = [];
-        const started = new Date();
-        const t0 = performance.now();
-        const deltas = options.onEvent ? createGuardedDeltas(scope.tenant.guardrailsConfig, (text) => emit({ event: 'llm.delta', data: { text } })) : null;
-        let answer: ChatCallResult;
-        try {
-          answer = await deps.llm.completeChat(em, {
-            usage, target: run.target, messages, tools: specs,
-            parallelToolCalls: specs ? config.parallelToolCalls : undefined,
-            temperature: config.temperature ?? undefined, maxTokens: config.maxOutputTokens, budget,
-            countsAsRequest: steps === 0, usageSink: (e) => events.push(e),
-            onDelta: deltas ? (text) => deltas.push(text) : undefined,
-          });
-        } catch (err) {
-          if (err instanceof AppError && err.code === 'BUDGET_EXHAUSTED') {
-            status = 'budget_exhausted';
-            output = lastText;
-            error = { code: err.code, message: err.message, ...err.details };
-            break;
-          }
-          const failure = err instanceof AppError ? err : null;
-          await record({ type: 'llm', name: config.model, input: { messages: messages.length, tools: specs?.length ?? 0 }, output: null, started, latencyMs: performance.now() - t0, error: failure?.message ?? 'the model call failed', usage: events });
-          steps++;
-          if (!failure) throw err;
-          status = 'failed';
-          output = config.fallback;
-          error = { code: failure.code, message: failure.message, ...failure.details };
-          break;
-        }
-        steps++;
-        answeredModel = answer.model;
-        const written = record({
-          type: 'llm', name: answer.model, input: { messages: messages.length, tools: specs?.length ?? 0, max_tokens: answer.maxTokens },
-          output: { content: answer.content, tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })), finish_reason: answer.finishReason },
-          started, latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens, costUsd: answer.costUsd, usage: events,
-        });
-        // A step that asks for tools is stored before they run; a final answer is stored together
-        // with the end of the run.
-        if (answer.toolCalls.length) await written;
-        else pending.push(written);
-        const post = runPostLlm(answer.content ?? '', scope.tenant.guardrailsConfig, null);
-        const checked = post.passed ? (typeof post.response === 'string' ? post.response : JSON.stringify(post.response)) : null;
-        deltas?.end(checked);
-        // Whatever may become the run's output is the guardrail-checked text, never the raw answer.
-        if (checked) lastText = checked;
-        if (!answer.toolCalls.length) {
-          if (checked === null) {
-            status = 'guardrail_blocked';
-            output = config.fallback;
-            error = { code: 'GUARDRAIL_BLOCKED', stage: 'output', issues: post.issues };
-          } else {
-            output = checked;
-          }
-          // The answer was made, but the client that asked for it left before it arrived.
-          if (options.signal?.aborted) status = 'cancelled';
-          break;
-        }
-        if (options.signal?.aborted) {
-          status = 'cancelled';
-          output = lastText;
-          break;
-        }
-        messages.push({
-          role: 'assistant',
-          content: answer.content,
-          tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
-        });
-        const outcomes = await Promise.all(answer.toolCalls.map((call) => runToolCall(call, index++)));
-        for (const { call, outcome, error: failed } of outcomes) {
-          messages.push({ role: 'tool', tool_call_id: call.id, content: failed ? `ERROR: ${failed}` : toolResultText(outcome?.output) });
-        }
-        const question = outcomes.find((o) => o.outcome?.askUser)?.outcome?.askUser;
-        if (question) {
-          status = 'needs_input';
-          output = question;
-          break;
-        }
-        const stopper = outcomes.find((o) => !o.error && config.stopOnTools.includes(o.call.name));
-        if (stopper) {
-          output = checked || toolResultText(stopper.outcome?.output);
-          break;
-        }
-      }
-    }
+    answer = await deps.llm.completeChat(em, {
+      usage, target: run.target, messages, tools: specs,
+      parallelToolCalls: specs ? config.parallelToolCalls : undefined,
+      temperature: config.temperature ?? undefined, maxTokens: config.maxOutputTokens, budget: bounds.budget,
+      countsAsRequest: tally.steps === 0, usageSink: (e) => events.push(e),
+      onDelta: deltas ? (text) => deltas.push(text) : undefined,
+    });
   } catch (err) {
-    await Promise.allSettled([...pending, run.started]);
-    await writeRunFinish(deps.sql, {
-      runId: run.runId, sessionId: run.sessionId, tenantId: scope.tenantId, status: 'failed', output: '', steps, totalTokens, totalCost,
-      totalLatencyMs: performance.now() - run.startedAt, error: { code: 'INTERNAL_ERROR', message: 'The run failed unexpectedly' }, model: answeredModel,
-    }).catch(() => undefined);
-    throw err;
-  }
-
-  async function runToolCall(call: ChatCallResult['toolCalls'][number], at: number): Promise<CallOutcome> {
-    const started = new Date();
-    const t0 = performance.now();
-    let args: Record<string, unknown> = {};
-    let outcome: ToolOutcome | null = null;
-    let failed: string | null = null;
-    const tool = byName.get(call.name);
-    try {
-      args = parseArguments(call.arguments);
-    } catch (err) {
-      failed = errorText(err);
+    if (err instanceof AppError && err.code === 'BUDGET_EXHAUSTED') {
+      return { end: { status: 'budget_exhausted', output: tally.lastText, error: { code: err.code, message: err.message, ...err.details } } };
     }
-    emit({ event: 'tool.started', data: { name: call.name, input: failed ? call.arguments : args } });
-    if (!failed) {
-      try {
-        if (!tool) throw new Error(`there is no tool named "${call.name}"`);
-        outcome = await runToolWithTimeout(tool, args, config.toolTimeoutMs, options.signal);
-      } catch (err) {
-        failed = errorText(err);
-      }
-    }
-    emit({ event: 'tool.completed', data: { name: call.name, output: outcome?.output ?? null, error: failed } });
-    await record(
-      { type: 'tool', name: call.name, input: args, output: outcome?.output ?? null, started, latencyMs: performance.now() - t0, promptTokens: outcome?.promptTokens, completionTokens: outcome?.completionTokens, costUsd: outcome?.costUsd, error: failed },
-      at,
-    );
-    return { call, outcome, error: failed };
+    const failure = err instanceof AppError ? err : null;
+    await recordAgentStep(deps, run, tally, { type: 'llm', name: config.model, input: { messages: messages.length, tools: specs?.length ?? 0 }, output: null, started, latencyMs: performance.now() - t0, error: failure?.message ?? 'the model call failed', usage: events });
+    tally.steps++;
+    if (!failure) throw err;
+    return { end: { status: 'failed', output: config.fallback, error: { code: failure.code, message: failure.message, ...failure.details } } };
   }
+  tally.steps++;
+  tally.answeredModel = answer.model;
+  const written = recordAgentStep(deps, run, tally, {
+    type: 'llm', name: answer.model, input: { messages: messages.length, tools: specs?.length ?? 0, max_tokens: answer.maxTokens },
+    output: { content: answer.content, tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })), finish_reason: answer.finishReason },
+    started, latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens, costUsd: answer.costUsd, usage: events,
+  });
+  // A step that asks for tools is stored before they run; a final answer is stored together
+  // with the end of the run.
+  if (answer.toolCalls.length) await written;
+  else tally.pending.push(written);
+  const post = runPostLlm(answer.content ?? '', scope.tenant.guardrailsConfig, null);
+  const checked = post.passed ? (typeof post.response === 'string' ? post.response : JSON.stringify(post.response)) : null;
+  deltas?.end(checked);
+  // Whatever may become the run's output is the guardrail-checked text, never the raw answer.
+  if (checked) tally.lastText = checked;
+  return { answer, checked, issues: post.issues };
+}
 
+/** The end of a run whose model answered without tools. */
+function endWithAnswer(run: PreparedAgentRun, checked: string | null, issues: GuardrailIssue[], signal: AbortSignal | undefined): RunEnd {
+  const end: RunEnd = checked === null
+    ? { status: 'guardrail_blocked', output: run.config.fallback, error: { code: 'GUARDRAIL_BLOCKED', stage: 'output', issues } }
+    : { status: 'completed', output: checked, error: null };
+  // The answer was made, but the client that asked for it left before it arrived.
+  if (signal?.aborted) end.status = 'cancelled';
+  return end;
+}
+
+/** The model's tool calls and their results, as the next call's messages. */
+function appendToolTurn(messages: ChatCompletionMessageParam[], answer: ChatCallResult, outcomes: CallOutcome[]): void {
+  messages.push({
+    role: 'assistant',
+    content: answer.content,
+    tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+  });
+  for (const { call, outcome, error: failed } of outcomes) {
+    messages.push({ role: 'tool', tool_call_id: call.id, content: failed ? `ERROR: ${failed}` : toolResultText(outcome?.output) });
+  }
+}
+
+/** Whether the tools just run end the run: a question for the user, or a tool the agent stops on. */
+function endAfterTools(run: PreparedAgentRun, outcomes: CallOutcome[], checked: string | null): RunEnd | null {
+  const question = outcomes.find((o) => o.outcome?.askUser)?.outcome?.askUser;
+  if (question) return { status: 'needs_input', output: question, error: null };
+  const stopper = outcomes.find((o) => !o.error && run.config.stopOnTools.includes(o.call.name));
+  if (stopper) return { status: 'completed', output: checked || toolResultText(stopper.outcome?.output), error: null };
+  return null;
+}
+
+/** A run that threw: stored as failed (best effort) once its other writes are done; the error goes on. */
+async function failAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTally): Promise<void> {
+  await Promise.allSettled([...tally.pending, run.started]);
+  await writeRunFinish(deps.sql, {
+    runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status: 'failed', output: '', steps: tally.steps, totalTokens: tally.totalTokens, totalCost: tally.totalCost,
+    totalLatencyMs: performance.now() - run.startedAt, error: { code: 'INTERNAL_ERROR', message: 'The run failed unexpectedly' }, model: tally.answeredModel,
+  }).catch(() => undefined);
+}
+
+/** Stores the run's end once its start and its last steps are written, and answers it. */
+async function finishAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTally, end: RunEnd): Promise<AgentRunResult> {
+  const { status, output, error } = end;
+  const { steps, totalTokens, totalCost } = tally;
   const totalLatencyMs = Math.round(performance.now() - run.startedAt);
-  const finish = { runId: run.runId, sessionId: run.sessionId, tenantId: scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: answeredModel };
-  await Promise.all([...pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
+  const finish = { runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: tally.answeredModel };
+  await Promise.all([...tally.pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
   return { run_id: run.runId, session_id: run.sessionId, status, output, steps, total_cost: Math.round(totalCost * 1e6) / 1e6, total_latency_ms: totalLatencyMs };
 }

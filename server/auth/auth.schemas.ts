@@ -36,6 +36,7 @@ export const signupOutput = z.object({
 });
 
 export const loginOutput = z.object({ token: z.string(), user: userRefSchema, tenant: tenantRefSchema });
+export type LoginResult = z.infer<typeof loginOutput>;
 
 export const meOutput = z.object({ user: dashboardUserSchema, tenant: tenantProfileSchema });
 

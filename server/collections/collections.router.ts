@@ -21,10 +21,10 @@ export const collectionsRouter = router({
         path: BASE,
         tags: TAGS,
         summary: 'Create a collection attached to one or more active domains',
-        description: 'Every `domain_keys` entry must be a currently active domain of the tenant (an enabled built-in domain or an active custom domain): otherwise 404 NOT_FOUND naming the key. The slug is unique within the tenant: 409 SLUG_CONFLICT. `default_chunk_overlap` must be below `default_chunk_size`. A collection starts with no tags, `workspace` visibility and no retrieval_config.',
+        description: 'Every `domain_keys` entry must be a currently active domain of the tenant (an enabled built-in domain or an active custom domain): an unknown key is 404 NOT_FOUND, a built-in domain not enabled or an inactive custom domain 403 DOMAIN_NOT_ENABLED, naming the key (`details.domain`). The slug is unique within the tenant: 409 SLUG_CONFLICT. `default_chunk_overlap` must be below `default_chunk_size`. A collection starts with no tags, `workspace` visibility and no retrieval_config.',
       },
       successStatus: 201,
-      errors: ['NOT_FOUND', 'SLUG_CONFLICT'],
+      errors: ['NOT_FOUND', 'DOMAIN_NOT_ENABLED', 'SLUG_CONFLICT'],
     })
     .input(createCollectionInput)
     .output(ok(collectionOutput))

@@ -5,12 +5,11 @@ import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
-import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { requireUsableDomains } from '../domains/domain-access.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
 import {
   DEFAULT_COLLECTION_COLOR, MAX_CHUNK_OVERLAP, type CollectionDto, type CreateCollectionInput, type UpdateCollectionInput,
 } from './collections.schemas.js';
-import { selectActiveCustomDomainKeys, selectTenantEnabledDomains } from './store/active-domains.js';
 import {
   addCollectionDomains, deleteCollectionDomain, deleteCollectionRow, findCollectionForUpdate, flushCollectionInsert, insertCollection,
   insertCollectionDomain, saveCollectionChanges, selectCollectionDomainKeys, selectCollectionRow, selectCollectionRows, type CollectionRow,
@@ -66,23 +65,6 @@ export function assertMayChangeCollection(collection: { visibility: string }, ca
   }
 }
 
-/** The tenant's active domains: enabled built-in ones plus its own custom domains that are active. */
-async function activeDomainKeys(em: EntityManager, tenantId: string): Promise<Set<string>> {
-  const enabled = await selectTenantEnabledDomains(em, tenantId);
-  const custom = await selectActiveCustomDomainKeys(em, tenantId);
-  const builtIn = (enabled ?? []).filter((key) => (BUILT_IN_DOMAINS as readonly string[]).includes(key));
-  return new Set([...builtIn, ...custom]);
-}
-
-/** 404 naming the first key that is not a currently active domain of the tenant. */
-async function requireActiveDomains(em: EntityManager, tenantId: string, keys: string[]) {
-  const active = await activeDomainKeys(em, tenantId);
-  const missing = keys.filter((key) => !active.has(key));
-  if (missing.length) {
-    throw new AppError('NOT_FOUND', `Domain "${missing[0]}" is not an active domain of this tenant`, { domain_key: missing[0], domain_keys: missing });
-  }
-}
-
 /** Overlap must stay below the chunk size (and below 5000, which the schema checks). */
 function checkChunking(size: number | null, overlap: number | null, path: 'default_chunk_overlap' | 'default_chunk_size') {
   if (size === null || overlap === null || overlap < size) return;
@@ -103,7 +85,8 @@ async function lockCollection(tx: EntityManager, tenantId: string, id: string) {
 
 export async function createCollection(em: EntityManager, tenantId: string, actor: Actor, input: CreateCollectionInput) {
   checkChunking(input.default_chunk_size ?? null, input.default_chunk_overlap ?? null, 'default_chunk_overlap');
-  await requireActiveDomains(em, tenantId, input.domain_keys);
+  // Every domain must be usable by the tenant (domain-access.ts): 404 unknown, 403 not enabled or inactive.
+  await requireUsableDomains(em, tenantId, input.domain_keys);
   const id = randomUUID();
   const slugTaken = () => new AppError('SLUG_CONFLICT', `A collection with slug "${input.slug}" exists already`, { slug: input.slug });
   await em.transactional(async (tx) => {
@@ -178,12 +161,12 @@ export async function deleteCollection(em: EntityManager, tenantId: string, acto
   });
 }
 
-/** Attaches an active domain; attaching one that is attached already changes nothing. */
+/** Attaches a domain the tenant may use; attaching one that is attached already changes nothing. */
 export async function attachDomain(em: EntityManager, tenantId: string, actor: Actor, id: string, domainKey: string, caller: CollectionCaller) {
   await em.transactional(async (tx) => {
     const collection = await lockCollection(tx, tenantId, id);
     assertMayChangeCollection(collection, caller);
-    await requireActiveDomains(tx, tenantId, [domainKey]);
+    await requireUsableDomains(tx, tenantId, [domainKey]);
     if (!(await insertCollectionDomain(tx, tenantId, collection.id, domainKey))) return;
     recordAudit(tx, tenantId, actor, { action: 'collection.domain_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, domain_key: domainKey } });
     await saveCollectionChanges(tx);

@@ -47,9 +47,9 @@ export const dashboardCollectionsRouter = router({
         path: `${BASE}/{id}/domains`,
         tags: TAGS,
         summary: 'Attach an active domain to a collection (idempotent)',
-        description: `The domain must be an active domain of the tenant (404 NOT_FOUND otherwise). Attaching a domain that is attached already changes nothing and answers 200 with the collection. ${RESTRICTED}`,
+        description: `The domain must be an active domain of the tenant: an unknown domain is 404 NOT_FOUND, a built-in domain not enabled or an inactive custom domain 403 DOMAIN_NOT_ENABLED. Attaching a domain that is attached already changes nothing and answers 200 with the collection. ${RESTRICTED}`,
       },
-      errors: ['NOT_FOUND'],
+      errors: ['NOT_FOUND', 'DOMAIN_NOT_ENABLED'],
     })
     .input(attachDomainInput)
     .output(ok(collectionOutput))

@@ -20,11 +20,13 @@ export const inviteInput = z.object({
 export const environmentSchema = z
   .object({ id: z.string(), name: z.string(), apiKeyPreview: z.string().nullable(), apiKeyLastUsedAt: z.string().nullable(), createdAt: z.string() })
   .meta({ id: 'Environment' });
+export type EnvironmentDto = z.infer<typeof environmentSchema>;
 
 export const issuedKeySchema = z.object({
   apiKey: z.string().describe('The full key. Shown once: store it now.'),
   apiKeyPreview: z.string(),
 });
+export type IssuedKeyDto = z.infer<typeof issuedKeySchema>;
 
 export const auditEntrySchema = z
   .object({

@@ -64,6 +64,7 @@ export const uploadDocumentInput = z.object({
 export type UploadDocumentInput = z.infer<typeof uploadDocumentInput>;
 
 export const jobReferenceOutput = z.object({ jobId: z.string(), status: z.literal('pending') });
+export type JobReference = z.infer<typeof jobReferenceOutput>;
 
 export const documentIdInput = z.object({ id: z.string().max(64) });
 export const jobIdInput = z.object({ id: z.string().max(64) });
@@ -80,5 +81,6 @@ export const detachDocumentInput = z.object({ id: z.string().max(64), documentId
 
 export const documentOutput = z.object({ document: documentSchema });
 export const documentListOutput = z.object({ documents: z.array(documentSchema), pagination: paginationSchema });
+export type DocumentPage = z.infer<typeof documentListOutput>;
 export const jobOutput = z.object({ job: ingestionJobSchema });
 export const jobListOutput = z.object({ jobs: z.array(ingestionJobSchema), pagination: paginationSchema });

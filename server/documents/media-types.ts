@@ -18,7 +18,7 @@ export type SupportedMediaType = (typeof SUPPORTED_MEDIA_TYPES)[number];
 /** Largest decoded upload: 25 MB. */
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 
-const BY_EXTENSION: Record<string, SupportedMediaType> = {
+const BY_EXTENSION = {
   txt: 'text/plain',
   text: 'text/plain',
   log: 'text/plain',
@@ -30,7 +30,9 @@ const BY_EXTENSION: Record<string, SupportedMediaType> = {
   htm: 'text/html',
   pdf: 'application/pdf',
   docx: DOCX_MIME,
-};
+} as const satisfies Record<string, SupportedMediaType>;
+/** The extensions an upload's type is inferred from (without the dot), each with its type: the CLI types its own table from it. */
+export type MediaTypesByExtension = typeof BY_EXTENSION;
 
 // Common alternative spellings of the supported types.
 const ALIASES: Record<string, SupportedMediaType> = {
@@ -70,7 +72,7 @@ export function resolveMediaType(name: string, mimeType: string | undefined, byt
     type = known;
   } else {
     const extension = /\.([A-Za-z0-9]+)$/.exec(name.trim())?.[1]?.toLowerCase();
-    const inferred = extension ? BY_EXTENSION[extension] : undefined;
+    const inferred = extension ? (BY_EXTENSION as Readonly<Record<string, SupportedMediaType>>)[extension] : undefined;
     if (!inferred) {
       throw unsupported(
         extension ? `Files with the extension ".${extension}" are not supported: send mime_type or use a supported format` : 'The type of this file cannot be inferred from its name: send mime_type',

@@ -5,7 +5,7 @@ import { isoRequired } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import type { CustomDomainDto } from './custom-domains.schemas.js';
 import { countIntentsByDomain } from '../intents/store/custom-intents.js';
-import { BUILT_IN_DOMAINS } from './built-in-domains.js';
+import { isBuiltInDomain } from './built-in-domains.js';
 import { deleteDomain, findDomain, flushDomainChanges, insertDomain, listDomains, type CustomDomainRow } from './store/custom-domains.js';
 
 function toDomainDto(domain: CustomDomainRow, intentCount: number): CustomDomainDto {
@@ -52,7 +52,7 @@ export async function createCustomDomain(
   actor: Actor,
   input: { domain_key: string; display_name: string; description?: string | null; is_active?: boolean; sort_order?: number },
 ) {
-  if ((BUILT_IN_DOMAINS as readonly string[]).includes(input.domain_key)) {
+  if (isBuiltInDomain(input.domain_key)) {
     throw new AppError('DOMAIN_KEY_TAKEN', `"${input.domain_key}" is a built-in domain`);
   }
   const domain = await em.transactional(async (tx) => {

@@ -125,6 +125,7 @@ export const comparisonSchema = z
     cases: z.array(z.object({ case_id: z.string().nullable(), position: z.number().int(), score_a: z.number(), score_b: z.number() })),
   })
   .meta({ id: 'EvalComparison' });
+export type EvalComparison = z.infer<typeof comparisonSchema>;
 
 export const pairwiseInput = z.object({ id: z.string().max(64), against: z.string().min(1).max(64) }).meta({ id: 'ComparePairwiseRequest' });
 

@@ -132,5 +132,6 @@ export const diffSchema = z
     changes: z.array(z.object({ field: z.string(), before: z.unknown(), after: z.unknown() })),
   })
   .meta({ id: 'CustomIntentVersionDiff' });
+export type IntentVersionDiff = z.infer<typeof diffSchema>;
 
 export const feedOutput = z.object({ versions: z.array(feedItemSchema), pagination: paginationSchema });

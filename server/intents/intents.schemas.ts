@@ -65,6 +65,7 @@ export const intentSummarySchema = z
     output_schema: z.record(z.string(), z.unknown()).nullable(),
   })
   .meta({ id: 'IntentSummary' });
+export type IntentSummary = z.infer<typeof intentSummarySchema>;
 
 export const domainListItemSchema = z
   .object({

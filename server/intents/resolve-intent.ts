@@ -1,6 +1,6 @@
 import type { EntityManager } from '../../db/orm.js';
-import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
-import { findDomain } from '../domains/store/custom-domains.js';
+import { isBuiltInDomain } from '../domains/built-in-domains.js';
+import { requireUsableDomain } from '../domains/domain-access.js';
 import { AppError, notFound } from '../errors.js';
 import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
@@ -10,8 +10,6 @@ import type { CacheConfig, ExecutionConfig, IntentDefinition, RetrievalConfig } 
 import { findIntentInDomain, listIntents, type CustomIntentRow } from './store/custom-intents.js';
 
 const DEFAULT_OUTPUT_SCHEMA = { type: 'object', additionalProperties: true };
-
-const isBuiltInDomain = (domain: string) => (BUILT_IN_DOMAINS as readonly string[]).includes(domain);
 
 /** The built-in intents of a built-in domain, in their listed order. */
 export function builtInIntents(domain: string): IntentDefinition[] {
@@ -54,38 +52,29 @@ async function toDefinition(em: EntityManager, tenantId: string, intent: CustomI
 /**
  * Finds the runnable intent `domain/intent` for the tenant: 404 when it does not exist (or is
  * inactive, or belongs to another tenant), 403 DOMAIN_NOT_ENABLED / INTENT_NOT_PERMITTED when the
- * tenant may not use it.
+ * tenant may not use it (the domain's verdict is domain-access.ts's; a built-in domain costs no read).
  */
 export async function resolveIntent(em: EntityManager, tenant: TenantRuntime, domainKey: string, intentKey: string): Promise<IntentDefinition> {
   if (isBuiltInDomain(domainKey)) {
+    // An unknown built-in intent is 404 even where the domain is not enabled.
     const intent = domainKey === 'hiring' ? getHiringIntent(intentKey) : undefined;
     if (!intent) throw notFound(`Intent ${domainKey}/${intentKey}`);
-    if (!tenant.enabledDomains.includes(domainKey)) {
-      throw new AppError('DOMAIN_NOT_ENABLED', `The ${domainKey} domain is not enabled for this account`, { domain: domainKey });
-    }
+    await requireUsableDomain(em, tenant, domainKey);
     if (tenant.disabledIntents.includes(`${domainKey}/${intentKey}`)) {
       throw new AppError('INTENT_NOT_PERMITTED', `The intent ${domainKey}/${intentKey} is disabled for this account`, { domain: domainKey, intent: intentKey });
     }
     return intent;
   }
-  const domain = await findDomain(em, tenant.id, domainKey);
-  if (!domain) throw notFound(`Domain ${domainKey}`);
-  if (!domain.isActive) throw new AppError('DOMAIN_NOT_ENABLED', `The ${domainKey} domain is not active`, { domain: domainKey });
-  const intent = await findIntentInDomain(em, tenant.id, domain, intentKey);
+  const domain = await requireUsableDomain(em, tenant, domainKey);
+  const intent = domain && (await findIntentInDomain(em, tenant.id, domain, intentKey));
   if (!intent || !intent.isActive) throw notFound(`Intent ${domainKey}/${intentKey}`);
   return toDefinition(em, tenant.id, intent);
 }
 
-/** The intents of a domain, built-in or the tenant's own (for discovery endpoints). */
+/** The intents of a usable domain, built-in or the tenant's own (for discovery endpoints). */
 export async function listDomainIntents(em: EntityManager, tenant: TenantRuntime, domainKey: string): Promise<IntentDefinition[]> {
-  if (isBuiltInDomain(domainKey)) {
-    if (!tenant.enabledDomains.includes(domainKey)) {
-      throw new AppError('DOMAIN_NOT_ENABLED', `The ${domainKey} domain is not enabled for this account`, { domain: domainKey });
-    }
-    return builtInIntents(domainKey).filter((i) => !tenant.disabledIntents.includes(i.id));
-  }
-  const domain = await findDomain(em, tenant.id, domainKey);
-  if (!domain) throw notFound(`Domain ${domainKey}`);
+  const domain = await requireUsableDomain(em, tenant, domainKey);
+  if (!domain) return builtInIntents(domainKey).filter((i) => !tenant.disabledIntents.includes(i.id));
   const intents = await listIntents(em, tenant.id, domain, true);
   return Promise.all(intents.map((i) => toDefinition(em, tenant.id, i)));
 }

@@ -17,7 +17,6 @@ import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
 import { renderPrompt } from './render-prompt.js';
 import { resolveIntent } from './resolve-intent.js';
-import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { chooseModel, parseModelRef } from '../llm/providers.js';
 import type { RunBudget } from '../llm/run-budget.js';

@@ -24,7 +24,7 @@
 import type { EntityManager } from '../../db/orm.js';
 import { isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
-import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
+import { assertDomainUsable, domainAccessError, judgeDomainAccess } from '../domains/domain-access.js';
 import { AppError, invalidInput } from '../errors.js';
 import { DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, type KnowledgeResult } from './knowledge.schemas.js';
 import { toVectorLiteral } from './pgvector.js';
@@ -239,17 +239,17 @@ async function searchScope(em: EntityManager, deps: AppDeps, scope: RetrievalSco
   return results.slice(0, topK);
 }
 
-/** The domain's collections; 404 for an unknown or inactive domain, 403 for a built-in one not enabled. */
+/**
+ * The domain's collections, when the tenant may use the domain (domain-access.ts's verdict, judged
+ * from the same statement's columns: no extra round trip): 404 for an unknown domain, 403
+ * DOMAIN_NOT_ENABLED for a built-in one not enabled or an inactive custom one.
+ */
 export async function domainCollections(deps: AppDeps, tenantId: string, domainKey: string): Promise<DomainCollection[]> {
   const row = await selectDomainCollections(deps.sql, tenantId, domainKey);
-  if (!row) throw new AppError('NOT_FOUND', `Domain "${domainKey}" not found`, { domain_key: domainKey });
-  if ((BUILT_IN_DOMAINS as readonly string[]).includes(domainKey)) {
-    if (!(row.enabled_domains ?? []).includes(domainKey)) {
-      throw new AppError('DOMAIN_NOT_ENABLED', `The ${domainKey} domain is not enabled for this account`, { domain: domainKey });
-    }
-  } else if (row.custom_active !== true) {
-    throw new AppError('NOT_FOUND', `Domain "${domainKey}" is not an active domain of this tenant`, { domain_key: domainKey });
-  }
+  // No tenant row at all: answered as an unknown domain.
+  if (!row) throw domainAccessError(domainKey, 'unknown');
+  const customDomain = row.custom_active === null ? null : { isActive: row.custom_active };
+  assertDomainUsable(domainKey, judgeDomainAccess(domainKey, row.enabled_domains, customDomain));
   return row.collections as DomainCollection[];
 }
 

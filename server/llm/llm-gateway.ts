@@ -1,22 +1,21 @@
-// The model layer: routes a call to a provider, asks for schema-valid JSON, meters every provider call.
+// The model layer: routes a call to a provider, asks for schema-valid JSON, embeds texts, meters every provider call.
 import { APIConnectionTimeoutError, APIError } from 'openai';
 import type {
   ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import type { CreateEmbeddingResponse } from 'openai/resources/embeddings';
 import type { Logger } from 'pino';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { recordUsage as recordUsageDefault, type UsageEventInput } from '../usage/usage.service.js';
-import { createClientCache, NO_KEY, type ClientCache, type CreateClient } from './client-cache.js';
+import { createClientCache, NO_KEY, type CreateClient } from './client-cache.js';
 import { createSchemaValidatorCache, type SchemaValidatorCache } from '../common/json-schema.js';
 import { buildRepairMessage, checkJsonAnswer, type OutputIssue } from './json-output.js';
 import type {
-  ChatCallRequest, ChatCallResult, ChatToolCall, LlmCallResult, LlmGateway, ModelTarget, StoredProviderKey, StructuredCallRequest, UsageContext,
+  ChatCallRequest, ChatCallResult, ChatToolCall, EmbedRequest, EmbedResult, LlmCallResult, LlmGateway, ModelTarget, StoredProviderKey, StructuredCallRequest, UsageContext,
 } from './llm.types.js';
-
-export type { ModelTarget } from './llm.types.js';
-import { buildPriceTable, computeCostUsd, findModelPrice, type ModelPrice, type PriceTable } from './prices.js';
+import { buildPriceTable, computeCostUsd, findModelPrice, type PriceTable } from './prices.js';
 import { createPromptCounter, estimateTokens, loadTokenCounter } from './count-tokens.js';
 import type { BudgetReservation, RunBudget } from './run-budget.js';
 import { listTenantKeyProviders, openTenantProviderKey, readTenantProviderKey } from './provider-keys.service.js';
@@ -37,15 +36,6 @@ export interface LlmGatewayOptions {
   now?: () => number;
 }
 
-/** The gateway plus the routing it uses, for features that call the SDK themselves (embeddings, tools). */
-export interface LlmGatewayService extends LlmGateway {
-  resolveTarget(em: EntityManager, tenantId: string, model?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget>;
-  /** The price of a target's model (null: unpriced, costs 0). */
-  priceOf(target: ModelTarget): ModelPrice | null;
-  clients: ClientCache;
-  prices: PriceTable;
-}
-
 const notConfigured = (message: string, details?: Record<string, unknown>) => new AppError('LLM_NOT_CONFIGURED', message, details);
 
 /** No secret reaches the message: providers' error texts can echo part of the key, so only the status is kept. */
@@ -56,7 +46,37 @@ function toProviderError(err: unknown, provider: string): AppError | null {
   return new AppError('LLM_PROVIDER_ERROR', `The model provider "${provider}" ${what}`, status ? { provider, status } : { provider });
 }
 
-export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService {
+/** A failed embeddings call, any error, as 502 LLM_PROVIDER_ERROR: again only the status is kept. */
+function toEmbeddingError(err: unknown, provider: string): AppError {
+  const status = (err as { status?: unknown }).status;
+  return new AppError('LLM_PROVIDER_ERROR', `The model provider "${provider}" ${typeof status === 'number' ? `answered HTTP ${status}` : 'could not be reached'} while embedding`, {
+    provider,
+    ...(typeof status === 'number' ? { status } : {}),
+  });
+}
+
+/** One vector per input, in input order; throws when the answer does not fit the inputs. */
+function readEmbeddings(response: CreateEmbeddingResponse, inputs: number, provider: string, dimension?: number): Float32Array[] {
+  const ordered = [...response.data].sort((x, y) => x.index - y.index);
+  if (ordered.length !== inputs) {
+    throw new AppError('LLM_PROVIDER_ERROR', `The model provider "${provider}" returned ${ordered.length} embeddings for ${inputs} inputs`, { provider });
+  }
+  let size = dimension ?? null;
+  return ordered.map((item) => {
+    const vector = Float32Array.from(item.embedding);
+    size ??= vector.length;
+    if (vector.length !== size || vector.length === 0) {
+      throw new AppError('LLM_PROVIDER_ERROR', `The model provider "${provider}" returned embeddings of different sizes`, { provider });
+    }
+    return vector;
+  });
+}
+
+/** Vectors differ by endpoint, credentials' account and model, so all of them key a cached embedding. */
+const embeddingCacheKey = (tenantId: string, target: ModelTarget, input: string | string[]) =>
+  `${tenantId}\n${target.baseURL}\n${target.tenantKey ? 'tenant' : 'platform'}\n${target.model}\n${JSON.stringify(input)}`;
+
+export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
   const { config, log } = options;
   const record = options.recordUsage ?? recordUsageDefault;
   const now = options.now ?? (() => performance.now());
@@ -278,11 +298,42 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGatewayService 
     };
   }
 
+  async function embed(em: EntityManager, request: EmbedRequest): Promise<EmbedResult> {
+    const target = request.target ?? (await resolveTarget(em, request.usage.tenantId, request.model));
+    const cacheKey = request.cache ? embeddingCacheKey(request.usage.tenantId, target, request.input) : null;
+    const hit = cacheKey ? request.cache?.get(cacheKey) : undefined;
+    if (hit) return { vectors: hit, model: target.modelRef };
+    const client = clients.get(target.baseURL, target.apiKey);
+    const started = now();
+    let response: CreateEmbeddingResponse;
+    try {
+      response = await client.embeddings.create(
+        { model: target.model, input: request.input, ...(request.encodingFormat ? { encoding_format: request.encodingFormat } : {}) },
+        {
+          ...(request.timeoutMs !== undefined ? { timeout: request.timeoutMs } : {}),
+          ...(request.maxRetries !== undefined ? { maxRetries: request.maxRetries } : {}),
+          ...(request.signal ? { signal: request.signal } : {}),
+        },
+      );
+    } catch (err) {
+      throw toEmbeddingError(err, target.provider);
+    }
+    const latencyMs = Math.round(now() - started);
+    const vectors = readEmbeddings(response, Array.isArray(request.input) ? request.input.length : 1, target.provider, request.dimension);
+    if (cacheKey) request.cache?.set(cacheKey, vectors);
+    const promptTokens = response.usage?.prompt_tokens ?? 0;
+    const costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, response.model), promptTokens, 0);
+    const metered = meter(em, request.usage, { model: target.modelRef, promptTokens, costUsd, latencyMs, countsAsRequest: false });
+    if (request.usageBestEffort) await metered.catch((err: unknown) => log?.warn({ err }, 'could not record the embedding usage'));
+    else await metered;
+    return { vectors, model: target.modelRef };
+  }
+
   async function isConfigured(em: EntityManager, tenantId: string): Promise<boolean> {
     for (const provider of providers.values()) if (provider.configured) return true;
     const keyed = await listTenantKeyProviders(em, tenantId);
     return keyed.some((name) => providers.has(name));
   }
 
-  return { completeStructured, completeChat, isConfigured, resolveTarget, priceOf, clients, prices };
+  return { completeStructured, completeChat, embed, resolveTarget, isConfigured };
 }

@@ -127,6 +127,42 @@ export interface LlmCallResult {
   calls: number;
 }
 
+/** Remembers embeddings by route and input, so a repeated input costs no provider call (the caller picks the policy). */
+export interface EmbeddingCache {
+  get(key: string): Float32Array[] | undefined;
+  set(key: string, vectors: Float32Array[]): void;
+}
+
+/** One embeddings call: `input` is sent as given (one text, or a batch embedded in order). */
+export interface EmbedRequest {
+  /** The usage event's context (kind e.g. 'embedding'); embeddings never count as requests. */
+  usage: UsageContext;
+  /** `model` or `provider/model`, routed like chat models. */
+  model: string;
+  /** The target already resolved for `model` (resolveTarget), e.g. once for all batches of a document. */
+  target?: ModelTarget;
+  input: string | string[];
+  /** Ask the provider for plain float arrays (default: the SDK's base64 transfer, decoded by the SDK). */
+  encodingFormat?: 'float';
+  /** Every vector must have this many values (the earlier batches of the same texts). */
+  dimension?: number;
+  /** Per provider call (default: the client's, LLM_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Retries of the provider call (default: the client's, LLM_MAX_RETRIES). */
+  maxRetries?: number;
+  signal?: AbortSignal;
+  cache?: EmbeddingCache;
+  /** A failed usage write is logged instead of thrown (a search must not fail for its bookkeeping). */
+  usageBestEffort?: boolean;
+}
+
+export interface EmbedResult {
+  /** One vector per input, in input order. */
+  vectors: Float32Array[];
+  /** The model as routed, with its provider prefix if it had one (as on the usage event). */
+  model: string;
+}
+
 export interface LlmGateway {
   /**
    * Calls the routed model for a JSON answer that satisfies `schema`: re-asks once with the
@@ -140,6 +176,18 @@ export interface LlmGateway {
    * when `budget` cannot pay its worst case, and the errors of completeStructured otherwise.
    */
   completeChat(em: EntityManager, request: ChatCallRequest): Promise<ChatCallResult>;
+  /**
+   * Embeds `input` with the routed model and meters the call (kind from `usage`, never a request).
+   * A failed call or a malformed answer throws 502 LLM_PROVIDER_ERROR (not metered); no provider
+   * for the model throws 503 LLM_NOT_CONFIGURED. A `cache` hit makes no call and records nothing.
+   */
+  embed(em: EntityManager, request: EmbedRequest): Promise<EmbedResult>;
+  /**
+   * Where calls for `model` go (the tenant's default, then the platform's, when it is empty): throws
+   * 503 LLM_NOT_CONFIGURED when no provider serves it. Pass the result as `target` to pin later
+   * calls to it without resolving it again; callers never read its credentials.
+   */
+  resolveTarget(em: EntityManager, tenantId: string, model?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget>;
   /** Whether any provider could serve this tenant (without calling it). */
   isConfigured(em: EntityManager, tenantId: string): Promise<boolean>;
 }

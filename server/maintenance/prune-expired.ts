@@ -4,10 +4,13 @@ import { deleteDayCountsBefore } from '../mail/store/mail-day-counts.js';
 import { deleteOutboxMessagesSentBefore } from '../mail/store/outbox-messages.js';
 import { deleteHeartbeatsSeenBefore } from '../runs/store/worker-heartbeats.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../workflows/idempotency.js';
-import {
-  deleteExpiredEmailTokens, deleteExpiredIntentCache, deleteExpiredWorkflowState, deleteIdempotencyKeysBefore, deleteLoginAttemptsBefore,
-  deleteRetiredAgentSessions, deleteScheduleTicksBefore, expireIdleSessions, failAbandonedAgentRuns,
-} from './store/expired-rows.js';
+import { deleteExpiredEmailTokens } from '../auth/store/email-tokens.js';
+import { deleteLoginAttemptsBefore } from '../auth/store/login-attempts.js';
+import { deleteRetiredAgentSessions, failAbandonedAgentRuns } from '../agents/store/agent-runs.js';
+import { deleteIdempotencyKeysBefore } from '../workflows/store/idempotency-keys.js';
+import { deleteScheduleTicksBefore } from '../workflows/store/schedule-ticks.js';
+import { deleteExpiredWorkflowState } from '../workflows/store/workflow-state.js';
+import { deleteExpiredIntentCache, expireIdleSessions } from './store/expired-rows.js';
 
 /**
  * Deletes rows that have outlived their use and expires idle sessions; returns how many of each

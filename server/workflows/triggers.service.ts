@@ -6,7 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { rejectNulInJson } from '../common/reject-nul.js';
-import { parseCallbackToken, verifyCallbackToken } from './engine/run-workflow.js';
+import { parseCallbackToken, verifyCallbackToken } from './engine/callback-tokens.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
 import { scopeFromRow, type TenantScope } from '../tenants/tenant-scope.js';

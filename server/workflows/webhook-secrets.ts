@@ -9,7 +9,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { decryptSecret, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
 import { webhookSecretKey } from '../net/signed-webhook.js';
-import { publicUrl } from './engine/run-workflow.js';
+import { publicUrl } from './engine/callback-tokens.js';
 import { clearWebhookSecret, setWebhookSecretIfUnset } from './store/workflows.js';
 
 const secretContext = (tenantId: string, workflowId: string) => `workflow-webhook-secret:${tenantId}:${workflowId}`;

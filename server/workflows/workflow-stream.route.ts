@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../deps.js';
 import { registerSseRoute } from '../http/sse-route.js';
-import type { WorkflowRunResult } from './engine/run-workflow.js';
+import type { WorkflowRunResult } from './workflows.schemas.js';
 import { startRun } from './workflow-runs.service.js';
 import { readIdempotencyKey } from './idempotency.js';
 import { AppError } from '../errors.js';

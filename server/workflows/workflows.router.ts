@@ -9,7 +9,7 @@ import type { Context } from '../trpc.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import { ACTION_CATALOG } from './step-types.js';
 import {
-  actionSchema, approvalSchema, createWorkflowInput, decideApprovalInput, deployResultSchema, eventInput, rotateSecretInput, rotateSecretResultSchema, runAcceptedSchema, runRef, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
+  actionSchema, approvalSchema, createWorkflowInput, decideApprovalInput, deployResultSchema, rotateSecretInput, rotateSecretResultSchema, runAcceptedSchema, runRef, runWorkflowInput, stateEntrySchema, stateScopeQuery, updateWorkflowInput, workflowRunDetailSchema, workflowRunResultSchema,
   workflowRunSummarySchema, workflowListItemSchema, workflowRef, workflowSchema, workflowVersionSchema,
 } from './workflows.schemas.js';
 import {

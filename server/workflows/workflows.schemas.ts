@@ -68,6 +68,7 @@ export const stepSchema = z
     on_failure_step_id: z.string().nullable(),
   })
   .meta({ id: 'Step' });
+export type WorkflowStep = z.infer<typeof stepSchema>;
 
 export const workflowSchema = z
   .object({
@@ -97,6 +98,7 @@ export const workflowListItemSchema = workflowSchema
   .omit({ draft_steps: true })
   .extend({ endpoint: z.string(), method: z.literal('POST') })
   .meta({ id: 'WorkflowListItem' });
+export type WorkflowListItem = z.infer<typeof workflowListItemSchema>;
 
 export const workflowVersionSchema = z
   .object({
@@ -108,6 +110,7 @@ export const workflowVersionSchema = z
     created_at: z.string(),
   })
   .meta({ id: 'WorkflowVersion' });
+export type WorkflowVersion = z.infer<typeof workflowVersionSchema>;
 
 export const actionSchema = z
   .object({ id: z.string(), name: z.string(), description: z.string(), config_schema: z.record(z.string(), z.unknown()) })
@@ -141,6 +144,7 @@ export const traceEntrySchema = z
     completed_at: z.string(),
   })
   .meta({ id: 'WorkflowTraceEntry' });
+export type TraceEntry = z.infer<typeof traceEntrySchema>;
 
 export const workflowRunResultSchema = z
   .object({
@@ -154,6 +158,7 @@ export const workflowRunResultSchema = z
     idempotent_replay: z.boolean().optional().describe('true when a repeated Idempotency-Key answered the first run'),
   })
   .meta({ id: 'WorkflowRunResult' });
+export type WorkflowRunResult = z.infer<typeof workflowRunResultSchema>;
 
 const CALLBACK_SECRET_DOC =
   'callback_secret verifies the run callbacks (Standard Webhooks POSTs to an async run\'s callback_url); they are never signed with the webhook secret itself, ' +
@@ -168,6 +173,7 @@ export const deployResultSchema = z
     callback_secret: z.string().optional().describe(`With webhook_secret. ${CALLBACK_SECRET_DOC}`),
   })
   .meta({ id: 'WorkflowDeployResult' });
+export type WorkflowDeployResult = z.infer<typeof deployResultSchema>;
 
 export const rotateSecretResultSchema = z
   .object({
@@ -207,10 +213,12 @@ export const workflowRunSummarySchema = z
     completed_at: z.string().nullable(),
   })
   .meta({ id: 'WorkflowRunSummary' });
+export type WorkflowRunSummary = z.infer<typeof workflowRunSummarySchema>;
 
 export const workflowRunDetailSchema = workflowRunSummarySchema
   .extend({ workflow_id: z.string(), workflow_key: z.string(), input: z.record(z.string(), z.unknown()), trace: z.array(traceEntrySchema) })
   .meta({ id: 'WorkflowRunDetail' });
+export type WorkflowRunDetail = z.infer<typeof workflowRunDetailSchema>;
 
 export const stateScopeQuery = z.enum(['live', 'test']).default('live');
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppDeps } from '../../server/deps.js';
 import { runCustomScorer, ScorerError } from '../../server/evals/custom-scorer.js';
 import { LimitExceededError } from '../../server/tenants/plan-limits.js';
-import { renderTemplate } from '../../server/workflows/engine/templates.js';
+import { renderTemplate } from '../../server/common/templates.js';
 import { BUILT_TOTAL_FACTOR, DEFAULT_EXPRESSION_LIMITS } from '../../server/workflows/expression-limits.js';
 import { MAX_DURATION_LENGTH } from '../../server/workflows/meter-cel-tree.js';
 import { compileExpression, ExpressionError, type EvaluateOptions } from '../../server/workflows/expressions.js';

@@ -1,7 +1,10 @@
 // The agent_runs, agent_sessions and agent_messages tables (a run, its conversation and the
-// transcript); this module alone writes them. Every statement here runs on the SqlPool, as it did
-// before the move (no unit of work): the run path is benchmarked by round trips, and the read
+// transcript); this module alone writes them. Every statement but the hourly pruning runs on the
+// SqlPool, as it did before the move (no unit of work): the run path is benchmarked by round trips, and the read
 // endpoints keep exactly the texts (casts, counts) their answers were built on, so they stay raw.
+import { kyselyOf } from '../../../db/kysely.js';
+import { sql } from 'kysely';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { AgentRunStatus } from '../../../db/column-values.js';
 
@@ -237,4 +240,30 @@ export async function listSessionMessages(
     `select role, content, run_id::text, created_at from agent_messages where tenant_id = $1 and session_id = $2 order by created_at, role desc`,
     [tenantId, sessionId],
   );
+}
+
+/** Agent conversations idle longer than their agent's retention (`defaultDays` when it sets none). */
+export async function deleteRetiredAgentSessions(em: EntityManager, now: Date, defaultDays: number): Promise<number> {
+  const result = await kyselyOf(em)
+    .deleteFrom('agent_sessions as s')
+    .using('agents as a')
+    .whereRef('a.id', '=', 's.agent_id')
+    .where('s.last_activity_at', '<', sql<Date>`${now}::timestamptz - make_interval(days => coalesce((a.memory_config->>'retention_days')::int, ${defaultDays}))`)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}
+
+/** Agent runs still running that started before `startedBefore` are closed as failed at `now`. */
+export async function failAbandonedAgentRuns(em: EntityManager, now: Date, startedBefore: Date): Promise<number> {
+  const result = await kyselyOf(em)
+    .updateTable('agent_runs')
+    .set({
+      status: 'failed',
+      completed_at: now,
+      error: sql`'{"code":"RUN_ABANDONED","message":"The process running it stopped before it ended"}'::jsonb`,
+    })
+    .where('status', '=', 'running')
+    .where('started_at', '<', startedBefore)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows ?? 0n);
 }

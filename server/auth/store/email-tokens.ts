@@ -28,3 +28,12 @@ export async function useUserEmailTokens(em: EntityManager, userId: string, kind
     .where('used_at', 'is', null)
     .execute();
 }
+
+/** E-mail tokens expired before `now`, or used before `usedBefore`. */
+export async function deleteExpiredEmailTokens(em: EntityManager, now: Date, usedBefore: Date): Promise<number> {
+  const result = await kyselyOf(em)
+    .deleteFrom('email_tokens')
+    .where((eb) => eb.or([eb('expires_at', '<', now), eb('used_at', '<', usedBefore)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}

@@ -28,3 +28,8 @@ export async function insertLoginAttempt(em: EntityManager, values: { email: str
   em.create(LoginAttempt, values);
   await em.flush();
 }
+
+export async function deleteLoginAttemptsBefore(em: EntityManager, before: Date): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('login_attempts').where('created_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}

@@ -16,6 +16,12 @@ export async function findDomain(em: EntityManager, tenantId: string, domainKey:
   return em.findOne(CustomDomain, { tenant: tenantId, domainKey });
 }
 
+/** The tenant's domains with these keys (any that exist; none for an empty list). */
+export async function findDomainsByKeys(em: EntityManager, tenantId: string, domainKeys: string[]): Promise<ICustomDomain[]> {
+  if (!domainKeys.length) return [];
+  return em.find(CustomDomain, { tenant: tenantId, domainKey: { $in: domainKeys } });
+}
+
 /**
  * Inserts a domain (flushing the unit of work); null when the tenant has a domain with this key
  * already (the transaction is then aborted: the caller must end it).

@@ -98,6 +98,12 @@ export async function getTenantEntity(em: EntityManager, tenantId: string): Prom
   return em.findOneOrFail(Tenant, { id: tenantId });
 }
 
+/** The tenant's enabled built-in domains as stored; undefined when there is no such tenant. */
+export async function selectEnabledDomains(em: EntityManager, tenantId: string): Promise<string[] | undefined> {
+  const tenant = await kyselyOf(em).selectFrom('tenants').select('enabled_domains').where('id', '=', tenantId).executeTakeFirst();
+  return tenant?.enabled_domains;
+}
+
 export async function tenantExists(em: EntityManager, tenantId: string): Promise<boolean> {
   return Boolean(await em.findOne(Tenant, { id: tenantId }, { fields: ['id'] }));
 }

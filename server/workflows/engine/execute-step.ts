@@ -15,7 +15,7 @@ import { MAX_LOOP_NESTING } from '../validate-definition.js';
 import type { StepDef } from '../step-types.js';
 import type { RunGuard } from './run-guard.js';
 import type { Resume, WaitKind } from './run-types.js';
-import { renderTemplate } from './templates.js';
+import { renderTemplate } from '../../common/templates.js';
 import { findIntentKeys } from '../store/step-intents.js';
 import { takeEarlyCallback } from '../store/workflow-runs.js';
 import { readStateValue, setState, type StateKey } from '../store/workflow-state.js';

@@ -1,7 +1,9 @@
 // The shapes a workflow run has outside the engine's code: what it runs (RunTarget), where it
-// stands as stored (StoredRun), how a waiting step goes on (Resume), and the queue of runs a process
-// executes itself (LocalRuns, which AppDeps carries). Types only, so that holding them needs
-// nothing of the engine.
+// stands as stored (StoredRun), how a waiting step goes on (Resume), the queue of runs a process
+// executes itself (LocalRuns, which AppDeps carries), and what an execution streams
+// (WorkflowRunEvent; what it answers is the wire type WorkflowRunResult, declared with its schema).
+// Types only, so that holding them needs nothing of the engine.
+import type { TraceEntry } from '../workflows.schemas.js';
 import type { TenantScope } from '../../tenants/tenant-scope.js';
 import type { StepDef } from '../step-types.js';
 import type { StateScope } from '../store/workflow-state.js';
@@ -58,3 +60,9 @@ export interface LocalRuns {
   /** Gives runs to the job runner, trying until the database takes it. */
   handOver(runs: LocalRun[]): void;
 }
+
+export type WorkflowRunEvent =
+  | { event: 'run.started'; data: { run_id: string; conversation_id: string; workflow_key: string } }
+  | { event: 'step.started'; data: { step_id: string; step_type: string; name: string | null } }
+  | { event: 'step.completed'; data: TraceEntry };
+

@@ -8,7 +8,7 @@
 // decision, a timer, a callback) stores how the step goes on in `resume` together with the switch
 // back to running; the step then runs again and reads it.
 import type { WorkflowRunStatus } from '../../../db/column-values.js';
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { AppDeps } from '../../deps.js';
@@ -21,45 +21,16 @@ import { LimitExceededError, limitsForPlan, type PlanLimits } from '../../tenant
 import type { StepDef } from '../step-types.js';
 import { findNextByOrder } from '../validate-definition.js';
 import { executeStep, nextInOrder, type StepContext, type StepResult, type StepWait } from './execute-step.js';
-import type { RunTarget, StoredRun } from './run-types.js';
+import { buildCallbackUrl, publicUrl } from './callback-tokens.js';
+import type { TraceEntry, WorkflowRunResult } from '../workflows.schemas.js';
+import type { RunTarget, StoredRun, WorkflowRunEvent } from './run-types.js';
 import { loadState } from '../store/workflow-state.js';
 import { RunCancelledError, RunGuard } from './run-guard.js';
-import { renderTemplate } from './templates.js';
+import { renderTemplate } from '../../common/templates.js';
 import {
   claimRun as claimRunRow, completeEmptyRun, failRun, findRunOutcome, insertRun, writeRunStep, writeRunWait,
   type ClaimedRunRow, type NewRunRow, type StepRowValues, type StoredRunRow,
 } from '../store/workflow-runs.js';
-
-export interface TraceEntry {
-  step_id: string | null;
-  step_type: string;
-  name: string;
-  status: string;
-  input: unknown;
-  output: unknown;
-  error: string | null;
-  started_at: string;
-  completed_at: string;
-}
-
-export type WorkflowRunEvent =
-  | { event: 'run.started'; data: { run_id: string; conversation_id: string; workflow_key: string } }
-  | { event: 'step.started'; data: { step_id: string; step_type: string; name: string | null } }
-  | { event: 'step.completed'; data: TraceEntry };
-
-export interface WorkflowRunResult {
-  run_id: string;
-  conversation_id: string;
-  status: WorkflowRunStatus;
-  output: unknown;
-  trace: TraceEntry[];
-  /** Set while the run awaits that approval. */
-  approval_id?: string;
-  /** Set while the run sits in a delay: when it continues. */
-  resume_at?: string;
-  /** The first run, answered again for a repeated Idempotency-Key. */
-  idempotent_replay?: boolean;
-}
 
 export const FINAL_STATUSES: readonly WorkflowRunStatus[] = ['completed', 'failed', 'cancelled', 'rejected'];
 
@@ -157,36 +128,6 @@ export const MAX_RUN_CRASHES = 2;
 export async function claimRun(sql: SqlPool, tenantId: string, runId: string, heartbeatMs: number): Promise<ClaimedRunRow | null> {
   return claimRunRow(sql, { tenantId, runId, ownerId: PROCESS_ID, staleAfterSeconds: staleAfterMs(heartbeatMs) / 1000 });
 }
-
-// ---- Callback URLs ------------------------------------------------------------------------------
-
-/** The server's public address (webhook and callback URLs). */
-export const publicUrl = (config: { PUBLIC_URL?: string; PORT: number }) => (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
-
-const callbackMac = (key: string, runId: string, seq: number) => createHmac('sha256', key).update(`${runId}:${seq}`).digest('base64url').slice(0, 32);
-
-/** The token of a run's `seq`-th callback wait: run id, seq and a MAC under the run's own key. */
-export function callbackToken(runId: string, seq: number, key: string): string {
-  return `${Buffer.from(runId.replace(/-/g, ''), 'hex').toString('base64url')}.${seq}.${callbackMac(key, runId, seq)}`;
-}
-
-/** The run id and seq a token names (unverified), or null when it is not shaped like one. */
-export function parseCallbackToken(token: string): { runId: string; seq: number; mac: string } | null {
-  const match = /^([A-Za-z0-9_-]{22})\.(\d{1,6})\.([A-Za-z0-9_-]{32})$/.exec(token);
-  if (!match) return null;
-  const hex = Buffer.from(match[1], 'base64url').toString('hex');
-  if (hex.length !== 32) return null;
-  return { runId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`, seq: Number(match[2]), mac: match[3] };
-}
-
-export function verifyCallbackToken(parsed: { runId: string; seq: number; mac: string }, key: string): boolean {
-  const expected = Buffer.from(callbackMac(key, parsed.runId, parsed.seq));
-  const given = Buffer.from(parsed.mac);
-  return expected.length === given.length && timingSafeEqual(expected, given);
-}
-
-const callbackUrlOf = (base: string, run: { id: string; callbackKey: string | null }, seq: number) =>
-  run.callbackKey ? `${base}/webhooks/workflow-callbacks/${callbackToken(run.id, seq, run.callbackKey)}` : null;
 
 // ---- Step writes --------------------------------------------------------------------------------
 
@@ -333,43 +274,36 @@ export async function executeWorkflowRun(
   }
 }
 
-async function executeSteps(
-  em: EntityManager,
-  deps: AppDeps,
-  target: RunTarget,
-  run: StoredRun,
-  parts: { emit: (event: WorkflowRunEvent) => void; definition: Definition; stepsVar: Record<string, { output: unknown; status: string }>; trace: TraceEntry[]; guard: RunGuard },
-): Promise<WorkflowRunResult> {
-  const { emit, definition, stepsVar, trace, guard } = parts;
+/** What an execution holds besides the run: events out, the compiled steps, and what the steps so far gave. */
+interface RunParts {
+  emit: (event: WorkflowRunEvent) => void;
+  definition: Definition;
+  stepsVar: Record<string, { output: unknown; status: string }>;
+  trace: TraceEntry[];
+  guard: RunGuard;
+}
+
+/** The run's own variables (`run.*` in templates); callback_url changes when a callback wait ends. */
+interface RunVar {
+  id: string;
+  conversation_id: string;
+  scope: RunTarget['stateScope'];
+  callback_url: string | null;
+}
+
+async function executeSteps(em: EntityManager, deps: AppDeps, target: RunTarget, run: StoredRun, parts: RunParts): Promise<WorkflowRunResult> {
+  const { emit, definition, trace, guard } = parts;
   const runId = run.id;
   const tenantId = target.scope.tenantId;
-  const stateKey = { tenantId, workflowId: target.workflow.id, scope: target.stateScope };
   const base = publicUrl(deps.config);
-  const runVar = { id: runId, conversation_id: run.conversationId, scope: target.stateScope, callback_url: callbackUrlOf(base, run, run.callbackSeq) };
-  const vars: Record<string, unknown> = {
-    trigger: run.input,
-    steps: stepsVar,
-    // Saved values are read for templates and expressions only when the definition refers to them.
-    state: definition.readsState ? await loadState(deps.sql, stateKey) : {},
-    run: runVar,
-  };
+  const { ctx, runVar } = await createStepContext(em, deps, target, run, parts, base);
   emit({ event: 'run.started', data: { run_id: runId, conversation_id: run.conversationId, workflow_key: target.workflow.key } });
-
-  const ctx: StepContext = {
-    em, deps, scope: target.scope, workflow: target.workflow, run: { id: runId, conversationId: run.conversationId, scope: target.stateScope },
-    state: stateKey, vars, byId: definition.byId, nextOf: definition.nextOf,
-    resume: run.resume && run.resume.stepId === run.nextStepId ? run.resume : null,
-    stepIndex: run.stepsDone,
-    callbackSeq: run.callbackSeq,
-    guard,
-    lineage: guard.lineage,
-  };
 
   let stepId = run.nextStepId;
   let index = run.stepsDone;
   let status: WorkflowRunStatus = 'completed';
   let output: unknown = run.output;
-  let waitInfo: { approval_id?: string; resume_at?: string } = {};
+  let waitInfo: WaitInfo = {};
   let retriesOfWait = 0;
   while (stepId) {
     const step = definition.byId.get(stepId);
@@ -382,104 +316,192 @@ async function executeSteps(
     emit({ event: 'step.started', data: { step_id: step.id, step_type: step.step_type, name: step.name } });
     const t0 = performance.now();
     ctx.stepIndex = index;
-    let result: StepResult | null = null;
-    let failure: StepFailure | null = null;
-    let outputBytes = 0;
-    try {
-      await guard.beforeStep();
-      result = await executeStep(step, ctx);
-      // The trigger's output is the run's input: held to run_input_bytes and counted in the state already.
-      outputBytes = step.step_type === 'trigger' ? 0 : guard.outputSize(result.output);
-      // A step that took the run past its time (or was running when the run above cancelled) ends it here.
-      guard.check();
-    } catch (err) {
-      // The database out of reach is no failure of the step: the run stops where it is stored and
-      // is continued from there (the caller hands it over or its job is retried).
-      if (isDatabaseUnavailable(err)) throw err;
-      // A step that failed because the run was stopped under it (time, cancel) fails for that reason.
-      failure = describeFailure(guard.stopReason() ?? err, step.id);
-    }
-    if (ctx.resume?.stepId === step.id) ctx.resume = null;
-    const input = describeStepInput(step, ctx.vars, guard.limits);
-    let stepOutput = failure ? boundedValue(failure.output) : result!.output;
-    if (!failure) {
-      try {
-        // Everything a run stores counts against its state: this step's values too.
-        guard.addState(outputBytes + jsonSize(input, Number.MAX_SAFE_INTEGER));
-      } catch (err) {
-        failure = describeFailure(err, step.id);
-        stepOutput = boundedValue(stepOutput);
-      }
-    }
-    let next: string | null;
-    let stepStatus: string;
-    let runStatus: WorkflowRunStatus = 'running';
-    let runError: Record<string, unknown> | null = null;
-    let runOutput: unknown = undefined;
-    if (failure) {
-      stepStatus = 'failed';
-      next = failure.fatal ? null : step.on_failure_step_id;
-      if (!next) {
-        runStatus = failure.cancelled ? 'cancelled' : 'failed';
-        runError = failure.error;
-      }
-    } else if (result!.wait) {
-      runStatus = WAIT_STATUS[result!.wait.kind];
-      stepStatus = runStatus;
-      next = step.id;
-    } else {
-      stepStatus = 'completed';
-      next = result!.end ? null : result!.next !== undefined ? result!.next : (step.on_success_step_id ?? nextInOrder(step, ctx));
-      if (result!.end) runOutput = result!.output;
-      if (result!.endStatus) {
-        runStatus = result!.endStatus;
-        next = null;
-      } else if (!next) runStatus = 'completed';
-    }
-    if (runStatus === 'completed' && runOutput === undefined) runOutput = stepOutput;
+    const attempt = await attemptStep(step, ctx, guard);
+    const outcome = decideStepOutcome(step, ctx, attempt);
     const write: StepWrite = {
-      index, step, status: stepStatus, input, output: stepOutput, error: failure?.message ?? null, started,
-      latencyMs: performance.now() - t0, next: FINAL_STATUSES.includes(runStatus) ? null : next, runStatus, runOutput, runError, executions: guard.executions,
+      index, step, status: outcome.stepStatus, input: attempt.input, output: attempt.output, error: attempt.failure?.message ?? null, started,
+      latencyMs: performance.now() - t0, next: FINAL_STATUSES.includes(outcome.runStatus) ? null : outcome.next, runStatus: outcome.runStatus,
+      runOutput: outcome.runOutput, runError: outcome.runError, executions: guard.executions,
     };
-    let completed: Date | null;
-    if (result?.wait && !failure) {
-      const written = await writeWait(deps.sql, tenantId, run, write, result.wait, ctx.callbackSeq);
-      if (!written.owned) return takenOver(deps.sql, tenantId, runId, trace);
-      if (!written.waited) {
-        // A callback arrived between the step's check and the wait: run the step again to take it.
-        if (++retriesOfWait > 3) throw new Error('the run could not settle its wait');
-        continue;
-      }
-      completed = written.completed;
-      if (result.wait.approvalId) waitInfo = { approval_id: result.wait.approvalId };
-      if (result.wait.kind === 'delay' && result.wait.wakeAt) waitInfo = { resume_at: result.wait.wakeAt.toISOString() };
-    } else {
-      completed = await writeStep(deps.sql, tenantId, run, write);
-      if (!completed) return takenOver(deps.sql, tenantId, runId, trace);
+    const stored = await storeStep(deps.sql, tenantId, run, write, attempt.failure ? null : (attempt.result.wait ?? null), ctx.callbackSeq);
+    if (stored.kind === 'taken_over') return takenOver(deps.sql, tenantId, runId, trace);
+    if (stored.kind === 'wait_missed') {
+      // A callback arrived between the step's check and the wait: run the step again to take it.
+      if (++retriesOfWait > 3) throw new Error('the run could not settle its wait');
+      continue;
     }
-    const entry = toTrace(write, completed);
-    trace.push(entry);
-    stepsVar[step.id] = { output: stepOutput, status: stepStatus };
-    emit({ event: 'step.completed', data: entry });
+    if (stored.waitInfo) waitInfo = stored.waitInfo;
+    publishStep(write, stored.completed, parts);
     index++;
-    if (ctx.callbackSeq !== run.callbackSeq) {
-      // A callback wait finished: the next one has its own address.
-      run.callbackSeq = ctx.callbackSeq;
-      runVar.callback_url = callbackUrlOf(base, run, run.callbackSeq);
-    }
-    if (runOutput !== undefined) output = runOutput;
-    if (runStatus !== 'running') {
-      status = runStatus;
+    refreshCallbackUrl(run, ctx.callbackSeq, runVar, base);
+    if (outcome.runOutput !== undefined) output = outcome.runOutput;
+    if (outcome.runStatus !== 'running') {
+      status = outcome.runStatus;
       break;
     }
-    stepId = next;
+    stepId = outcome.next;
   }
-  if (!stepId && status === 'completed' && index === run.stepsDone) {
-    // Nothing to run (no trigger): end the run as it stands.
-    await completeEmptyRun(deps.sql, tenantId, runId);
-  }
-  if (status === 'failed' && trace.at(-1)?.status !== 'failed') {
-    await failRun(deps.sql, tenantId, runId, { code: 'RUN_BROKEN', message: 'The run reached a step that does not exist' });
-  }
+  await settleRunEnd(deps.sql, tenantId, run, { stepId, status, index, trace });
   return { run_id: runId, conversation_id: run.conversationId, status, output: output ?? null, trace, ...waitInfo };
+}
+
+/** The context every step of this execution reads: the variables its templates see and where the run stands. */
+async function createStepContext(em: EntityManager, deps: AppDeps, target: RunTarget, run: StoredRun, parts: RunParts, base: string): Promise<{ ctx: StepContext; runVar: RunVar }> {
+  const { definition, stepsVar, guard } = parts;
+  const stateKey = { tenantId: target.scope.tenantId, workflowId: target.workflow.id, scope: target.stateScope };
+  const runVar: RunVar = { id: run.id, conversation_id: run.conversationId, scope: target.stateScope, callback_url: buildCallbackUrl(base, run, run.callbackSeq) };
+  const vars: Record<string, unknown> = {
+    trigger: run.input,
+    steps: stepsVar,
+    // Saved values are read for templates and expressions only when the definition refers to them.
+    state: definition.readsState ? await loadState(deps.sql, stateKey) : {},
+    run: runVar,
+  };
+  const ctx: StepContext = {
+    em, deps, scope: target.scope, workflow: target.workflow, run: { id: run.id, conversationId: run.conversationId, scope: target.stateScope },
+    state: stateKey, vars, byId: definition.byId, nextOf: definition.nextOf,
+    resume: run.resume && run.resume.stepId === run.nextStepId ? run.resume : null,
+    stepIndex: run.stepsDone,
+    callbackSeq: run.callbackSeq,
+    guard,
+    lineage: guard.lineage,
+  };
+  return { ctx, runVar };
+}
+
+/** A step as run: its result, or why it failed; and the input and output its row stores. */
+type StepAttempt =
+  | { result: StepResult; failure: null; input: unknown; output: unknown }
+  | { result: StepResult | null; failure: StepFailure; input: unknown; output: unknown };
+
+/** Runs one step and counts what it stores against the run's state; the wait it answered is done with. */
+async function attemptStep(step: StepDef, ctx: StepContext, guard: RunGuard): Promise<StepAttempt> {
+  const ran = await runGuardedStep(step, ctx, guard);
+  if (ctx.resume?.stepId === step.id) ctx.resume = null;
+  const input = describeStepInput(step, ctx.vars, guard.limits);
+  return chargeStepState(step, guard, ran, input);
+}
+
+type GuardedRun = { result: StepResult; failure: null; outputBytes: number } | { result: null; failure: StepFailure; outputBytes: 0 };
+
+/** Runs the step within the plan's limits: its result, or why it failed (the database out of reach is thrown). */
+async function runGuardedStep(step: StepDef, ctx: StepContext, guard: RunGuard): Promise<GuardedRun> {
+  try {
+    await guard.beforeStep();
+    const result = await executeStep(step, ctx);
+    // The trigger's output is the run's input: held to run_input_bytes and counted in the state already.
+    const outputBytes = step.step_type === 'trigger' ? 0 : guard.outputSize(result.output);
+    // A step that took the run past its time (or was running when the run above cancelled) ends it here.
+    guard.check();
+    return { result, failure: null, outputBytes };
+  } catch (err) {
+    // The database out of reach is no failure of the step: the run stops where it is stored and
+    // is continued from there (the caller hands it over or its job is retried).
+    if (isDatabaseUnavailable(err)) throw err;
+    // A step that failed because the run was stopped under it (time, cancel) fails for that reason.
+    return { result: null, failure: describeFailure(guard.stopReason() ?? err, step.id), outputBytes: 0 };
+  }
+}
+
+/** Everything a run stores counts against its state, this step's values too: past its room the step fails. */
+function chargeStepState(step: StepDef, guard: RunGuard, ran: GuardedRun, input: unknown): StepAttempt {
+  if (ran.failure) return { result: null, failure: ran.failure, input, output: boundedValue(ran.failure.output) };
+  try {
+    guard.addState(ran.outputBytes + jsonSize(input, Number.MAX_SAFE_INTEGER));
+    return { result: ran.result, failure: null, input, output: ran.result.output };
+  } catch (err) {
+    return { result: ran.result, failure: describeFailure(err, step.id), input, output: boundedValue(ran.result.output) };
+  }
+}
+
+/** Where the run goes after a step. */
+interface StepOutcome {
+  stepStatus: string;
+  next: string | null;
+  /** 'running' while the run goes on. */
+  runStatus: WorkflowRunStatus;
+  runError: Record<string, unknown> | null;
+  /** The run's output when this step ends it (undefined: unchanged). */
+  runOutput: unknown;
+}
+
+/** The step's status, the next step, and whether (and how) the run ends: by failure, a wait, or the step's own answer. */
+function decideStepOutcome(step: StepDef, ctx: StepContext, attempt: StepAttempt): StepOutcome {
+  let next: string | null;
+  let stepStatus: string;
+  let runStatus: WorkflowRunStatus = 'running';
+  let runError: Record<string, unknown> | null = null;
+  let runOutput: unknown = undefined;
+  if (attempt.failure) {
+    const failure = attempt.failure;
+    stepStatus = 'failed';
+    next = failure.fatal ? null : step.on_failure_step_id;
+    if (!next) {
+      runStatus = failure.cancelled ? 'cancelled' : 'failed';
+      runError = failure.error;
+    }
+  } else if (attempt.result.wait) {
+    runStatus = WAIT_STATUS[attempt.result.wait.kind];
+    stepStatus = runStatus;
+    next = step.id;
+  } else {
+    const result = attempt.result;
+    stepStatus = 'completed';
+    next = result.end ? null : result.next !== undefined ? result.next : (step.on_success_step_id ?? nextInOrder(step, ctx));
+    if (result.end) runOutput = result.output;
+    if (result.endStatus) {
+      runStatus = result.endStatus;
+      next = null;
+    } else if (!next) runStatus = 'completed';
+  }
+  if (runStatus === 'completed' && runOutput === undefined) runOutput = attempt.output;
+  return { stepStatus, next, runStatus, runError, runOutput };
+}
+
+/** What the run's answer says about the wait it stopped at. */
+type WaitInfo = { approval_id?: string; resume_at?: string };
+
+type StoredStep = { kind: 'stored'; completed: Date; waitInfo?: WaitInfo } | { kind: 'taken_over' } | { kind: 'wait_missed' };
+
+/**
+ * Stores the step with the run's new position (a waiting step together with its wait). Nothing is
+ * written when this process no longer owns the run (`taken_over`) or a callback arrived before the
+ * wait could be written (`wait_missed`).
+ */
+async function storeStep(sql: SqlPool, tenantId: string, run: StoredRun, write: StepWrite, wait: StepWait | null, callbackSeq: number): Promise<StoredStep> {
+  if (!wait) {
+    const completed = await writeStep(sql, tenantId, run, write);
+    return completed ? { kind: 'stored', completed } : { kind: 'taken_over' };
+  }
+  const written = await writeWait(sql, tenantId, run, write, wait, callbackSeq);
+  if (!written.owned) return { kind: 'taken_over' };
+  if (!written.waited) return { kind: 'wait_missed' };
+  const waitInfo = wait.kind === 'delay' && wait.wakeAt ? { resume_at: wait.wakeAt.toISOString() } : wait.approvalId ? { approval_id: wait.approvalId } : undefined;
+  return { kind: 'stored', completed: written.completed, waitInfo };
+}
+
+/** Shows a stored step: on the trace, to the later steps' templates (`steps`), and as an event. */
+function publishStep(write: StepWrite, completed: Date, parts: RunParts): void {
+  const entry = toTrace(write, completed);
+  parts.trace.push(entry);
+  parts.stepsVar[write.step.id] = { output: write.output, status: write.status };
+  parts.emit({ event: 'step.completed', data: entry });
+}
+
+/** A callback wait finished: the next one has its own address. */
+function refreshCallbackUrl(run: StoredRun, callbackSeq: number, runVar: RunVar, base: string): void {
+  if (callbackSeq === run.callbackSeq) return;
+  run.callbackSeq = callbackSeq;
+  runVar.callback_url = buildCallbackUrl(base, run, run.callbackSeq);
+}
+
+/** Ends what the loop leaves open: a run with nothing to run completes; one that reached a missing step fails. */
+async function settleRunEnd(sql: SqlPool, tenantId: string, run: StoredRun, end: { stepId: string | null; status: WorkflowRunStatus; index: number; trace: TraceEntry[] }): Promise<void> {
+  if (!end.stepId && end.status === 'completed' && end.index === run.stepsDone) {
+    // Nothing to run (no trigger): end the run as it stands.
+    await completeEmptyRun(sql, tenantId, run.id);
+  }
+  if (end.status === 'failed' && end.trace.at(-1)?.status !== 'failed') {
+    await failRun(sql, tenantId, run.id, { code: 'RUN_BROKEN', message: 'The run reached a step that does not exist' });
+  }
 }

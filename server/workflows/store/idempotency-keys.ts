@@ -3,6 +3,8 @@
 // Raw SQL on the SqlPool: the claim is a prepared statement of the run and webhook intake, and is
 // also embedded as the guard of a queued run's statement (run-admission.ts); the other statements
 // read and write the same rows on the same pool (Kysely is bound to an EntityManager's connection).
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -61,4 +63,9 @@ export async function saveKeyResult(sql: SqlPool, claim: KeyClaim, result: unkno
 /** Points the claim's key at `runId`. */
 export async function setKeyRun(sql: SqlPool, claim: KeyClaim, runId: string): Promise<void> {
   await sql.query('update idempotency_keys set run_id = $5 where tenant_id = $1 and scope = $2 and key = $3 and request_hash = $4', [claim.tenantId, claim.scope, claim.key, claim.requestHash, runId]);
+}
+
+export async function deleteIdempotencyKeysBefore(em: EntityManager, before: Date): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }

@@ -4,6 +4,8 @@
 // touches live values. Expired values are invisible everywhere and deleted by the hourly maintenance
 // job. Raw SQL on the SqlPool, which the step engine runs on (loading a run's values is a prepared
 // statement of the hot path); Kysely is bound to an EntityManager's connection instead.
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 
 export type StateScope = 'live' | 'test';
@@ -61,4 +63,9 @@ export async function deleteStateEntry(sql: SqlPool, k: StateKey, key: string): 
     [k.tenantId, k.workflowId, k.scope, key],
   );
   return rows.length > 0 && !rows[0].expired;
+}
+
+export async function deleteExpiredWorkflowState(em: EntityManager, now: Date): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('workflow_state').where('expires_at', '<', now).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }

@@ -1,5 +1,5 @@
-// The platform_settings row of the provider-key encryption key (server/boot.ts keeps the JWT
-// secret's row); this module alone writes that key's row.
+// The platform_settings table: secrets the platform generates once and every process shares (the
+// JWT signing secret, the provider-key encryption key); this module alone writes it.
 import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';

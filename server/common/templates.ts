@@ -1,7 +1,8 @@
-// `{{path}}` templates in step configs. A string that is exactly one template becomes the value at
-// that path as it is (an object stays an object); a template inside longer text is replaced by the
-// value as text (objects and arrays as JSON). A path that leads nowhere gives null (alone) or ''
-// (inside text). Paths walk own properties only, so no template reaches a prototype.
+// The one `{{path}}` template engine: workflow step configs (renderTemplate) and intent prompts
+// (fillTemplate, through intents/render-prompt.ts). A string that is exactly one template becomes
+// the value at that path as it is (an object stays an object); a template inside longer text is
+// replaced by the value as text (objects and arrays as JSON). A path that leads nowhere gives null
+// (alone) or '' (inside text). Paths walk own properties only, so no template reaches a prototype.
 //
 // What rendering builds is capped by the plan's expression_result_size, checked before it is
 // built: the characters of every string filled from placeholders (an object placed in text counts
@@ -9,8 +10,8 @@
 // builds nothing (the value is the one the run already holds), so it counts for nothing here; the
 // run's own limits weigh what the step then stores or sends. Rendering is linear in what it builds,
 // so the cap bounds its time too.
-import { jsonSize } from '../../runs/json-size.js';
-import { DEFAULT_PLAN_LIMITS, LimitExceededError, type PlanLimits } from '../../tenants/plan-limits.js';
+import { jsonSize } from '../runs/json-size.js';
+import { DEFAULT_PLAN_LIMITS, LimitExceededError, type PlanLimits } from '../tenants/plan-limits.js';
 
 /** A tenant's plan limits for rendering (a whole `PlanLimits` may be passed). */
 export type RenderOptions = Partial<Pick<PlanLimits, 'expression_result_size'>>;
@@ -58,8 +59,11 @@ function asText(value: unknown, budget: Budget, used: number): string {
   return JSON.stringify(value) ?? '';
 }
 
+/** Which paths are placeholders (the rest stay as written); every path when absent. */
+type PlaceholderFilter = (path: string) => boolean;
+
 /** The string with its placeholders filled: its length is known, and checked, before it is joined. */
-function fillText(text: string, scope: TemplateScope, budget: Budget): string {
+function fillText(text: string, scope: TemplateScope, budget: Budget, isPlaceholder?: PlaceholderFilter): string {
   const parts: string[] = [];
   let size = 0;
   const add = (part: string) => {
@@ -70,7 +74,7 @@ function fillText(text: string, scope: TemplateScope, budget: Budget): string {
   let at = 0;
   for (const match of text.matchAll(TEMPLATE)) {
     add(text.slice(at, match.index));
-    add(asText(lookupPath(scope, match[1]), budget, size));
+    add(!isPlaceholder || isPlaceholder(match[1]) ? asText(lookupPath(scope, match[1]), budget, size) : match[0]);
     at = match.index + match[0].length;
   }
   add(text.slice(at));
@@ -104,4 +108,13 @@ function render(value: unknown, scope: TemplateScope, budget: Budget): unknown {
 export function renderTemplate(value: unknown, scope: TemplateScope, options: RenderOptions = {}): unknown {
   const max = options.expression_result_size ?? DEFAULT_PLAN_LIMITS.trial.expression_result_size;
   return render(value, scope, { max, left: max });
+}
+
+/**
+ * Fills the placeholders of one text: those `isPlaceholder` accepts (all when absent); any other
+ * `{{...}}` stays as written. Capped like renderTemplate (default: no cap).
+ */
+export function fillTemplate(text: string, scope: TemplateScope, options: RenderOptions & { isPlaceholder?: PlaceholderFilter } = {}): string {
+  const max = options.expression_result_size ?? Number.POSITIVE_INFINITY;
+  return fillText(text, scope, { max, left: max }, options.isPlaceholder);
 }
