@@ -20,7 +20,7 @@ import { promptsRouter } from './prompts/prompts.router.js';
 import { mergeRouters, router } from './trpc.js';
 
 // Literal paths must not be shadowed by a `{param}` sibling registered earlier: the route-walk
-// test in test/openapi.test.ts guards this.
+// test in test/http/openapi.test.ts guards this.
 export const appRouter = router({
   auth: authRouter,
   dashboard: dashboardRouter,

@@ -25,7 +25,8 @@ const vars = (partial: Partial<ExpressionVars> = {}): ExpressionVars => ({ trigg
 function evaluate(source: string, v: ExpressionVars = vars()) {
   const compiled = compileExpression(source);
   if (!compiled.ok) throw new Error(`does not compile: ${compiled.error}`);
-  return compiled.evaluate(v);
+  // A deadline no loaded machine reaches: the tests of the deadline pass their own.
+  return compiled.evaluate(v, { expression_ms: 10_000 });
 }
 function compileError(source: string): string {
   const compiled = compileExpression(source);

@@ -1,0 +1,124 @@
+// The pgvector path of knowledge retrieval, against a PostgreSQL that has the `vector` extension
+// available: the server enables it at start-up, ingestion writes each embedding into the vector
+// column, older embeddings are copied in, and the vector leg ranks every embedded chunk in scope
+// inside PostgreSQL. The embedded PostgreSQL from npm ships without pgvector, so these tests run
+// only where the extension is installed in the test server's PostgreSQL (they are skipped, not
+// passed, elsewhere); the portable path is what the other knowledge tests cover there.
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqlPool, type SqlPool } from '../../db/sql-pool.js';
+import { backfillVectors } from '../../server/knowledge/pgvector.js';
+import { PGVECTOR_SCAN_MAX_VALUES, VECTOR_SCAN_MAX } from '../../server/knowledge/knowledge.service.js';
+import { bearer } from '../support/client.js';
+import { fakeEmbedding, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
+import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
+import { embeddingBytes, insertDocument } from './seed.js';
+
+const llm: FakeLlm = await startFakeLlm();
+const t: TestServer = await startTestServer({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'test-key', EMBEDDING_MODEL: 'fake-embedding' });
+const pgvector = t.server.deps.pgvector;
+if (!pgvector) {
+  await t.close();
+  await llm.close();
+}
+
+let a: SignedUpTenant;
+let sql: SqlPool;
+let collectionId: string;
+
+/** pgvector's text form parsed back to float32 values. */
+const parseVector = (text: string) => Float32Array.from(JSON.parse(text) as number[]);
+const decode = (bytes: Buffer) => new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+
+describe.skipIf(!pgvector)('pgvector', () => {
+  beforeAll(async () => {
+    a = await signupTenant(t.api, { companyName: 'Vector Corp' });
+    const res = await t.api.post('/v1/collections', { slug: 'handbook', label: 'Handbook', domain_keys: ['hiring'] }, { headers: bearer(a.apiKey) });
+    expect(res.status, res.text).toBe(201);
+    collectionId = res.body.data.collection.id;
+    sql = createSqlPool(t.databaseUrl, 2, pino({ level: 'silent' }));
+  });
+  afterAll(async () => {
+    await sql?.end();
+    await t.close();
+    await llm.close();
+  });
+
+  it('is enabled at start-up, with a vector column beside the portable one', async () => {
+    const [row] = await t.sql<{ extension: boolean; column: string | null }>(
+      `select exists (select 1 from pg_extension where extname = 'vector') as extension,
+              (select udt_name from information_schema.columns where table_name = 'document_chunks' and column_name = 'embedding_vector') as column`,
+    );
+    expect(row).toEqual({ extension: true, column: 'vector' });
+  });
+
+  it('ingestion writes each embedding into the vector column as well', async () => {
+    const text = Array.from({ length: 12 }, (_, i) => `Paragraph ${i} explains the expense policy in detail.`).join('\n\n');
+    const upload = await t.api.post('/dashboard/documents', { name: 'expenses.md', content_base64: Buffer.from(text).toString('base64'), collection_ids: [collectionId] }, { headers: bearer(a.token) });
+    expect(upload.status, upload.text).toBe(202);
+    const job = await waitFor(async () => {
+      const res = await t.api.get(`/dashboard/ingestion-jobs/${upload.body.data.jobId}`, { headers: bearer(a.token) });
+      return ['completed', 'failed', 'cancelled'].includes(res.body.data.job.status) && res.body.data.job;
+    }, 'the ingestion job');
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const chunks = await t.sql<{ embedding: Buffer; vector: string }>('select embedding, embedding_vector::text as vector from document_chunks where document_id = $1 order by ordinal', [job.document_id]);
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const chunk of chunks) expect(parseVector(chunk.vector)).toEqual(decode(chunk.embedding));
+  });
+
+  it('copies embeddings stored before pgvector was enabled into the vector column', async () => {
+    const { chunkIds } = await insertDocument(t.sql, {
+      tenantId: a.tenantId,
+      name: 'Older upload',
+      collectionIds: [collectionId],
+      chunks: ['Laptops are replaced every three years.', 'Monitors are ordered through the service desk.'],
+      embeddingModel: 'fake-embedding',
+      withoutVectorColumn: true,
+    });
+    expect(await backfillVectors(sql)).toBeGreaterThanOrEqual(2);
+    const rows = await t.sql<{ embedding: Buffer; vector: string }>('select embedding, embedding_vector::text as vector from document_chunks where id = any($1::uuid[])', [chunkIds]);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(parseVector(row.vector)).toEqual(decode(row.embedding));
+    expect(await backfillVectors(sql)).toBe(0);
+  });
+
+  it(`ranks every embedded chunk in scope in PostgreSQL (beyond the ${VECTOR_SCAN_MAX} the portable path scans), within its bound`, async () => {
+    const question = 'How do I claim travel expenses?';
+    // A collection of its own, so the earlier tests' documents about expenses are not in scope.
+    const created = await t.api.post('/v1/collections', { slug: 'plants', label: 'Plants', domain_keys: ['hiring'] }, { headers: bearer(a.apiKey) });
+    expect(created.status, created.text).toBe(201);
+    const plants = created.body.data.collection.id as string;
+    // More embedded filler chunks than the portable scan reads, none sharing a word with the question.
+    const fillers = Array.from({ length: VECTOR_SCAN_MAX + 200 }, (_, i) => `Filler note ${i} about potted office plants.`);
+    const [doc] = await t.sql<{ id: string }>(
+      `insert into documents (tenant_id, name, category, mime_type, size_bytes, content_hash, status, characters, chunk_count, embedding_model, uploaded_by, uploaded_at, updated_at)
+       values ($1, 'Plants', 'document', 'text/plain', 0, 'plants', 'ready', 0, $2, 'fake-embedding', 'seed@example.com', now(), now()) returning id`,
+      [a.tenantId, fillers.length + 1],
+    );
+    await t.sql('insert into document_collections (document_id, collection_id, tenant_id, created_at) values ($1, $2, $3, now())', [doc.id, plants, a.tenantId]);
+    // The hidden chunk shares no word with the question either, but its vector is the question's.
+    const texts = [...fillers, 'Zebra quokka marmalade.'];
+    const vectors = [...fillers.map((f) => embeddingBytes(f)), Buffer.from(new Float32Array(fakeEmbedding(question)).buffer)];
+    const [hidden] = await t.sql<{ id: string }>(
+      `insert into document_chunks (tenant_id, document_id, ordinal, text, characters, search_vector, embedding, created_at)
+       select $1, $2, o - 1, x.text, length(x.text), to_tsvector('english', x.text), x.embedding, now()
+         from unnest($3::text[], $4::bytea[]) with ordinality as x(text, embedding, o)
+       returning id, text`,
+      [a.tenantId, doc.id, texts, vectors],
+    ).then((rows) => rows.filter((r) => (r as { text?: string }).text === 'Zebra quokka marmalade.'));
+    await backfillVectors(sql);
+
+    const res = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.results[0]).toEqual(expect.objectContaining({ chunk_id: hidden.id, document_name: 'Plants', text: 'Zebra quokka marmalade.' }));
+
+    // Past the exact-scan bound (chunks x dimensions, from the documents' chunk counts) the portable
+    // path answers: it compares only the lexical candidates, and there are none here.
+    await t.sql('update documents set chunk_count = $2 where id = $1', [doc.id, Math.ceil(PGVECTOR_SCAN_MAX_VALUES / 64) + 1]);
+    const bounded = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
+    expect(bounded.status, bounded.text).toBe(200);
+    expect(bounded.body.data.results).toEqual([]);
+  });
+});
