@@ -5,9 +5,9 @@ import { isUuid } from '../common/schemas.js';
 import { isBuiltInDomain } from '../domains/built-in-domains.js';
 import { isKnownDomain } from '../domains/domain-access.js';
 import { getHiringIntent } from '../hiring/hiring-intents.js';
-import { findCustomDomainKeys } from './store/custom-domains.js';
-import { findCustomIntentRefs } from './store/custom-intents.js';
-import { findWorkflowRefs } from './store/workflows.js';
+import { findCustomDomainKeys } from '../domains/store/custom-domains.js';
+import { findCustomIntentRefs } from '../intents/store/custom-intents.js';
+import { findWorkflowRefs } from '../workflows/store/workflows.js';
 
 /** An intent reference: a custom intent's id, or `domain/intent_key` (built-in or custom). */
 export type IntentRef = { kind: 'id'; id: string } | { kind: 'key'; domain: string; intent: string };

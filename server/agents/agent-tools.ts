@@ -12,7 +12,7 @@ import { parseIntentRef } from './agent-references.js';
 import type { AgentTool, ToolContext, ToolOutcome, ToolProblem } from './agent-tool.types.js';
 import { revealMcpHeaders } from './mcp-headers.js';
 import { buildPlatformTools } from './platform-tools.js';
-import { findCustomIntentKeys } from './store/custom-intents.js';
+import { findCustomIntentKeys } from '../intents/store/custom-intents.js';
 
 const MAX_NAME = 64;
 

@@ -12,7 +12,7 @@ import { findUnknownDomainKeys, findUnknownIntentIds, findUnknownWorkflowIds } f
 import {
   addAgent, findAgent as findAgentRow, flushAgentChanges, flushAgentInsert, listActiveAgents, refreshAgent, transitionAgentStatus, type AgentRow,
 } from './store/agents.js';
-import { readTenantDefaultModel } from './store/tenants.js';
+import { readTenantDefaultModel } from '../tenants/store/tenants.js';
 
 /** Plans without agentic tool calling. */
 const PLANS_WITHOUT_AGENTS = new Set(['free']);

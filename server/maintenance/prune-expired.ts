@@ -10,7 +10,8 @@ import { deleteRetiredAgentSessions, failAbandonedAgentRuns } from '../agents/st
 import { deleteIdempotencyKeysBefore } from '../workflows/store/idempotency-keys.js';
 import { deleteScheduleTicksBefore } from '../workflows/store/schedule-ticks.js';
 import { deleteExpiredWorkflowState } from '../workflows/store/workflow-state.js';
-import { deleteExpiredIntentCache, expireIdleSessions } from './store/expired-rows.js';
+import { deleteExpiredIntentCache } from '../intents/store/run-record.js';
+import { expireIdleSessions } from '../sessions/store/sessions.js';
 
 /**
  * Deletes rows that have outlived their use and expires idle sessions; returns how many of each

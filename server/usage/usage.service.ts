@@ -7,7 +7,7 @@ import { countUsageEventsByKind, insertUsageEvents, selectUsageTotals, sumUsageC
 /** The first instant of the UTC month of `date`. */
 
 // The SQL of usage_events and usage_counters lives in the store; callers keep importing it from here.
-export { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from './store/usage-events.js';
+export type { UsageEventInput } from './store/usage-events.js';
 
 /**
  * Writes usage events and moves the tenants' monthly counters, in the caller's transaction (so

@@ -57,3 +57,8 @@ export async function flushDomainChanges(em: EntityManager): Promise<void> {
 export async function deleteDomain(em: EntityManager, domainId: string): Promise<void> {
   await kyselyOf(em).deleteFrom('custom_domains').where('id', '=', domainId).execute();
 }
+
+/** Which of `domainKeys` (not empty) name a custom domain of the tenant. */
+export async function findCustomDomainKeys(em: EntityManager, tenantId: string, domainKeys: string[]): Promise<{ domain_key: string }[]> {
+  return kyselyOf(em).selectFrom('custom_domains').select('domain_key').where('tenant_id', '=', tenantId).where('domain_key', 'in', domainKeys).execute();
+}

@@ -13,7 +13,7 @@ import type { SqlPool } from '../../../db/sql-pool.js';
 import { monthKey } from '../../common/schemas.js';
 import { boundedJson } from '../../runs/run-steps.js';
 import { TENANT_RUNTIME_COLUMNS, type TenantRuntimeRow } from '../../tenants/tenant-runtime.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/usage.service.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 import { evalRunJob } from '../../jobs/contracts.js';
 import { addJobSql, removeJobSql } from '../../jobs/store/job-queue.js';
 

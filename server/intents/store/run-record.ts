@@ -1,9 +1,11 @@
 // What a completed intent run writes (usage_events, usage_counters, sessions, session_messages,
-// intent_cache), in one statement; the intent_cache rows are written here alone.
+// intent_cache), in one statement; the intent_cache rows are written here alone (their expiry too).
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { monthKey } from '../../common/schemas.js';
 import type { RunSession, Turn } from '../../sessions/sessions.service.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/usage.service.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 
 export interface RunRecord {
   tenantId: string;
@@ -76,4 +78,10 @@ export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: s
     record.cache?.key ?? null,
     record.cache?.ttlSeconds ?? 0,
   ], 'liya_run_record');
+}
+
+/** Deletes cached intent answers that expired before `now`; answers how many. */
+export async function deleteExpiredIntentCache(em: EntityManager, now: Date): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('intent_cache').where('expires_at', '<', now).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }

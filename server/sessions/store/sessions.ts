@@ -1,7 +1,7 @@
-// Reads of the sessions and session_messages tables (end users' conversations with the intents).
-// This module writes neither: a run's turn is written by the intents feature's run record, and
-// expiry by the maintenance feature.
+// The sessions and session_messages tables (end users' conversations with the intents): their reads
+// and their expiry. A run's turn is written in the intent run's one statement (intents/store/run-record.ts).
 import { Session, SessionMessage, type ISession, type ISessionMessage } from '../../../db/entities/session.js';
+import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 
 export type { ISession as SessionRow, ISessionMessage as SessionMessageRow } from '../../../db/entities/session.js';
@@ -29,4 +29,15 @@ export async function listTenantSessions(
 ): Promise<[ISession[], number]> {
   const where = { tenant: tenantId, ...(filter.status ? { status: filter.status } : {}), ...(filter.domain ? { domain: filter.domain } : {}) };
   return em.findAndCount(Session, where, { orderBy: { lastActivityAt: 'desc', id: 'asc' }, limit: page.limit, offset: page.offset });
+}
+
+/** Active sessions idle since before `idleBefore` become expired; answers how many. */
+export async function expireIdleSessions(em: EntityManager, idleBefore: Date): Promise<number> {
+  const result = await kyselyOf(em)
+    .updateTable('sessions')
+    .set({ status: 'expired' })
+    .where('status', '=', 'active')
+    .where('last_activity_at', '<', idleBefore)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows ?? 0n);
 }

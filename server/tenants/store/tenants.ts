@@ -145,3 +145,9 @@ export async function lockTenantForUpdate(em: EntityManager, tenantId: string): 
 export async function lockTenantForKeyShare(em: EntityManager, tenantId: string): Promise<void> {
   await kyselyOf(em).selectFrom('tenants').select('id').where('id', '=', tenantId).forKeyShare().execute();
 }
+
+/** The tenant's default model (null when it has none or there is no such tenant). */
+export async function readTenantDefaultModel(em: EntityManager, tenantId: string): Promise<string | null> {
+  const tenant = await kyselyOf(em).selectFrom('tenants').select('default_model').where('id', '=', tenantId).executeTakeFirst();
+  return tenant?.default_model ?? null;
+}

@@ -16,7 +16,7 @@ import type { StepDef } from '../step-types.js';
 import type { RunGuard } from './run-guard.js';
 import type { Resume, WaitKind } from './run-types.js';
 import { renderTemplate } from '../../common/templates.js';
-import { findIntentKeys } from '../store/step-intents.js';
+import { findCustomIntentKeys } from '../../intents/store/custom-intents.js';
 import { takeEarlyCallback } from '../store/workflow-runs.js';
 import { readStateValue, setState, type StateKey } from '../store/workflow-state.js';
 
@@ -179,7 +179,7 @@ async function runIntentStep(step: StepDef, ctx: StepContext): Promise<StepResul
       domain = parsed.domain;
       intent = parsed.intent;
     } else {
-      const row = await findIntentKeys(ctx.em, ctx.scope.tenantId, parsed.id);
+      const row = await findCustomIntentKeys(ctx.em, ctx.scope.tenantId, parsed.id);
       if (!row) throw new Error(`the intent ${ref} no longer exists`);
       domain = row.domain_key;
       intent = row.intent_key;

@@ -87,3 +87,14 @@ export async function clearWebhookSecret(sql: SqlPool, workflowId: string, store
   // Raw: on the SqlPool (the run-start path), which has no query builder.
   await sql.query('update workflows set webhook_secret = null where id = $1 and webhook_secret = $2', [workflowId, stored]);
 }
+
+/** The tenant's workflows (any status) whose id is one of `ids` or whose key is one of `keys`. */
+export async function findWorkflowRefs(em: EntityManager, tenantId: string, ids: string[], keys: string[]): Promise<{ id: string; workflow_key: string }[]> {
+  if (!ids.length && !keys.length) return [];
+  return kyselyOf(em)
+    .selectFrom('workflows')
+    .select(['id', 'workflow_key'])
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(keys.length ? [eb('workflow_key', 'in', keys)] : [])]))
+    .execute();
+}
