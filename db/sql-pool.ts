@@ -1,7 +1,10 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 
-/** Parameterised SQL for the few hot paths (authentication runs on every request). */
+/**
+ * Parameterised SQL on a plain `pg` pool for the hot paths: authentication on every request, and
+ * the statements of intent, agent, workflow and eval runs (the stores that use it say so).
+ */
 export interface SqlPool {
   /**
    * `prepare` names a server-side prepared statement: each connection parses and plans the text

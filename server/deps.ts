@@ -13,7 +13,7 @@ import type { RunPorts } from './runs/run-ports.js';
 export interface AppDeps {
   config: AppConfig;
   orm: Orm;
-  /** Plain parameterised queries for hot paths (authentication). */
+  /** Plain parameterised queries for the hot paths (authentication, the run engines' statements). */
   sql: SqlPool;
   log: Logger;
   /** HS256 key for dashboard JWTs. */

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 
-// The REST adapter turns on coercion for every number/boolean field of an input object, bodies
-// included ("7" -> 7, "false" -> true). Wrapping a field in a transform makes it a pipe, which the
-// adapter leaves alone: use these in request bodies so a wrong type is a 400, not a guess.
+// Body fields are validated exactly as sent (http/rest-routes.ts serves the procedures; no adapter
+// coerces "7" to 7 any more). These wrappers date from trpc-to-openapi's own adapter, which did,
+// and left a transform (a pipe) alone. They stay because the OpenAPI document is generated from the
+// schemas as they are: without them the request bodies' defaults are documented differently.
 const strict = <T extends z.ZodType>(schema: T) => schema.transform((v) => v as z.output<T>);
-/**
- * Shields a nested body object from the adapter's coercion (which also mutates shared schema
- * instances): the adapter does not look inside a transform.
- */
+/** Keeps a nested body object as it is in the generated document (see above). */
 export const noCoerce = strict;
 
 export const bodyInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => strict(z.number().int().min(min).max(max));
