@@ -229,3 +229,12 @@ export async function postEventStream(
     process.off('SIGINT', onSigint);
   }
 }
+
+/** What to tell the user when a run's stream ended before the run reported its end. */
+export function unfinishedStreamReport(key: string, interruption: Error | undefined, hints: string[]): { message: string; hints: string[] } {
+  const why = interruption instanceof StreamIdle ? `the stream sent nothing for ${interruption.ms / 1000} s` : (interruption?.message ?? 'the stream ended early');
+  return {
+    message: `The run of ${key} did not report its end: ${why}`,
+    hints: [...hints, ...(interruption instanceof StreamIdle ? ['Allow longer silences with --timeout <seconds>.'] : [])],
+  };
+}

@@ -10,7 +10,7 @@ import { ApiError } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
 import { CliError, describeError, EXIT_FAILURE } from '../errors.js';
 import { isInteractive, printJson, show, withApiErrors, withSpinner } from '../output.js';
-import { postEventStream, StreamCancelled, StreamIdle, type StreamTarget } from '../sse.js';
+import { postEventStream, StreamCancelled, StreamIdle, unfinishedStreamReport, type StreamTarget } from '../sse.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine, type StatusKind } from '../ui/status.js';
@@ -253,15 +253,7 @@ async function runAgent(key: string, message: string, flags: RunFlags, command: 
       );
       return EXIT_FAILURE;
     }
-    const why = interruption instanceof StreamIdle ? `the stream sent nothing for ${interruption.ms / 1000} s` : (interruption?.message ?? 'the stream ended early');
-    await show(
-      h(StatusLine, {
-        kind: 'error',
-        message: `The run of ${key} did not report its end: ${why}`,
-        hints: [...runHints, ...(interruption instanceof StreamIdle ? ['Allow longer silences with --timeout <seconds>.'] : [])],
-      }),
-      process.stderr,
-    );
+    await show(h(StatusLine, { kind: 'error', ...unfinishedStreamReport(key, interruption, runHints) }), process.stderr);
     return EXIT_FAILURE;
   }
 

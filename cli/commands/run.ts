@@ -1,15 +1,15 @@
 // `liya run <domain> <intent>`: runs an intent through POST /v1/run with the tenant API key, the
 // input object read from a JSON file or stdin.
-import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { createElement as h } from 'react';
 import type { IntentResponse } from '../../server/intents/intents.schemas.js';
 import { action } from '../action.js';
 import { ApiError } from '../api-client.js';
 import { commandContext } from '../context.js';
-import { CliError, describeError, type FieldLabels } from '../errors.js';
+import { describeError, type FieldLabels } from '../errors.js';
 import { printJson, show, withSpinner } from '../output.js';
 import { StatusLine } from '../ui/status.js';
+import { readJsonObjectInput, type InputHints } from '../read-json-input.js';
 
 /** A model call can take a while: the time limit of `run` unless --timeout / LIYA_TIMEOUT says otherwise. */
 export const RUN_TIMEOUT_MS = 120_000;
@@ -30,47 +30,12 @@ const RUN_HINTS: Record<string, string> = {
   OUTPUT_INVALID: 'The model\'s answer did not fit the intent\'s output schema; try again, or adjust the prompt.',
 };
 
-function describeSource(source: string): string {
-  return source === '-' ? 'stdin' : source;
-}
-
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) {
-    await show(h(StatusLine, { kind: 'info', message: 'Reading the input JSON from stdin; end it with Ctrl-D' }), process.stderr);
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The input object from a JSON file or stdin (`-`); anything but a JSON object is a usage error. */
-export async function readInput(source: string): Promise<Record<string, unknown>> {
-  const where = describeSource(source);
-  let text: string;
-  if (source === '-') {
-    text = await readStdin();
-  } else {
-    try {
-      text = await readFile(source, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
-      throw new CliError(`Cannot read the --input file ${source}: ${reason}`, ['Give a JSON file, or - to read the JSON from stdin.']);
-    }
-  }
-  if (!text.trim()) throw new CliError(`The --input from ${where} is empty`, ['It must hold a JSON object such as {"user_id": "u-1", "current_role": "Engineer"}.']);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (err) {
-    throw new CliError(`The --input from ${where} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    const kind = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
-    throw new CliError(`The --input from ${where} must be a JSON object, not ${kind}`, ['For example {"user_id": "u-1", "current_role": "Engineer"}.']);
-  }
-  return parsed as Record<string, unknown>;
-}
+const INPUT_HINTS: InputHints = {
+  unreadable: 'Give a JSON file, or - to read the JSON from stdin.',
+  empty: 'It must hold a JSON object such as {"user_id": "u-1", "current_role": "Engineer"}.',
+  invalidJson: [],
+  notObject: 'For example {"user_id": "u-1", "current_role": "Engineer"}.',
+};
 
 /** One line about the call: model, tokens, cost, latency, cache, session. */
 export function runSummary(body: RunResponse): string {
@@ -136,7 +101,7 @@ export function runCommand(): Command {
     .action(
       action(async (domain: string, intent: string, flags: { input: string; session?: string; json?: boolean }, command: Command) => {
         const client = commandContext(command).withApiKey({ timeoutMs: RUN_TIMEOUT_MS });
-        const input = await readInput(flags.input);
+        const input = await readJsonObjectInput(flags.input, INPUT_HINTS);
         const body = { domain, intent, input, ...(flags.session ? { session_id: flags.session } : {}) };
         let response: RunResponse;
         try {

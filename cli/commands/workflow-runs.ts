@@ -2,7 +2,6 @@
 // streaming endpoint (Server-Sent Events), printing each step of the trace, the output and a line
 // about the run; and the durable runs: `runs` lists a workflow's runs, `retry` continues a failed
 // one from where it failed, `cancel` stops one that waits.
-import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
 import { createElement as h } from 'react';
 import type { WorkflowRunStatus } from '../../db/column-values.js';
@@ -12,9 +11,10 @@ import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE } from '../errors.js';
 import { printJson, show, withSpinner } from '../output.js';
-import { postEventStream, StreamCancelled, StreamIdle, type JsonEvent, type StreamOutcome } from '../sse.js';
+import { postEventStream, StreamCancelled, unfinishedStreamReport, type JsonEvent, type StreamOutcome } from '../sse.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
+import { readJsonObjectInput, type InputHints } from '../read-json-input.js';
 import { Table } from '../ui/table.js';
 import { dateTime, plural, segment } from '../format.js';
 import { printRunResult, TracePrinter, type RunEnd } from '../workflow-trace.js';
@@ -52,45 +52,14 @@ const FINAL_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.waiting
 
 // ---------------------------------------------------------------- the --input file
 
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) {
-    await show(h(StatusLine, { kind: 'info', message: 'Reading the input JSON from stdin; end it with Ctrl-D' }), process.stderr);
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 const INPUT_EXAMPLE = 'For example {"amount": 150} (the trigger payload, {{trigger.amount}} in the steps).';
 
-/** The run's input object from a JSON file or stdin (`-`); anything but a JSON object is a usage error (exit 2). */
-export async function readWorkflowInput(source: string): Promise<Record<string, unknown>> {
-  const where = source === '-' ? 'stdin' : source;
-  let text: string;
-  if (source === '-') {
-    text = await readStdin();
-  } else {
-    try {
-      text = await readFile(source, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
-      throw new CliError(`Cannot read the --input file ${source}: ${reason}`, ['Give a JSON file holding the input object, or - to read it from stdin.']);
-    }
-  }
-  if (!text.trim()) throw new CliError(`The --input from ${where} is empty`, [`It must hold a JSON object. ${INPUT_EXAMPLE}`]);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (err) {
-    throw new CliError(`The --input from ${where} is not valid JSON: ${(err as Error).message}`, [INPUT_EXAMPLE]);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    const kind = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
-    throw new CliError(`The --input from ${where} must be a JSON object, not ${kind}`, [INPUT_EXAMPLE]);
-  }
-  return parsed as Record<string, unknown>;
-}
+const INPUT_HINTS: InputHints = {
+  unreadable: 'Give a JSON file holding the input object, or - to read it from stdin.',
+  empty: `It must hold a JSON object. ${INPUT_EXAMPLE}`,
+  invalidJson: [INPUT_EXAMPLE],
+  notObject: INPUT_EXAMPLE,
+};
 
 // ---------------------------------------------------------------- the run
 
@@ -117,7 +86,7 @@ function resultFromStream(final: JsonEvent, started: { run_id: string; conversat
 export async function runWorkflow(ref: string, flags: RunFlags, command: Command): Promise<number> {
   const ctx = commandContext(command);
   const client = ctx.withApiKey({ timeoutMs: WORKFLOW_RUN_TIMEOUT_MS }); // a usage error (exit 2) when there is no key
-  const input = flags.input === undefined ? {} : await readWorkflowInput(flags.input);
+  const input = flags.input === undefined ? {} : await readJsonObjectInput(flags.input, INPUT_HINTS);
   const body: Omit<RunWorkflowInput, 'workflowIdOrKey'> = { input, ...(flags.conversation !== undefined ? { conversation_id: flags.conversation } : {}) };
   const printer = flags.json ? null : new TracePrinter(process.stdout);
 
@@ -174,15 +143,7 @@ export async function runWorkflow(ref: string, flags: RunFlags, command: Command
         );
         return EXIT_FAILURE;
       }
-      const why = interruption instanceof StreamIdle ? `the stream sent nothing for ${interruption.ms / 1000} s` : (interruption?.message ?? 'the stream ended early');
-      await show(
-        h(StatusLine, {
-          kind: 'error',
-          message: `The run of ${key} did not report its end: ${why}`,
-          hints: [...runHints, ...(interruption instanceof StreamIdle ? ['Allow longer silences with --timeout <seconds>.'] : [])],
-        }),
-        process.stderr,
-      );
+      await show(h(StatusLine, { kind: 'error', ...unfinishedStreamReport(key, interruption, runHints) }), process.stderr);
       return EXIT_FAILURE;
     }
     result = resultFromStream(outcome.final, started, trace);

@@ -2,40 +2,18 @@
 // finished (run totals, the agent's turn and the session in one statement). Steps in between are
 // written by server/runs/run-steps.ts as they end.
 import type { SqlPool } from '../../db/sql-pool.js';
-import type { AgentRunStatus } from '../../db/column-values.js';
 import { estimateTokens } from '../llm/count-tokens.js';
-import { insertRunStart, updateRunFinish } from './store/agent-runs.js';
+import { insertRunStart, updateRunFinish, type AgentRunFinishRow, type AgentRunStartRow } from './store/agent-runs.js';
 
-export interface RunStart {
-  runId: string;
-  sessionId: string;
-  tenantId: string;
-  agentId: string;
-  userId: string | null;
-  input: Record<string, unknown>;
-  model: string;
-  maxCostUsd: number | null;
-  /** The user's message as stored in the transcript (after redaction). */
-  message: string;
-}
+/** A run's start as the run path knows it; the store row adds the message's token count. */
+export type RunStart = Omit<AgentRunStartRow, 'messageTokens'>;
 
 export async function writeRunStart(sql: SqlPool, start: RunStart): Promise<void> {
   await insertRunStart(sql, { ...start, messageTokens: estimateTokens(start.message) });
 }
 
-export interface RunFinish {
-  runId: string;
-  sessionId: string;
-  tenantId: string;
-  status: AgentRunStatus;
-  output: string;
-  steps: number;
-  totalTokens: number;
-  totalCost: number;
-  totalLatencyMs: number;
-  error: Record<string, unknown> | null;
-  model: string | null;
-}
+/** A run's end as the run path knows it; the store row adds the output's token count. */
+export type RunFinish = Omit<AgentRunFinishRow, 'outputTokens'>;
 
 /** Finishes a running run (a run already finished is left as it is). */
 export async function writeRunFinish(sql: SqlPool, finish: RunFinish): Promise<void> {

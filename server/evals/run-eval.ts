@@ -24,7 +24,7 @@ import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer
 import { JUDGE_BUDGET_USD, judgeSpendThisMonth } from './eval-limits.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
 import {
-  claimRun, completeRun, countPendingResults, listPendingResults, markRunFailed, writeCaseResult, type ClaimedRun, type PendingCase,
+  claimRun, completeRun, countPendingResults, listPendingResults, markRunFailed, writeCaseResult, type CaseResultWrite, type ClaimedRun, type PendingCase,
 } from './store/eval-runs.js';
 import { scorerWebhookSecret } from './suites.service.js';
 
@@ -94,20 +94,8 @@ function closeTenantSpend(tenantId: string, entry: TenantSpend) {
 
 // ---- Writes -------------------------------------------------------------------------------------
 
-interface CaseWrite {
-  status: 'scored' | 'errored' | 'skipped';
-  output: unknown;
-  check: CheckResult | null;
-  verdict: JudgeVerdict | null;
-  customScore: number | null;
-  passed: boolean | null;
-  latencyMs: number;
-  costUsd: number;
-  error: string | null;
-  judgeUsage: UsageEventInput[];
-  judgeFailures: number;
-  steps: { name: string; type: string; status: string; costUsd: number; promptTokens: number; completionTokens: number; latencyMs: number; error: string | null; startedAt: Date }[];
-}
+/** What a case writes, with the check and the verdict as the run produced them. */
+type CaseWrite = CaseResultWrite & { check: CheckResult | null; verdict: JudgeVerdict | null };
 
 async function writeCase(deps: AppDeps, run: ClaimedRun, c: PendingCase, w: CaseWrite): Promise<string | null> {
   return writeCaseResult(deps.sql, run, c.id, w);

@@ -58,6 +58,9 @@ Decisions where the specification is silent:
 - Hiring intents require only the fields they cannot run without, as non-blank text (schema pattern
   \`\\S\`; the issue message is "must not be blank"); there are no minimum lengths. Each intent's input
   schema description says what it needs.
+- A prompt template fills \`{{input.path}}\` (own properties only), \`{{context}}\` and \`{{history}}\`;
+  a rendered prompt over 2,000,000 characters is 413 PAYLOAD_TOO_LARGE (\`details.max_prompt_chars\`),
+  found before the prompt is built.
 - Guardrails always redact a nine-digit number the text labels as an SSN, ITIN, TIN, social security
   number or tax id, whatever its area or checksum; unlabelled numbers must be valid SSNs.
 - GET /admin/diagnostics answers 200 with \`ok: false\` when a check fails: the body is a report, not

@@ -312,7 +312,6 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
         {
           ...(request.timeoutMs !== undefined ? { timeout: request.timeoutMs } : {}),
           ...(request.maxRetries !== undefined ? { maxRetries: request.maxRetries } : {}),
-          ...(request.signal ? { signal: request.signal } : {}),
         },
       );
     } catch (err) {

@@ -150,7 +150,6 @@ export interface EmbedRequest {
   timeoutMs?: number;
   /** Retries of the provider call (default: the client's, LLM_MAX_RETRIES). */
   maxRetries?: number;
-  signal?: AbortSignal;
   cache?: EmbeddingCache;
   /** A failed usage write is logged instead of thrown (a search must not fail for its bookkeeping). */
   usageBestEffort?: boolean;

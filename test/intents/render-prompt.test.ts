@@ -2,7 +2,7 @@
 // own placeholders are filled, anything else in braces stays as written, and no path reaches a
 // prototype.
 import { describe, expect, it } from 'vitest';
-import { renderPrompt } from '../../server/intents/render-prompt.js';
+import { MAX_PROMPT_CHARS, renderPrompt } from '../../server/intents/render-prompt.js';
 
 describe('renderPrompt', () => {
   it('fills input paths, context and history; objects become JSON, missing values empty', () => {
@@ -19,5 +19,17 @@ describe('renderPrompt', () => {
 
   it('reaches own properties only', () => {
     expect(renderPrompt('[{{input.constructor}}][{{input.__proto__}}][{{input.a.toString}}]', { input: { a: 'x' } })).toBe('[][][]');
+  });
+});
+
+describe('the rendered prompt\'s size', () => {
+  it('is checked before it is built: a template repeating a large field is 413 PAYLOAD_TOO_LARGE', () => {
+    const template = '{{input.text}}'.repeat(5_000);
+    const big = 'x'.repeat(1_000_000);
+    expect(() => renderPrompt(template, { input: { text: big } })).toThrow(
+      expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE', status: 413, details: { max_prompt_chars: MAX_PROMPT_CHARS } }),
+    );
+    // (Built first, 5,000 copies of 1 MB would be 5 GB: it stops at the third.)
+    expect(renderPrompt('{{input.text}}{{input.text}}', { input: { text: 'x'.repeat(MAX_PROMPT_CHARS / 2) } })).toHaveLength(MAX_PROMPT_CHARS);
   });
 });

@@ -298,7 +298,7 @@ export interface PendingCase {
 }
 
 /** What a scored (or errored, or skipped) case writes. */
-interface CaseResultWrite {
+export interface CaseResultWrite {
   status: 'scored' | 'errored' | 'skipped';
   output: unknown;
   check: unknown;
