@@ -17,6 +17,7 @@ import { knowledgeRouter } from './knowledge/knowledge.router.js';
 import { providerKeysRouter } from './llm/provider-keys.router.js';
 import { sessionsRouter } from './sessions/sessions.router.js';
 import { promptsRouter } from './prompts/prompts.router.js';
+import { deploysRouter } from './deploys/deploys.router.js';
 import { mergeRouters, router } from './trpc.js';
 
 // Literal paths must not be shadowed by a `{param}` sibling registered earlier: the route-walk
@@ -42,6 +43,7 @@ export const appRouter = router({
   workflows: workflowsRouter,
   events: eventsRouter,
   evals: evalsRouter,
+  deploys: deploysRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -52,7 +52,9 @@ function summaryLine(checks: DoctorCheck[]): StatusLineProps {
   const warnings = warned ? `, ${warned} warning${warned === 1 ? '' : 's'}` : '';
   const total = `${checks.length} check${checks.length === 1 ? '' : 's'}`;
   if (failed) return { kind: 'error', message: `${failed} of ${total} failed${warnings}` };
-  return { kind: warned ? 'warning' : 'success', message: `${checks.length === 1 ? 'The' : 'All'} ${total} passed${warnings}` };
+  // A check with a warning did not pass: it is counted apart, never as one of "all".
+  if (warned) return { kind: 'warning', message: `${checks.length - warned} of ${total} passed${warnings}` };
+  return { kind: 'success', message: `${checks.length === 1 ? 'The' : 'All'} ${total} passed` };
 }
 
 export function doctorCommand(): Command {

@@ -138,7 +138,7 @@ export function parseMinScore(value: string): number {
  * server to judge) as it is; a name must match exactly one suite, else a usage error (exit 2).
  */
 export async function resolveSuite(client: ApiClient, ref: string): Promise<string> {
-  const { suites } = await client.get<{ suites: SuiteDto[] }>('/v1/evals/suites', { auth: 'bearer' });
+  const suites = await loadAllSuites(client);
   if (suites.some((s) => s.id === ref)) return ref;
   const named = suites.filter((s) => s.name === ref);
   if (named.length === 1) return named[0].id;
@@ -150,6 +150,16 @@ export async function resolveSuite(client: ApiClient, ref: string): Promise<stri
   throw new CliError(`The tenant has no suite "${ref}"`, [
     names.length ? `Its suites: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''} (liya evals suites lists them with their ids)` : 'It has no suites yet; create one with POST /v1/evals/suites.',
   ]);
+}
+
+/** Every suite of the tenant, page by page (the list is paged, at most 100 a page). */
+async function loadAllSuites(client: ApiClient): Promise<SuiteDto[]> {
+  const suites: SuiteDto[] = [];
+  for (let page = 1; ; page++) {
+    const res = await client.get<{ suites: SuiteDto[]; pagination: { total: number } }>(`/v1/evals/suites?page=${page}&pageSize=100`, { auth: 'bearer' });
+    suites.push(...res.suites);
+    if (!res.suites.length || suites.length >= res.pagination.total) return suites;
+  }
 }
 
 async function loadRun(client: ApiClient, id: string, signal?: AbortSignal): Promise<EvalRun> {
@@ -458,7 +468,7 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
 async function listSuites(flags: { json?: boolean }, command: Command): Promise<number | void> {
   const client = commandContext(command).withApiKey();
   return withEvalErrors('suites', async () => {
-    const { suites } = await withSpinner('Loading suites', () => client.get<{ suites: SuiteDto[] }>('/v1/evals/suites', { auth: 'bearer' }));
+    const suites = await withSpinner('Loading suites', () => loadAllSuites(client));
     if (flags.json) return printJson(suites);
     await show(
       h(

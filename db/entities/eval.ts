@@ -113,6 +113,8 @@ export const EvalRun = defineEntity({
     judgeFailures: p.integer().default(0),
     judgeCapReached: p.boolean().default(false),
     modelOverride: p.string().length(200).nullable(),
+    /** A deployment's gate: the intent definition to run instead of the live one (a draft). */
+    intentDefinition: p.json<Record<string, unknown>>().nullable(),
     error: p.json<Record<string, unknown>>().nullable(),
     startedAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),

@@ -23,6 +23,8 @@ export interface AgentRuntimeConfig {
   parallelToolCalls: boolean;
   toolTimeoutMs: number;
   planning: boolean;
+  /** The agent's own planning instruction (behavior_config.planning given as text); null: the default one. */
+  planningInstruction: string | null;
   fallback: string;
   stopOnTools: string[];
   conversationMemory: { enabled: boolean; maxTokens: number };
@@ -38,6 +40,15 @@ type Sourced<T> = { value: T; source: Source };
 const pick = <T>(own: T | null | undefined, fallback: T, fallbackSource: Source = 'platform_default'): Sourced<T> =>
   own === undefined || own === null ? { value: fallback, source: fallbackSource } : { value: own, source: 'agent' };
 
+/**
+ * behavior_config.planning as it takes effect: a boolean as it is; text is planning on with that
+ * text as the instruction, and blank text says nothing to plan by, so planning is off.
+ */
+function effectivePlanning(planning: BehaviorConfig['planning']): boolean | string | undefined {
+  if (typeof planning !== 'string') return planning;
+  return planning.trim() === '' ? false : planning;
+}
+
 function resolveSourced(agent: AgentSettings, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>) {
   const behavior = (agent.behaviorConfig ?? {}) as BehaviorConfig;
   const memory = (agent.memoryConfig ?? {}) as MemoryConfig;
@@ -52,7 +63,7 @@ function resolveSourced(agent: AgentSettings, tenantDefaultModel: string | null,
     max_cost_usd: pick<number | null>(behavior.max_cost_usd ?? null, null),
     parallel_tool_calls: pick(behavior.execution?.parallel_tool_calls, true),
     tool_timeout_ms: pick(behavior.execution?.tool_timeout_ms, AGENT_DEFAULTS.toolTimeoutMs),
-    planning: pick(behavior.planning, false),
+    planning: pick(effectivePlanning(behavior.planning), false),
     fallback: pick(behavior.fallback, AGENT_DEFAULTS.fallback),
     stop_on_tools: pick(behavior.termination?.stop_on_tools, [] as string[]),
     conversation_memory: pick(typeof conversation === 'boolean' ? conversation : conversationObject?.enabled, true),
@@ -79,7 +90,8 @@ export function resolveRuntimeConfig(agent: AgentSettings, tenantDefaultModel: s
     maxCostUsd: s.max_cost_usd.value,
     parallelToolCalls: s.parallel_tool_calls.value,
     toolTimeoutMs: s.tool_timeout_ms.value,
-    planning: s.planning.value,
+    planning: s.planning.value !== false,
+    planningInstruction: typeof s.planning.value === 'string' ? s.planning.value.trim() : null,
     fallback: s.fallback.value,
     stopOnTools: s.stop_on_tools.value,
     conversationMemory: { enabled: s.conversation_memory.value, maxTokens: s.conversation_memory_max_tokens.value },

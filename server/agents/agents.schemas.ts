@@ -11,6 +11,10 @@ const MASKED = '***';
 /** What a stored MCP header value is shown as; sending it back unchanged keeps the stored value. */
 export const MASKED_HEADER_VALUE = MASKED;
 
+// Config objects take what they know, like the top level of the body: keys they do not know (at
+// any depth) are dropped, not refused, so a client written against a newer or older shape still works.
+const UNKNOWN_KEYS_DROPPED = 'Keys not listed here, at any depth, are ignored and not stored';
+
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'not a valid HTTP header name');
 const toolName = z.string().min(1).max(128);
 
@@ -30,8 +34,7 @@ export const mcpServerSchema = z
       .describe(`Sent with every request (e.g. Authorization). Stored encrypted and shown as "${MASKED}"; send "${MASKED}" back to keep a stored value`),
     allowed_tools: z.array(toolName).max(200).optional().describe('Only these tools of the server are offered (default: all)'),
     timeout_ms: bodyInt(100, 120_000).optional().describe('Per tool call (default: behavior_config.execution.tool_timeout_ms)'),
-  })
-  .strict();
+  });
 export type McpServerInput = z.infer<typeof mcpServerSchema>;
 
 export const toolsConfigSchema = z
@@ -43,7 +46,6 @@ export const toolsConfigSchema = z
         allow: z.array(toolName).max(500).optional().describe('Only these tool names are offered (default: every configured tool)'),
         deny: z.array(toolName).max(500).optional().describe('These tool names are never offered'),
       })
-      .strict()
       .optional(),
     mcp_servers: z
       .array(mcpServerSchema)
@@ -56,7 +58,7 @@ export const toolsConfigSchema = z
     transfer_phone_number: z.string().max(50).optional().describe('Given to users who ask for a human'),
     transfer_label: z.string().max(200).optional(),
   })
-  .strict();
+  .describe(UNKNOWN_KEYS_DROPPED);
 export type ToolsConfig = z.infer<typeof toolsConfigSchema>;
 
 export const memoryConfigSchema = z
@@ -64,12 +66,10 @@ export const memoryConfigSchema = z
     conversation_memory: z
       .union([
         bodyBoolean(),
-        z
-          .object({
-            enabled: bodyBoolean().optional(),
-            max_tokens: bodyInt(100, 100_000).optional().describe('Token budget of earlier turns (default 4000); older turns are dropped'),
-          })
-          .strict(),
+        z.object({
+          enabled: bodyBoolean().optional(),
+          max_tokens: bodyInt(100, 100_000).optional().describe('Token budget of earlier turns (default 4000); older turns are dropped'),
+        }),
       ])
       .optional()
       .describe('Earlier turns of the session given to the model (default: on, 4000 tokens)'),
@@ -77,31 +77,35 @@ export const memoryConfigSchema = z
     persistent_memory: bodyBoolean().optional().describe('Tools remember / recall, per end user (input.user_id)'),
     retention_days: bodyInt(1, 3650).optional().describe('Sessions idle this long are deleted with their transcript (default 30)'),
   })
-  .strict();
+  .describe(UNKNOWN_KEYS_DROPPED);
 export type MemoryConfig = z.infer<typeof memoryConfigSchema>;
 
 export const behaviorConfigSchema = z
   .object({
-    planning: bodyBoolean().optional().describe('Ask the model to state a short plan before acting (default false)'),
+    planning: z
+      .union([bodyBoolean(), z.string().max(2000)])
+      .optional()
+      .describe(
+        'Ask the model to state a short plan before acting (default false). A string turns planning on and is given to the model ' +
+          'as its planning instruction (e.g. "List the tools you will call, in order"); it is stored as sent. A blank string is planning off',
+      ),
     execution: z
       .object({
         parallel_tool_calls: bodyBoolean().optional().describe('Let the model call several tools in one step (default true); they run concurrently'),
         tool_timeout_ms: bodyInt(100, 120_000).optional().describe('Per tool call (default 30000)'),
       })
-      .strict()
       .optional(),
     fallback: z.string().max(2000).optional().describe('The answer when the model fails or the answer is blocked'),
     termination: z
       .object({
         stop_on_tools: z.array(toolName).max(50).optional().describe('The run ends (completed) right after one of these tools has run'),
       })
-      .strict()
       .optional(),
     max_steps: bodyInt(1, 50).optional().describe('Model calls per run (default 10)'),
     max_output_tokens: bodyInt(1, 100_000).optional().describe('Per model call (default 2048)'),
     max_cost_usd: bodyNumber(0, 1000).optional().describe('Hard cap on what one run may spend on model calls (default: none)'),
   })
-  .strict();
+  .describe(UNKNOWN_KEYS_DROPPED);
 export type BehaviorConfig = z.infer<typeof behaviorConfigSchema>;
 
 const idList = (what: string) => z.array(z.string().min(1).max(200)).max(100).describe(what);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listAuditLog } from '../audit/audit.service.js';
-import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset } from '../common/schemas.js';
+import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
 import { getUsageReport, resolveRange } from '../usage/usage.service.js';
 import { getAccount, updateAccount } from './account.service.js';
@@ -28,10 +28,10 @@ export const dashboardRouter = router({
     .mutation(async ({ ctx, input }) => envelope(await updateAccount(ctx.em, ctx.user, ctx.actor, input))),
 
   listUsers: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: '/dashboard/users', tags: ACCOUNT, summary: 'Users of the tenant' } })
-    .input(z.object({}).optional())
-    .output(ok(z.object({ users: z.array(dashboardUserSchema) })))
-    .query(async ({ ctx }) => envelope(await listUsers(ctx.em, ctx.tenantId))),
+    .meta({ openapi: { method: 'GET', path: '/dashboard/users', tags: ACCOUNT, summary: 'Users of the tenant, oldest first; paged by page and pageSize' } })
+    .input(z.object(pageQuery))
+    .output(ok(z.object({ users: z.array(dashboardUserSchema), pagination: paginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listUsers(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize)))),
 
   inviteUser: dashboardProcedure('admin')
     .meta({ openapi: { method: 'POST', path: '/dashboard/users', tags: ACCOUNT, summary: 'Add a user with an initial password (owner/admin; only owners grant owner)' }, successStatus: 201, errors: ['EMAIL_TAKEN'] })

@@ -24,7 +24,8 @@ export type EnvironmentDto = z.infer<typeof environmentSchema>;
 
 export const issuedKeySchema = z.object({
   apiKey: z.string().describe('The full key. Shown once: store it now.'),
-  apiKeyPreview: z.string(),
+  apiKeyPreview: z.string().describe('The key masked: first 12 and last 4 characters, as key lists show it.'),
+  maskedKey: z.string().describe('The new key masked, the same value as apiKeyPreview (first 12 and last 4 characters): safe to show or log.'),
 });
 export type IssuedKeyDto = z.infer<typeof issuedKeySchema>;
 

@@ -10,9 +10,9 @@ import { isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import { lockTenantForUpdate } from '../tenants/store/tenants.js';
 
-export async function listUsers(em: EntityManager, tenantId: string) {
-  const users = await listTenantUsers(em, tenantId);
-  return { users: users.map(toDashboardUser) };
+export async function listUsers(em: EntityManager, tenantId: string, page: { limit: number; offset: number }) {
+  const [users, total] = await listTenantUsers(em, tenantId, page);
+  return { users: users.map(toDashboardUser), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 // Only an owner may hand out or take away the owner role.

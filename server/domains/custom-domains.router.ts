@@ -1,9 +1,9 @@
 // A tenant's custom domains: the groups its custom intents live in (dashboard API).
 import { z } from 'zod';
-import { envelope, ok, okEmpty } from '../common/schemas.js';
+import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
 import { createDomainInput, customDomainSchema, updateDomainInput } from './custom-domains.schemas.js';
-import { createCustomDomain, deleteCustomDomain, getCustomDomain, listCustomDomains, updateCustomDomain } from './custom-domains.service.js';
+import { createCustomDomain, deleteCustomDomain, getCustomDomain, listCustomDomainsPage, updateCustomDomain } from './custom-domains.service.js';
 
 const DOMAINS = ['Custom domains'];
 const BASE = '/dashboard/custom-domains';
@@ -12,10 +12,10 @@ const domainKey = z.object({ domainKey: z.string().max(100) });
 
 export const customDomainsRouter = router({
   listDomains: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: BASE, tags: DOMAINS, summary: 'The tenant\'s custom domains' } })
-    .input(z.object({}).optional())
-    .output(ok(z.object({ domains: z.array(customDomainSchema) })))
-    .query(async ({ ctx }) => envelope(await listCustomDomains(ctx.em, ctx.tenantId))),
+    .meta({ openapi: { method: 'GET', path: BASE, tags: DOMAINS, summary: 'The tenant\'s custom domains by sort_order, then key; paged by page and pageSize' } })
+    .input(z.object(pageQuery))
+    .output(ok(z.object({ domains: z.array(customDomainSchema), pagination: paginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listCustomDomainsPage(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize)))),
 
   createDomain: dashboardProcedure('developer')
     .meta({ openapi: { method: 'POST', path: BASE, tags: DOMAINS, summary: 'Create a custom domain' }, successStatus: 201, errors: ['DOMAIN_KEY_TAKEN'] })

@@ -6,7 +6,7 @@ import { AppError, notFound } from '../errors.js';
 import type { CustomDomainDto } from './custom-domains.schemas.js';
 import { countIntentsByDomain } from '../intents/store/custom-intents.js';
 import { isBuiltInDomain } from './built-in-domains.js';
-import { deleteDomain, findDomain, flushDomainChanges, insertDomain, listDomains, type CustomDomainRow } from './store/custom-domains.js';
+import { deleteDomain, findDomain, flushDomainChanges, insertDomain, listDomains, listDomainsPage, type CustomDomainRow } from './store/custom-domains.js';
 
 function toDomainDto(domain: CustomDomainRow, intentCount: number): CustomDomainDto {
   return {
@@ -31,6 +31,13 @@ export async function listCustomDomains(em: EntityManager, tenantId: string) {
   const domains = await listDomains(em, tenantId);
   const counts = await countIntents(em, tenantId);
   return { domains: domains.map((d) => toDomainDto(d, counts.get(d.id) ?? 0)) };
+}
+
+/** One page of the tenant's custom domains, in the order listCustomDomains gives them all. */
+export async function listCustomDomainsPage(em: EntityManager, tenantId: string, page: { limit: number; offset: number }) {
+  const [domains, total] = await listDomainsPage(em, tenantId, page);
+  const counts = await countIntents(em, tenantId);
+  return { domains: domains.map((d) => toDomainDto(d, counts.get(d.id) ?? 0)), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 /** The domain row, or 404 (another tenant's key is simply not found). */

@@ -7,7 +7,7 @@ import { AppError, notFound, type ValidationIssue } from '../errors.js';
 import { caseInput, MAX_CASES_PER_DATASET, type CaseDto, type CaseInput, type CreateDatasetInput, type DatasetDto } from './evals.schemas.js';
 import {
   appendDatasetCases, countDatasetCases, deleteTenantCase, deleteTenantDataset, findTenantDataset, findTenantDatasetCase, insertDatasetWithCases, listDatasetCases,
-  listTenantDatasets, lockDatasetForAppend, updateCaseFields, updateDatasetFields, type CaseRow, type DatasetRow, type NewCase,
+  listTenantDatasetsPage, lockDatasetForAppend, updateCaseFields, updateDatasetFields, type CaseRow, type DatasetRow, type NewCase,
 } from './store/datasets.js';
 import { listSuitesOnDataset } from './store/suites.js';
 import { EVAL_TEMPLATES, findEvalTemplate } from './templates.js';
@@ -64,10 +64,10 @@ async function appendCases(tx: EntityManager, tenantId: string, datasetId: strin
   return appendDatasetCases(tx, tenantId, datasetId, last + 1, cases.map(newCase));
 }
 
-export async function listDatasets(em: EntityManager, tenantId: string) {
-  const datasets = await listTenantDatasets(em, tenantId);
+export async function listDatasets(em: EntityManager, tenantId: string, page: { limit: number; offset: number }) {
+  const [datasets, total] = await listTenantDatasetsPage(em, tenantId, page);
   const counts = await countDatasetCases(em, datasets.map((d) => d.id));
-  return { datasets: datasets.map((d) => toDatasetDto(d, tenantId, counts.get(d.id) ?? 0)) };
+  return { datasets: datasets.map((d) => toDatasetDto(d, tenantId, counts.get(d.id) ?? 0)), pagination: { total, limit: page.limit, offset: page.offset } };
 }
 
 export async function createDataset(em: EntityManager, tenantId: string, input: CreateDatasetInput) {

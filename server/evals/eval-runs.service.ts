@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 // Evaluation runs as the API sees them: start a suite's run (202, pending; its cases and its job are
 // written with it), read, list, results, cooperative cancel, resume of a failed run, and the suite's
 // pinned baseline. The execution itself is run-eval.ts, on the job runner.
@@ -10,8 +11,8 @@ import type { TenantScope } from '../tenants/tenant-scope.js';
 import { admitEvalRuns, assertEvalRunAllowed, judgeBudgetOf } from './eval-limits.js';
 import type { EvalResultDto, EvalRunDto, ReviewDto } from './eval-runs.schemas.js';
 import {
-  cancelActiveRun, countErroredResults, findSuiteRun, findTenantRun, insertSuiteRun as insertSuiteRunRow, listRunResults, listTenantRuns, reloadTenantRun,
-  removeRunJob, resumeFailedRun, runFromRow, type AdmittedRunRow, type ResultRow, type RunRow,
+  cancelActiveRun, countErroredResults, findSuiteRun, findTenantRun, insertGateRun, insertSuiteRun as insertSuiteRunRow, listRunResults, listTenantRuns, reloadTenantRun,
+  removeRunJob, resumeFailedRun, runFromRow, type AdmittedRunRow, type GateRunValues, type ResultRow, type RunRow,
   type SqlRunner,
 } from './store/eval-runs.js';
 import { listReviewsOfResults, type ReviewRow } from './store/reviews.js';
@@ -155,6 +156,23 @@ export async function startSuiteRun(em: EntityManager, deps: AppDeps, scope: Ten
   const suite = await runnableSuite(em, scope, suiteId);
   const row = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, 1, (tx) => insertSuiteRun(tx, deps, scope, suite, options));
   return admittedRun(em, scope.tenantId, row);
+}
+
+/** What a deployment gate runs: a suite of the project, its cases, and the draft intent (null: the live one). */
+export type GateRunSpec = Pick<GateRunValues, 'cases' | 'name' | 'domainKey' | 'intentKey' | 'judgeRubric' | 'passThreshold' | 'customScorerExpression' | 'intentDefinition'>;
+
+/**
+ * Starts a deployment gate's runs, admitted together (plan, judge budget, rate limit) like a suite's
+ * runs; each runs its cases on its draft intent definition.
+ */
+export async function startGateRuns(em: EntityManager, deps: AppDeps, scope: TenantScope, gates: GateRunSpec[]): Promise<EvalRunDto[]> {
+  judgeBudgetOf(scope.plan);
+  const rows = await admitEvalRuns(deps.sql, scope.tenantId, scope.plan, gates.length, async (tx) => {
+    const out: AdmittedRunRow[] = [];
+    for (const gate of gates) out.push(await insertGateRun(tx, { ...gate, id: randomUUID(), tenantId: scope.tenantId, environmentId: scope.environmentId, judgeModel: judgeModelOf(deps) }));
+    return out;
+  });
+  return rows.map((row) => admittedRun(em, scope.tenantId, row).run);
 }
 
 /** The suite, when its intent can still run (else 422 with the reason). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envelope, ok, okEmpty, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
+import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import {
   addCase, cloneTemplate, createDataset, deleteCase, deleteDataset, getDataset, importCases, listDatasets, listTemplates, updateCase, updateDataset,
@@ -31,10 +31,10 @@ const RUN_START_ERRORS = ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCE
 // Literal paths (datasets/templates) come before their `{id}` siblings.
 export const evalsRouter = router({
   listDatasets: apiKeyProcedure
-    .meta({ openapi: { method: 'GET', path: `${BASE}/datasets`, tags: TAGS, summary: 'Datasets, newest first, with cases_count (no cases)' } })
-    .input(z.object({}).optional())
-    .output(ok(z.object({ datasets: z.array(datasetSchema) })))
-    .query(async ({ ctx }) => envelope(await listDatasets(ctx.em, ctx.tenantId))),
+    .meta({ openapi: { method: 'GET', path: `${BASE}/datasets`, tags: TAGS, summary: 'Datasets, newest first, with cases_count (no cases); paged by page and pageSize' } })
+    .input(z.object(pageQuery))
+    .output(ok(z.object({ datasets: z.array(datasetSchema), pagination: paginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listDatasets(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize)))),
 
   createDataset: apiKeyProcedure
     .meta({
@@ -120,10 +120,12 @@ export const evalsRouter = router({
     }),
 
   listSuites: apiKeyProcedure
-    .meta({ openapi: { method: 'GET', path: `${BASE}/suites`, tags: TAGS, summary: 'Suites, newest first (filter by domain_key and intent_key)' } })
+    .meta({ openapi: { method: 'GET', path: `${BASE}/suites`, tags: TAGS, summary: 'Suites, newest first (filter by domain_key and intent_key); paged by page and pageSize' } })
     .input(listSuitesInput)
-    .output(ok(z.object({ suites: z.array(suiteSchema) })))
-    .query(async ({ ctx, input }) => envelope(await listSuites(ctx.em, ctx.tenantId, input))),
+    .output(ok(z.object({ suites: z.array(suiteSchema), pagination: paginationSchema })))
+    .query(async ({ ctx, input }) =>
+      envelope(await listSuites(ctx.em, ctx.tenantId, { domain_key: input.domain_key, intent_key: input.intent_key, ...pageToLimitOffset(input.page, input.pageSize) })),
+    ),
 
   createSuite: apiKeyProcedure
     .meta({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bodyNumber, noCoerce } from '../common/schemas.js';
+import { bodyNumber, noCoerce, pageQuery } from '../common/schemas.js';
 
 /** Most cases one create or import request may carry. */
 export const MAX_CASES_PER_REQUEST = 5000;
@@ -176,4 +176,4 @@ export const updateSuiteInput = suiteId
   .meta({ id: 'UpdateEvalSuiteRequest' });
 export type UpdateSuiteInput = z.infer<typeof updateSuiteInput>;
 
-export const listSuitesInput = z.object({ domain_key: z.string().max(100).optional(), intent_key: z.string().max(100).optional() });
+export const listSuitesInput = z.object({ domain_key: z.string().max(100).optional(), intent_key: z.string().max(100).optional(), ...pageQuery });

@@ -12,7 +12,7 @@ import { monthKey } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
-import { resolveIntent } from '../intents/resolve-intent.js';
+import { draftIntentDefinition, resolveIntent, type DraftIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
@@ -234,7 +234,9 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
   let intent: IntentDefinition | null = null;
   if (run.execution_mode === 'liya_intent') {
     try {
-      intent = await resolveIntent(em, tenant, run.domain_key!, run.intent_key!);
+      intent = run.intent_definition
+        ? draftIntentDefinition(run.domain_key!, run.intent_key!, run.intent_definition as unknown as DraftIntent)
+        : await resolveIntent(em, tenant, run.domain_key!, run.intent_key!);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       await failRun(deps, run.id, err.code, err.message);

@@ -13,7 +13,7 @@ import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { compileExpression } from '../workflows/expressions.js';
 import type { CreateSuiteInput, SuiteDto, UpdateSuiteInput } from './evals.schemas.js';
 import { findTenantDataset } from './store/datasets.js';
-import { deleteTenantSuite, findTenantSuite, insertSuite, listTenantSuites, updateSuiteFields, type SuiteRow, type SuiteValues } from './store/suites.js';
+import { deleteTenantSuite, findTenantSuite, insertSuite, listTenantSuitesPage, updateSuiteFields, type SuiteRow, type SuiteValues } from './store/suites.js';
 
 const secretContext = (tenantId: string, suiteId: string) => `eval-scorer-webhook-secret:${tenantId}:${suiteId}`;
 
@@ -110,9 +110,9 @@ function checkScorer(next: { expression: string | null; url: string | null; hasS
   if (next.newSecret) checkScorerSecret(next.newSecret);
 }
 
-export async function listSuites(em: EntityManager, tenantId: string, filter: { domain_key?: string; intent_key?: string }) {
-  const suites = await listTenantSuites(em, tenantId, { domainKey: filter.domain_key, intentKey: filter.intent_key });
-  return { suites: suites.map((s) => toSuiteDto(s, tenantId)) };
+export async function listSuites(em: EntityManager, tenantId: string, filter: { domain_key?: string; intent_key?: string; limit: number; offset: number }) {
+  const [suites, total] = await listTenantSuitesPage(em, tenantId, { domainKey: filter.domain_key, intentKey: filter.intent_key, limit: filter.limit, offset: filter.offset });
+  return { suites: suites.map((s) => toSuiteDto(s, tenantId)), pagination: { total, limit: filter.limit, offset: filter.offset } };
 }
 
 export async function createSuite(em: EntityManager, deps: AppDeps, tenant: TenantRuntime, input: CreateSuiteInput) {

@@ -70,8 +70,9 @@ Decisions where the specification is silent:
   one re-activates it. DELETE answers the agent (now \`inactive\`). \`guardrail_policy_id\` is always null:
   agents use the tenant's guardrails. \`workflow_ids\` takes workflow ids or keys; each deployed, active one is a
   tool \`workflow__<key>\` (a synchronous run). \`action_ids\` and
-  \`tools_config.custom_tool_refs\` are stored, not offered to the model. Config objects are strict: unknown
-  keys are a 400. MCP server \`headers\` are write-only (stored encrypted, shown as \`***\`; \`***\` sent back
+  \`tools_config.custom_tool_refs\` are stored, not offered to the model. Unknown keys in \`tools_config\`,
+  \`memory_config\` and \`behavior_config\`, at any depth, are ignored and not stored, like unknown top-level fields;
+  \`behavior_config.planning\` is a boolean or a planning instruction (a non-blank text turns planning on). MCP server \`headers\` are write-only (stored encrypted, shown as \`***\`; \`***\` sent back
   keeps the stored value).
 - An agent run answers 200 whatever its status (completed, needs_input, max_steps_reached,
   budget_exhausted, guardrail_blocked, failed, cancelled); \`steps\` counts model calls. The run detail adds
@@ -84,7 +85,12 @@ Decisions where the specification is silent:
   \`draft_steps\` show unpublished changes; before the first deploy \`steps\` are the draft. DELETE …/draft on a
   never-deployed workflow is 409 NO_DRAFT. Toggle sets the status label to active or inactive. A run answers 200
   with its status (a failed step without on_failure ends it \`failed\`) and adds \`output\`; a run call with the
-  conversation_id of a needs_input run continues it (input.message required).
+  conversation_id of a needs_input run continues it (input.message required). The smallest definition runs: a
+  trigger without \`config\` (or without \`trigger_subtype\`) is manual, an \`end\` without \`config.output\` ends
+  the run with output null, an \`ai_intent\` step with only \`intent_id\` runs the intent on the run's input. Step
+  config keys a step type does not know are dropped when saved, not refused. A \`workflow_key\` made from the name
+  never takes a path word under /v1/workflows (\`actions\`, \`approvals\`, \`events\`, \`runs\`) or a UUID's shape:
+  it gets \`-workflow\` appended; such a key sent in PATCH is 400 INVALID_INPUT.
 - Durable workflow runs: every wait is stored, not slept. approval -> \`awaiting_approval\` with \`approval_id\`
   (POST /v1/workflows/approvals/{approvalId}/decision \`{decision: approve|reject, comment?}\`; reject without
   on_failure ends the run \`rejected\`; a timeout follows on_failure, else fails the step). delay -> \`waiting\` with
@@ -149,7 +155,20 @@ Decisions where the specification is silent:
   on plans without \`mail_any_recipient\` (free, trial) mail may go only to the tenant's users with a verified e-mail.
   Subject at most 998 characters, body 256 KiB. The step's output is \`{queued, to, recipients}\`.
 - Eval suites: \`custom_scorer_webhook_secret\` is \`whsec_\` + base64 (or the base64 alone) of 24-64 bytes, checked
-  when saved (400 INVALID_INPUT).`;
+  when saved (400 INVALID_INPUT).
+- Key rotations (admin, dashboard, environment) answer \`maskedKey\` beside \`apiKey\` (shown once) and \`apiKeyPreview\`.
+- hiring/answer-feedback needs only the answer: \`answer\`, or \`message\` when \`answer\` is absent; \`question\` is optional.
+- Deploys as code (tag "Deploys as code"): GET /v1/project exports the tenant's custom domains and intents, prompts
+  (every version), collections (metadata and domain attachments), tenant guardrails, deployed workflows, agents, eval
+  datasets and suites, matched by key (ids become keys: collection slugs, \`domain/intent\`, workflow keys; datasets
+  and suites by name), every field present and sorted, secrets (MCP header values, scorer webhook secrets) as
+  \`\${ENV_NAME}\` references. POST /v1/project/plan diffs a project field by field. POST /v1/deployments
+  publishes every change in one transaction (a refused change rolls all back), or first runs \`gate\` suites on the
+  draft definitions as eval runs; POST /v1/deployments/{id}/publish then publishes only when each passed (completed,
+  no errored case, pass rate at least \`min_pass_rate\`, default 1) and the plan still holds (409 GATE_PENDING,
+  GATE_FAILED, DEPLOYMENT_STALE). Prompt versions only append; an agent is never removed (prune switches it off);
+  prune deletes a collection with its documents. Deployments are kept per tenant and readable by id; they never
+  store a secret value (a publish sends the project again; its digest must match).`;
 
 const LIMITS_DESCRIPTION = `## Limits
 

@@ -16,7 +16,7 @@ export function builtInIntents(domain: string): IntentDefinition[] {
   return domain === 'hiring' ? HIRING_INTENTS : [];
 }
 
-function customSystemPrompt(intent: CustomIntentRow) {
+function customSystemPrompt(intent: { displayName: string; description?: string | null }) {
   return [
     `You perform the task "${intent.displayName}"${intent.description ? `: ${intent.description}` : ''}.`,
     'Follow the instructions in the user message, using only the material it contains.',
@@ -46,6 +46,43 @@ async function toDefinition(em: EntityManager, tenantId: string, intent: CustomI
     guardrailsConfig: (intent.guardrailsConfig as GuardrailsConfig | null) ?? null,
     cacheConfig: (intent.cacheConfig as CacheConfig | null) ?? null,
     retrievalConfig: (intent.retrievalConfig as RetrievalConfig | null) ?? null,
+  };
+}
+
+/** A custom intent's definition as a deployment's draft holds it (API field names; the prompt resolved). */
+export interface DraftIntent {
+  display_name: string;
+  description: string | null;
+  prompt_template: string;
+  input_schema: Record<string, unknown> | null;
+  output_schema: Record<string, unknown> | null;
+  execution_config: ExecutionConfig | null;
+  guardrails_config: GuardrailsConfig | null;
+  retrieval_config: RetrievalConfig | null;
+}
+
+/**
+ * A draft custom intent, runnable by a deployment's gate before it is live. Never cached: a cached
+ * answer would be the live definition's.
+ */
+export function draftIntentDefinition(domainKey: string, intentKey: string, draft: DraftIntent): IntentDefinition {
+  return {
+    id: `draft:${domainKey}/${intentKey}`,
+    domain: domainKey,
+    key: intentKey,
+    displayName: draft.display_name,
+    description: draft.description,
+    builtIn: false,
+    version: 0,
+    systemPrompt: customSystemPrompt({ displayName: draft.display_name, description: draft.description }),
+    promptTemplate: draft.prompt_template,
+    inputSchema: draft.input_schema,
+    outputSchema: draft.output_schema ?? DEFAULT_OUTPUT_SCHEMA,
+    conversational: false,
+    executionConfig: draft.execution_config ?? {},
+    guardrailsConfig: draft.guardrails_config,
+    cacheConfig: null,
+    retrievalConfig: draft.retrieval_config,
   };
 }
 

@@ -11,6 +11,8 @@ import { findEnvironmentByName, findTenantEnvironment, insertEnvironment, lockEn
 export interface IssuedKey {
   apiKey: string;
   apiKeyPreview: string;
+  /** The same masked form as apiKeyPreview, under the name key rotation responses also use. */
+  maskedKey: string;
 }
 
 export const DEFAULT_ENVIRONMENTS = ['production', 'development'] as const;
@@ -31,7 +33,7 @@ export async function issueEnvironmentKey(em: EntityManager, tenantId: string, e
   const apiKey = generateApiKey();
   const apiKeyPreview = previewApiKey(apiKey);
   await insertApiKey(em, { tenantId, environmentId, keyHash: hashApiKey(apiKey), keyPreview: apiKeyPreview });
-  return { apiKey, apiKeyPreview };
+  return { apiKey, apiKeyPreview, maskedKey: apiKeyPreview };
 }
 
 /** Creates the default environments with a key each; returns the production key. */

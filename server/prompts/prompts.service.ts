@@ -72,6 +72,16 @@ export async function addPromptVersion(em: EntityManager, tenantId: string, acto
   });
 }
 
+/** Renames or redescribes a prompt (its versions are immutable); audited when something changed. */
+export async function updatePromptDetails(em: EntityManager, tenantId: string, actor: Actor, promptKey: string, input: { name: string; description: string | null }) {
+  const prompt = await findPrompt(em, tenantId, promptKey, true);
+  if (prompt.name === input.name && (prompt.description ?? null) === input.description) return;
+  prompt.name = input.name;
+  prompt.description = input.description;
+  recordAudit(em, tenantId, actor, { action: 'prompt.updated', targetType: 'prompt', targetId: prompt.id, details: { prompt_key: promptKey } });
+  await flushPromptChanges(em);
+}
+
 /** A prompt an intent is bound to cannot be deleted (409 CONFLICT) until the binding is removed. */
 export async function deletePrompt(em: EntityManager, tenantId: string, actor: Actor, promptKey: string) {
   await em.transactional(async (tx) => {

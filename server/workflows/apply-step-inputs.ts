@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ValidationIssue } from '../errors.js';
 // Client-chosen ids of STEP_ID_PATTERN's shape are kept: templates and expressions refer to steps by id.
-import { ACTION_CATALOG, STEP_ID_PATTERN, type StepDef } from './step-types.js';
+import { ACTION_CATALOG, STEP_ID_PATTERN, stripUnknownConfigKeys, type StepDef } from './step-types.js';
 import type { StepInput } from './workflows.schemas.js';
 
 
@@ -66,7 +66,8 @@ export function applyStepInputs(previous: StepDef[] | null, inputs: StepInput[])
       step_type: input.step_type,
       name: input.name ?? null,
       action_id: input.action_id ?? null,
-      config: rewriteConfigRefs(input.step_type, input.config ?? {}, ids),
+      // Unknown config keys are dropped, not refused: the stored step holds what the engine reads.
+      config: stripUnknownConfigKeys(input.step_type, input.action_id ?? null, rewriteConfigRefs(input.step_type, input.config ?? {}, ids)),
       position_x: input.position_x ?? null,
       position_y: input.position_y ?? null,
       step_order: i,

@@ -1,6 +1,8 @@
 // The vocabulary of workflow definitions: step types, trigger subtypes, the action catalog, and the
 // shape of each step's config. Config schemas check one step in isolation; what spans steps (ids that
 // must exist, the graph, whether an expression compiles) is validate-definition.ts's job.
+// Config objects are z.object, not strict: an unknown key is dropped when the step is saved, as at
+// the top level of a request body, so a client may send settings a newer or older release knows.
 import { z } from 'zod';
 import { parseRecipients } from '../mail/mail-recipients.js';
 import { hasTemplate } from './expressions.js';
@@ -10,6 +12,9 @@ export type StepType = (typeof STEP_TYPES)[number];
 
 export const TRIGGER_SUBTYPES = ['manual', 'webhook', 'schedule', 'event'] as const;
 export type TriggerSubtype = (typeof TRIGGER_SUBTYPES)[number];
+
+/** A trigger without config.trigger_subtype (or without config) is started by a run call. */
+export const DEFAULT_TRIGGER_SUBTYPE: TriggerSubtype = 'manual';
 
 export const ACTION_IDS = ['http_request', 'set_state', 'get_state', 'transform', 'wait_for_callback', 'send_email', 'log'] as const;
 export type ActionId = (typeof ACTION_IDS)[number];
@@ -128,7 +133,7 @@ export function checkCron(expression: string): string | null {
 // ---- Action configs ---------------------------------------------------------------------------
 
 const actionConfigSchemas = {
-  http_request: z.strictObject({
+  http_request: z.object({
     method: z.enum(HTTP_METHODS).describe('HTTP method'),
     url: z
       .string()
@@ -143,17 +148,17 @@ const actionConfigSchemas = {
     body: templateValue('Request body: a string or JSON, sent as JSON unless a string').optional(),
     timeout_ms: z.number().int().min(100).max(60_000).optional().describe('Request timeout in milliseconds (100-60000)'),
   }),
-  set_state: z.strictObject({
+  set_state: z.object({
     key: text(200).describe('State key; may contain {{templates}}'),
     value: templateValue('Value to store: any JSON, strings may contain {{templates}}'),
     ttl_seconds: seconds(YEAR_SECONDS, 'Seconds until the value expires (absent: never)').optional(),
   }),
-  get_state: z.strictObject({ key: text(200).describe('State key; may contain {{templates}}') }),
-  transform: z.strictObject({ output: templateValue('The step output: any JSON, strings may contain {{templates}}') }),
-  wait_for_callback: z.strictObject({
+  get_state: z.object({ key: text(200).describe('State key; may contain {{templates}}') }),
+  transform: z.object({ output: templateValue('The step output: any JSON, strings may contain {{templates}}') }),
+  wait_for_callback: z.object({
     timeout_seconds: seconds(YEAR_SECONDS, 'Seconds to wait for a POST to {{run.callback_url}} before the step fails').optional(),
   }),
-  send_email: z.strictObject({
+  send_email: z.object({
     to: z
       .string()
       .max(2000)
@@ -165,7 +170,7 @@ const actionConfigSchemas = {
     subject: text(998).describe('Subject; may contain {{templates}}'),
     body: text(100_000).describe('Plain-text body; may contain {{templates}}'),
   }),
-  log: z.strictObject({ message: text(10_000).describe('Message written to the run log; may contain {{templates}}') }),
+  log: z.object({ message: text(10_000).describe('Message written to the run log; may contain {{templates}}') }),
 } satisfies Record<ActionId, z.ZodType>;
 
 export interface ActionCatalogEntry {
@@ -201,29 +206,30 @@ export const ACTION_CATALOG: ActionCatalogEntry[] = ACTION_IDS.map((id) => ({
 // ---- Step configs -----------------------------------------------------------------------------
 
 const triggerConfig = z
-  .strictObject({
-    trigger_subtype: z.enum(TRIGGER_SUBTYPES),
+  .object({
+    trigger_subtype: z.enum(TRIGGER_SUBTYPES).optional().describe(`How runs start (absent: ${DEFAULT_TRIGGER_SUBTYPE})`),
     cron: z.string().max(200).optional(),
     timezone: z.string().max(100).optional(),
     event_name: text(200).optional(),
   })
   .superRefine((config, ctx) => {
-    const onlyFor = (field: 'cron' | 'timezone' | 'event_name', subtype: TriggerSubtype) => {
-      if (config[field] !== undefined && config.trigger_subtype !== subtype) {
-        ctx.addIssue({ code: 'custom', path: [field], message: `only for ${subtype} triggers` });
+    const subtype = config.trigger_subtype ?? DEFAULT_TRIGGER_SUBTYPE;
+    const onlyFor = (field: 'cron' | 'timezone' | 'event_name', only: TriggerSubtype) => {
+      if (config[field] !== undefined && subtype !== only) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `only for ${only} triggers` });
       }
     };
     onlyFor('cron', 'schedule');
     onlyFor('timezone', 'schedule');
     onlyFor('event_name', 'event');
-    if (config.trigger_subtype === 'schedule') {
+    if (subtype === 'schedule') {
       const problem = config.cron === undefined ? 'is required for schedule triggers' : checkCron(config.cron);
       if (problem) ctx.addIssue({ code: 'custom', path: ['cron'], message: problem });
       if (config.timezone !== undefined && !isTimeZone(config.timezone)) {
         ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'not an IANA time zone (e.g. Europe/Berlin)' });
       }
     }
-    if (config.trigger_subtype === 'event' && config.event_name === undefined) {
+    if (subtype === 'event' && config.event_name === undefined) {
       ctx.addIssue({ code: 'custom', path: ['event_name'], message: 'is required for event triggers' });
     }
   });
@@ -233,11 +239,11 @@ const switchCaseValue = z.union([z.string().max(1000), z.number(), z.boolean(), 
 
 const stepConfigSchemas = {
   trigger: triggerConfig,
-  condition: z.strictObject({ expression: expression('CEL; true follows on_success, false on_failure (absent: the run ends)') }),
+  condition: z.object({ expression: expression('CEL; true follows on_success, false on_failure (absent: the run ends)') }),
   switch: z
-    .strictObject({
+    .object({
       expression: expression('CEL; its value is compared with each case value'),
-      cases: z.array(z.strictObject({ value: switchCaseValue, next_ref: stepRef('Step to go to') })).min(1).max(100),
+      cases: z.array(z.object({ value: switchCaseValue, next_ref: stepRef('Step to go to') })).min(1).max(100),
       default_ref: stepRef('Step when no case matches (absent: on_success, else the next step by step_order)').optional(),
     })
     .superRefine((config, ctx) => {
@@ -249,7 +255,7 @@ const stepConfigSchemas = {
       });
     }),
   delay: z
-    .strictObject({
+    .object({
       seconds: seconds(YEAR_SECONDS, 'Seconds to wait (1-31536000)').optional(),
       until: z
         .string()
@@ -262,17 +268,17 @@ const stepConfigSchemas = {
         ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of seconds or until' });
       }
     }),
-  loop: z.strictObject({
+  loop: z.object({
     items: expression('CEL giving the list to iterate over'),
     step_ref: stepRef('First step of the body, run once per item'),
     max_iterations: z.number().int().min(1).max(10_000).optional().describe(`Most items run (default ${DEFAULT_LOOP_MAX_ITERATIONS})`),
   }),
   ai_intent: z
-    .strictObject({
+    .object({
       intent_id: text(200).optional().describe('A custom intent id, or `domain/intent` of a built-in intent'),
       domain: key.optional(),
       intent: key.optional(),
-      input: templateObject('The intent input; strings may contain {{templates}}'),
+      input: templateObject('The intent input; strings may contain {{templates}} (absent: the run\'s input, as the trigger received it)').optional(),
     })
     .superRefine((config, ctx) => {
       const byId = config.intent_id !== undefined;
@@ -281,12 +287,12 @@ const stepConfigSchemas = {
       else if (byKey && config.domain === undefined) ctx.addIssue({ code: 'custom', path: ['domain'], message: 'is required with intent' });
       else if (byKey && config.intent === undefined) ctx.addIssue({ code: 'custom', path: ['intent'], message: 'is required with domain' });
     }),
-  ai_agent: z.strictObject({ agent_key: key, message: text(100_000).describe('The user message; may contain {{templates}}') }),
-  approval: z.strictObject({
+  ai_agent: z.object({ agent_key: key, message: text(100_000).describe('The user message; may contain {{templates}}') }),
+  approval: z.object({
     message: text(10_000).describe('What the approver is asked; may contain {{templates}}'),
     timeout_seconds: seconds(YEAR_SECONDS, 'Seconds before the approval times out and on_failure is followed').optional(),
   }),
-  end: z.strictObject({ output: templateValue('The run output: any JSON, strings may contain {{templates}}') }),
+  end: z.object({ output: z.unknown().optional().describe('The run output: any JSON, strings may contain {{templates}} (absent: null)') }),
 } satisfies Record<Exclude<StepType, 'action'>, z.ZodType>;
 
 /** Config fields holding a CEL expression, per step type. */
@@ -306,4 +312,28 @@ export const isActionId = (value: unknown): value is ActionId => (ACTION_IDS as 
 export function stepConfigSchema(stepType: StepType, actionId: string | null): z.ZodType | null {
   if (stepType === 'action') return isActionId(actionId) ? actionConfigSchemas[actionId] : null;
   return isStepType(stepType) ? stepConfigSchemas[stepType] : null;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `sent` without the keys zod dropped from `parsed`; values stay as sent (untrimmed). */
+function keepParsedKeys(sent: unknown, parsed: unknown): unknown {
+  // Free-form values (z.unknown) come back as the very object sent: nothing below them was dropped,
+  // so the walk follows only the schema's own objects, never the depth of client JSON.
+  if (sent === parsed) return sent;
+  if (Array.isArray(sent) && Array.isArray(parsed)) return sent.map((item, i) => keepParsedKeys(item, parsed[i]));
+  if (isPlainObject(sent) && isPlainObject(parsed)) {
+    return Object.fromEntries(Object.entries(sent).filter(([k]) => Object.hasOwn(parsed, k)).map(([k, v]) => [k, keepParsedKeys(v, parsed[k])]));
+  }
+  return sent;
+}
+
+/**
+ * A step's config without the keys its schema does not know (at any level the schema describes),
+ * as stored. A config that does not fit its schema is returned as sent: validation reports it.
+ */
+export function stripUnknownConfigKeys(stepType: StepType, actionId: string | null, config: Record<string, unknown>): Record<string, unknown> {
+  const schema = stepConfigSchema(stepType, actionId);
+  const parsed = schema?.safeParse(config);
+  return parsed?.success ? (keepParsedKeys(config, parsed.data) as Record<string, unknown>) : config;
 }

@@ -140,13 +140,8 @@ function checkStep(step: StepDef, i: number, indexById: Map<string, number>, rep
   const schema = stepConfigSchema(step.step_type, step.action_id);
   if (schema) {
     const result = schema.safeParse(step.config, { error: zodMessages });
-    for (const issue of result.success ? [] : result.error.issues) {
-      if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) report(i, `config${pathOf([...issue.path, key])}`, 'unknown_config_key', 'is not a setting of this step');
-      } else {
-        report(i, `config${pathOf(issue.path)}`, 'invalid_config', issue.message);
-      }
-    }
+    // Unknown keys are no issue: the config schemas drop them (apply-step-inputs.ts stores the rest).
+    for (const issue of result.success ? [] : result.error.issues) report(i, `config${pathOf(issue.path)}`, 'invalid_config', issue.message);
   }
 
   const config = isRecord(step.config) ? step.config : {};

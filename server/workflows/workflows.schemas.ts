@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WORKFLOW_RUN_STATUSES, WORKFLOW_STATUSES } from '../../db/column-values.js';
 import { bodyBoolean, bodyInt, bodyNumber, noCoerce } from '../common/schemas.js';
-import { keyPattern } from '../common/schemas.js';
+import { isUuid, keyPattern } from '../common/schemas.js';
 import { STEP_TYPES } from './step-types.js';
 
 /** Most steps one workflow may have. */
@@ -17,7 +17,13 @@ export const stepInputSchema = z
     step_type: z.enum(STEP_TYPES),
     name: z.string().max(200).nullable().optional(),
     action_id: z.string().max(100).nullable().optional().describe('Required when step_type is action: an id from GET /v1/workflows/actions'),
-    config: noCoerce(z.record(z.string(), z.unknown())).optional().describe('Per step type; see the workflow decisions in the API description'),
+    config: noCoerce(z.record(z.string(), z.unknown()))
+      .optional()
+      .describe(
+        'Per step type; see the workflow decisions in the API description. Keys a step type does not know are dropped, not refused. ' +
+          'May be left out where nothing is required: a trigger without trigger_subtype is manual, an end step without output ends the run with output null, ' +
+          'an ai_intent step without input runs the intent on the run\'s input',
+      ),
     position_x: bodyNumber(-1e9, 1e9).nullable().optional(),
     position_y: bodyNumber(-1e9, 1e9).nullable().optional(),
     guidance: z.string().max(5000).nullable().optional(),
@@ -29,9 +35,26 @@ export type StepInput = z.infer<typeof stepInputSchema>;
 
 const stepsField = z.array(stepInputSchema).max(MAX_STEPS);
 
+/**
+ * Words that follow /v1/workflows/ in fixed paths (GET /v1/workflows/actions, GET …/runs/{runId},
+ * POST …/approvals/{approvalId}/decision) or may some day (events): a workflow with one of them as
+ * its key could not be reached by key. Keys made from a name get a `-workflow` suffix instead.
+ */
+export const RESERVED_WORKFLOW_KEYS: ReadonlySet<string> = new Set(['actions', 'approvals', 'events', 'runs']);
+
+export const workflowKeyInput = keyPattern
+  .refine((k) => !RESERVED_WORKFLOW_KEYS.has(k), { message: `is reserved for the paths under /v1/workflows (${[...RESERVED_WORKFLOW_KEYS].join(', ')})` })
+  .refine((k) => !isUuid(k), { message: 'cannot have the shape of a workflow id (a UUID)' })
+  .describe(`Lower-case letters, digits, - and _; not ${[...RESERVED_WORKFLOW_KEYS].join(', ')} (path words under /v1/workflows), nor a UUID (read as a workflow id)`);
+
 export const createWorkflowInput = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .describe(`The workflow_key is made from it (lower-case, - between words; a short suffix when taken; \`-workflow\` added to ${[...RESERVED_WORKFLOW_KEYS].join(', ')})`),
     description: z.string().max(5000).nullable().optional(),
     steps: stepsField.optional(),
   })
@@ -44,7 +67,7 @@ export const updateWorkflowInput = workflowRef
   .extend({
     name: z.string().trim().min(1).max(200).optional(),
     description: z.string().max(5000).nullable().optional(),
-    workflow_key: keyPattern.optional(),
+    workflow_key: workflowKeyInput.optional(),
     steps: stepsField.optional().describe('Upsert by id: an existing id edits that step, a new id adds one, an existing step not sent is deleted'),
     as_draft: bodyBoolean().optional().describe('On a deployed workflow: keep the step changes as an unpublished draft (default false: the live definition changes at once)'),
     max_concurrent_runs: bodyInt(1, 10_000).nullable().optional(),

@@ -7,12 +7,12 @@ import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, type ValidationIssue } from '../errors.js';
 import { actionNameOf, applyStepInputs } from './apply-step-inputs.js';
-import type { StepDef } from './step-types.js';
+import { DEFAULT_TRIGGER_SUBTYPE, type StepDef } from './step-types.js';
 import { validateDefinition, type DefinitionIssue } from './validate-definition.js';
 import type { AppDeps } from '../deps.js';
 import { syncWorkflowSchedule } from './schedules.js';
 import { callbackSecretOf, encryptWebhookSecret, newWebhookSecret, newWebhookSlug, webhookUrl } from './webhook-secrets.js';
-import type { CreateWorkflowInput, UpdateWorkflowInput, WorkflowDto } from './workflows.schemas.js';
+import { RESERVED_WORKFLOW_KEYS, type CreateWorkflowInput, type UpdateWorkflowInput, type WorkflowDto } from './workflows.schemas.js';
 import { findWorkflowVersions, newWorkflowVersion } from './store/workflow-versions.js';
 import {
   deleteWorkflowRow, findWorkflowBy, flushWorkflowChanges, flushWorkflowChangesUnlessTaken, listLiveWorkflows, lockWorkflow, newDraftWorkflow, type IWorkflow,
@@ -27,7 +27,7 @@ const toStepDto = (step: StepDef) => ({ ...step, action_name: actionNameOf(step.
 function triggerTypeOf(steps: StepDef[] | null): string {
   const trigger = steps?.find((s) => s.step_type === 'trigger');
   const subtype = trigger?.config?.trigger_subtype;
-  return typeof subtype === 'string' ? subtype : 'manual';
+  return typeof subtype === 'string' ? subtype : DEFAULT_TRIGGER_SUBTYPE;
 }
 
 export function toWorkflowDto(w: IWorkflow, tenantId: string): WorkflowDto {
@@ -65,9 +65,14 @@ export async function findWorkflow(em: EntityManager, tenantId: string, idOrKey:
   return workflow;
 }
 
+/**
+ * The key a name gives. A word of the fixed paths under /v1/workflows (`actions`, `runs`, ...) and a
+ * UUID (read as a workflow id) would make the workflow unreachable by key: they get `-workflow`.
+ */
 function slugOf(name: string): string {
   const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
-  return slug || 'workflow';
+  if (!slug) return 'workflow';
+  return RESERVED_WORKFLOW_KEYS.has(slug) || isUuid(slug) ? `${slug}-workflow` : slug;
 }
 
 /** The event name of an event trigger (kept in a column, so POST /v1/events finds the workflows). */
@@ -91,6 +96,29 @@ export async function createWorkflow(em: EntityManager, tenantId: string, actor:
     if (!(await flushWorkflowChangesUnlessTaken(fork)).taken) return { workflow: toWorkflowDto(workflow, tenantId) };
   }
   throw new AppError('CONFLICT', 'Could not find a free workflow_key; set one with PATCH');
+}
+
+/**
+ * A draft workflow under a key chosen by the caller, written in the caller's transaction (deploys
+ * as code name every workflow by its key); 409 WORKFLOW_KEY_TAKEN when the tenant has it already.
+ */
+export async function createWorkflowWithKey(
+  em: EntityManager,
+  tenantId: string,
+  actor: Actor,
+  input: CreateWorkflowInput & { workflow_key: string; max_concurrent_runs?: number | null },
+): Promise<{ workflow: WorkflowDto }> {
+  const { steps, issues } = applyStepInputs(null, input.steps ?? []);
+  if (issues.length) throw definitionError(issues, 'The steps are invalid');
+  const problems = validateDefinition(steps, 'draft');
+  if (problems.length) throw definitionError(problems, 'The steps are invalid');
+  const workflow = newDraftWorkflow(em, tenantId, { workflowKey: input.workflow_key, name: input.name, description: input.description ?? null, triggerType: triggerTypeOf(steps), draftSteps: steps });
+  workflow.maxConcurrentRuns = input.max_concurrent_runs ?? null;
+  recordAudit(em, tenantId, actor, { action: 'workflow.create', targetType: 'workflow', targetId: input.workflow_key });
+  if ((await flushWorkflowChangesUnlessTaken(em)).taken) {
+    throw new AppError('WORKFLOW_KEY_TAKEN', `A workflow with the key "${input.workflow_key}" already exists`, { workflow_key: input.workflow_key });
+  }
+  return { workflow: toWorkflowDto(workflow, tenantId) };
 }
 
 export async function listWorkflows(em: EntityManager, tenantId: string) {

@@ -457,11 +457,12 @@ describe('POST /admin/tenants/{tenantId}/api-key/rotate', () => {
 
     const res = await t.api.post(`/admin/tenants/${owner.tenantId}/api-key/rotate`, undefined, admin);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body.data).sort()).toEqual(['apiKey', 'apiKeyPreview']);
-    const { apiKey, apiKeyPreview } = res.body.data;
+    expect(Object.keys(res.body.data).sort()).toEqual(['apiKey', 'apiKeyPreview', 'maskedKey']);
+    const { apiKey, apiKeyPreview, maskedKey } = res.body.data;
     expect(apiKey).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
     expect(oldKeys).not.toContain(apiKey);
     expect(apiKeyPreview).toBe(`${apiKey.slice(0, 12)}...${apiKey.slice(-4)}`);
+    expect(maskedKey).toBe(apiKeyPreview);
 
     for (const key of oldKeys) expectError(await collections(key), 401, 'API_KEY_REVOKED');
     expect((await collections(apiKey)).status).toBe(200);

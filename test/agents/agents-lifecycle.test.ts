@@ -205,30 +205,25 @@ describe('create', () => {
     expectError(await t.api.get('/v1/agents/temp-bad', key(a)), 404, 'NOT_FOUND');
   });
 
-  it('config objects are strict and typed: unknown keys, wrong types and out-of-range values are 400', async () => {
+  it('config objects are typed: wrong types and out-of-range values are 400', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ tools_config: { enabled_platform_tools: ['teleport'] } }, 'tools_config'],
-      [{ tools_config: { surprise: true } }, 'tools_config'],
-      [{ tools_config: { permission_policy: { allow: ['x'], maybe: ['y'] } } }, 'tools_config'],
-      [{ tools_config: { mcp_servers: [{ name: 'crm', url: 'https://mcp.example.com', extra: 1 }] } }, 'tools_config'],
       [{ tools_config: { mcp_servers: [{ name: 'crm', url: 'ftp://mcp.example.com' }] } }, 'tools_config'],
       [{ tools_config: { mcp_servers: [{ name: 'crm', url: 'https://a.example.com' }, { name: 'crm', url: 'https://b.example.com' }] } }, 'tools_config'],
       [{ tools_config: { mcp_servers: [{ name: 'crm', url: 'https://a.example.com', headers: { 'Bad Header': 'x' } }] } }, 'tools_config'],
       [{ tools_config: { notify_email: 'not-an-email' } }, 'tools_config'],
       [{ tools_config: 'current_time' }, 'tools_config'],
-      [{ memory_config: { remember_everything: true } }, 'memory_config'],
       [{ memory_config: { persistent_memory: 'true' } }, 'memory_config'],
       [{ memory_config: { retention_days: 0 } }, 'memory_config'],
-      [{ memory_config: { conversation_memory: { enabled: true, size: 3 } } }, 'memory_config'],
       [{ behavior_config: { max_steps: '5' } }, 'behavior_config'],
       [{ behavior_config: { max_steps: 0 } }, 'behavior_config'],
       [{ behavior_config: { max_steps: 51 } }, 'behavior_config'],
       [{ behavior_config: { max_steps: 2.5 } }, 'behavior_config'],
       [{ behavior_config: { max_cost_usd: -1 } }, 'behavior_config'],
       [{ behavior_config: { execution: { parallel_tool_calls: 'no' } } }, 'behavior_config'],
-      [{ behavior_config: { execution: { retries: 3 } } }, 'behavior_config'],
-      [{ behavior_config: { termination: { stop_on: ['x'] } } }, 'behavior_config'],
-      [{ behavior_config: { unknown: 1 } }, 'behavior_config'],
+      [{ behavior_config: { planning: 1 } }, 'behavior_config'],
+      [{ behavior_config: { planning: ['step'] } }, 'behavior_config'],
+      [{ behavior_config: { planning: 'p'.repeat(2001) } }, 'behavior_config'],
       [{ intent_ids: 'hiring/resume-analysis' }, 'intent_ids'],
       [{ knowledge_domain_keys: [''] }, 'knowledge_domain_keys'],
     ];
@@ -239,6 +234,62 @@ describe('create', () => {
       expect(paths.every((p) => p === field || p.startsWith(`${field}.`)), `${JSON.stringify(body)} -> ${paths}`).toBe(true);
     }
     expectError(await t.api.get('/v1/agents/strict-config', key(a)), 404, 'NOT_FOUND');
+  });
+
+  it('unknown keys inside tools_config, memory_config and behavior_config are dropped at every depth, on create and update', async () => {
+    const res = await t.api.post('/v1/agents', {
+      agent_key: 'loose-config', name: 'N', goal: 'G', surprise_top: 1,
+      tools_config: {
+        enabled_platform_tools: ['current_time'], surprise: true,
+        permission_policy: { deny: ['http_get'], maybe: ['y'] },
+        mcp_servers: [{ name: 'crm', url: 'https://mcp.example.com', extra: 1 }],
+      },
+      memory_config: { retention_days: 7, remember_everything: true, conversation_memory: { enabled: true, size: 3 } },
+      behavior_config: { max_steps: 4, unknown: 1, execution: { parallel_tool_calls: false, retries: 3 }, termination: { stop_on_tools: ['current_time'], stop_on: ['x'] } },
+    }, key(a));
+    expect(res.status, res.text).toBe(201);
+    const known = {
+      tools_config: { enabled_platform_tools: ['current_time'], permission_policy: { deny: ['http_get'] }, mcp_servers: [{ name: 'crm', url: 'https://mcp.example.com' }] },
+      memory_config: { retention_days: 7, conversation_memory: { enabled: true } },
+      behavior_config: { max_steps: 4, execution: { parallel_tool_calls: false }, termination: { stop_on_tools: ['current_time'] } },
+    };
+    expect(res.body.data.agent).toMatchObject(known);
+    expect(res.body.data.agent.surprise_top).toBeUndefined();
+    const [row] = await t.sql<{ tools_config: unknown; memory_config: unknown; behavior_config: unknown }>(
+      'select tools_config, memory_config, behavior_config from agents where tenant_id = $1 and agent_key = $2', [a.tenantId, 'loose-config'],
+    );
+    expect(row).toEqual(known);
+
+    const patched = await t.api.patch('/v1/agents/loose-config', { behavior_config: { max_steps: 2, later_feature: { on: true }, execution: { tool_timeout_ms: 500, retries: 1 } } }, key(a));
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.data.agent.behavior_config).toEqual({ max_steps: 2, execution: { tool_timeout_ms: 500 } });
+    const [after] = await t.sql<{ behavior_config: unknown }>('select behavior_config from agents where tenant_id = $1 and agent_key = $2', [a.tenantId, 'loose-config']);
+    expect(after.behavior_config).toEqual({ max_steps: 2, execution: { tool_timeout_ms: 500 } });
+  });
+
+  it('behavior_config.planning as text is stored as sent and turns planning on with the text as the instruction; blank text is off', async () => {
+    const instruction = '  List the tools you will call, in order, then call them.  ';
+    const created = await createAgent(a, { agent_key: 'planner-text', behavior_config: { planning: instruction } });
+    expect(created.behavior_config).toEqual({ planning: instruction });
+    expect((await getAgent(a, 'planner-text')).effective_runtime_config.planning).toEqual({ value: instruction, source: 'agent' });
+    await createAgent(a, { agent_key: 'planner-blank', behavior_config: { planning: '   ' } });
+    expect((await getAgent(a, 'planner-blank')).effective_runtime_config.planning).toEqual({ value: false, source: 'agent' });
+    await createAgent(a, { agent_key: 'planner-bool', behavior_config: { planning: true } });
+    expect((await getAgent(a, 'planner-bool')).effective_runtime_config.planning).toEqual({ value: true, source: 'agent' });
+
+    const systemPromptOf = async (agentKey: string) => {
+      await deploy(a, agentKey);
+      fake.reset();
+      await runOk(a, agentKey);
+      const [first] = fake.chatRequests();
+      expect(first.body.messages[0].role).toBe('system');
+      return first.body.messages[0].content as string;
+    };
+    const text = await systemPromptOf('planner-text');
+    expect(text).toContain('Before you act, state a short plan. How to plan: List the tools you will call, in order, then call them.');
+    expect(text).not.toContain('in one or two sentences');
+    expect(await systemPromptOf('planner-bool')).toContain('Before you act, state a short plan in one or two sentences.');
+    expect(await systemPromptOf('planner-blank')).not.toContain('short plan');
   });
 
   it('tool settings must fit together: send_email needs notify_email; remember/recall need persistent_memory', async () => {
@@ -523,7 +574,7 @@ describe('update', () => {
     expect(pathsOf(await t.api.patch('/v1/agents/patch-validate', { status: 'paused' }, key(a)))).toEqual(['status']);
     expect(pathsOf(await t.api.patch('/v1/agents/patch-validate', { status: 'error' }, key(a)))).toEqual(['status']);
     expect(pathsOf(await t.api.patch('/v1/agents/patch-validate', { behavior_config: { max_steps: 99 } }, key(a)))[0]).toMatch(/^behavior_config/);
-    expect(pathsOf(await t.api.patch('/v1/agents/patch-validate', { tools_config: { nope: 1 } }, key(a)))[0]).toMatch(/^tools_config/);
+    expect(pathsOf(await t.api.patch('/v1/agents/patch-validate', { tools_config: { enabled_platform_tools: ['teleport'] } }, key(a)))[0]).toMatch(/^tools_config/);
     expect(await getAgent(a, 'patch-validate')).toMatchObject({ temperature: 1, name: 'Helper', status: 'draft', behavior_config: null, tools_config: null });
   });
 

@@ -142,6 +142,19 @@ describe('liya doctor', () => {
     expect(run.stdout).toContain('1 of 5 checks failed');
   });
 
+  it('a warning is not a pass: the summary counts it apart, exit 0', async () => {
+    const unlisted = await startTestServer({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: 'model-the-provider-does-not-list' });
+    try {
+      const run = await liya(unlisted, []);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/! model provider: .*does not list DEFAULT_MODEL/);
+      expect(run.stdout).toContain('4 of 5 checks passed, 1 warning');
+      expect(run.stdout).not.toContain('All 5 checks passed');
+    } finally {
+      await unlisted.close();
+    }
+  });
+
   it('an unreachable server is a failed check with the fix to start it: exit 1', async () => {
     const [text, json] = await Promise.all([liya(`http://127.0.0.1:${closedPort}`, []), liya(`http://127.0.0.1:${closedPort}`, ['--json'])]);
     expect(text.code).toBe(1);

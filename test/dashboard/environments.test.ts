@@ -201,10 +201,11 @@ describe('POST /dashboard/environments/{id}/api-key/rotate', () => {
     const devId = await envId(owner.token, 'development');
     const first = await rotate(owner.token, devId);
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ success: true, data: { apiKey: KEY, apiKeyPreview: PREVIEW }, message: expect.any(String) });
+    expect(first.body).toEqual({ success: true, data: { apiKey: KEY, apiKeyPreview: PREVIEW, maskedKey: PREVIEW }, message: expect.any(String) });
     expect(first.body.message.length).toBeGreaterThan(0);
     const devKey = first.body.data.apiKey as string;
     expect(first.body.data.apiKeyPreview).toBe(preview(devKey));
+    expect(first.body.data.maskedKey).toBe(preview(devKey));
     await expectKeyWorks(devKey);
 
     const second = await rotate(owner.token, devId);
@@ -301,9 +302,11 @@ describe('POST /dashboard/api-key/rotate (legacy, tenant-wide)', () => {
 
     const res = await rotateAll(owner.token);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, data: { apiKey: KEY, apiKeyPreview: PREVIEW }, message: expect.any(String) });
+    expect(res.body).toEqual({ success: true, data: { apiKey: KEY, apiKeyPreview: PREVIEW, maskedKey: PREVIEW }, message: expect.any(String) });
     const newKey = res.body.data.apiKey as string;
     expect(res.body.data.apiKeyPreview).toBe(preview(newKey));
+    expect(res.body.data.maskedKey).toBe(preview(newKey));
+    expect(res.body.data.maskedKey).not.toContain(newKey.slice(12, -4));
 
     await expectKeyWorks(newKey);
     for (const key of [owner.apiKey, devKey, stagingKey]) await expectKeyRevoked(key);

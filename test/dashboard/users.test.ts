@@ -53,7 +53,10 @@ describe('GET /dashboard/users', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      data: { users: [{ id: owner.userId, email: owner.email, fullName: null, role: 'owner', emailVerified: false, createdAt: ISO }] },
+      data: {
+        users: [{ id: owner.userId, email: owner.email, fullName: null, role: 'owner', emailVerified: false, createdAt: ISO }],
+        pagination: { total: 1, limit: 20, offset: 0 },
+      },
     });
 
     const viewer = await addMember(owner.token, 'viewer');
@@ -65,6 +68,23 @@ describe('GET /dashboard/users', () => {
     ]);
     // No secret ever leaves in a user record.
     expect(asViewer.text).not.toMatch(/password|argon/i);
+  });
+
+  it('pages with page and pageSize (default 20, at most 100) and answers pagination like every list', async () => {
+    const owner = await signupTenant(t.api);
+    const members = [await addMember(owner.token, 'viewer'), await addMember(owner.token, 'developer'), await addMember(owner.token, 'admin')];
+    const emails = [owner.email, ...members.map((m) => m.email)];
+    const page = async (query: string) => {
+      const res = await t.api.get(`/dashboard/users${query}`, { headers: bearer(members[0].token) });
+      expect(res.status, res.text).toBe(200);
+      return { emails: res.body.data.users.map((u: { email: string }) => u.email), pagination: res.body.data.pagination };
+    };
+    expect(await page('')).toEqual({ emails, pagination: { total: 4, limit: 20, offset: 0 } });
+    expect(await page('?page=1&pageSize=3')).toEqual({ emails: emails.slice(0, 3), pagination: { total: 4, limit: 3, offset: 0 } });
+    expect(await page('?page=2&pageSize=3')).toEqual({ emails: emails.slice(3), pagination: { total: 4, limit: 3, offset: 3 } });
+    expect(await page('?page=3&pageSize=3')).toEqual({ emails: [], pagination: { total: 4, limit: 3, offset: 6 } });
+    expect((await page('?pageSize=1000')).pagination).toEqual({ total: 4, limit: 100, offset: 0 });
+    for (const query of ['?page=0', '?pageSize=0', '?page=x']) expectError(await t.api.get(`/dashboard/users${query}`, { headers: bearer(owner.token) }), 400, 'INVALID_INPUT');
   });
 
   it('needs a token', async () => {

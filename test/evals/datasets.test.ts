@@ -340,3 +340,62 @@ describe('suites', () => {
     expect((await t.api.get('/v1/evals/suites', key(b))).body.data.suites.map((s: { id: string }) => s.id)).not.toContain(suite.id);
   });
 });
+
+describe('list paging', () => {
+  type Page = { items: string[]; pagination: { total: number; limit: number; offset: number } };
+  const listPage = async (path: string, field: 'datasets' | 'suites', owner: SignedUpTenant): Promise<Page> => {
+    const res = await t.api.get(path, key(owner));
+    expect(res.status, res.text).toBe(200);
+    return { items: res.body.data[field].map((x: { id: string }) => x.id), pagination: res.body.data.pagination };
+  };
+
+  it('GET /v1/evals/datasets takes page and pageSize (default 20, at most 100) and answers pagination', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Evals paging datasets' });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await dataset(c)).id);
+
+    const all = await listPage('/v1/evals/datasets', 'datasets', c);
+    expect(all.pagination).toEqual({ total: 3, limit: 20, offset: 0 });
+    expect([...all.items].sort()).toEqual([...ids].sort());
+    const first = await listPage('/v1/evals/datasets?page=1&pageSize=2', 'datasets', c);
+    expect(first).toEqual({ items: all.items.slice(0, 2), pagination: { total: 3, limit: 2, offset: 0 } });
+    const second = await listPage('/v1/evals/datasets?page=2&pageSize=2', 'datasets', c);
+    expect(second).toEqual({ items: all.items.slice(2), pagination: { total: 3, limit: 2, offset: 2 } });
+    // Past the end: no items, the total still told.
+    expect(await listPage('/v1/evals/datasets?page=5&pageSize=2', 'datasets', c)).toEqual({ items: [], pagination: { total: 3, limit: 2, offset: 8 } });
+    expect((await listPage('/v1/evals/datasets?pageSize=500', 'datasets', c)).pagination).toEqual({ total: 3, limit: 100, offset: 0 });
+    // Newest first: the dataset created last leads.
+    expect(all.items[0]).toBe(ids[2]);
+    for (const query of ['page=0', 'pageSize=0', 'page=abc', 'pageSize=-1']) {
+      const res = await t.api.get(`/v1/evals/datasets?${query}`, key(c));
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+    }
+    // Another tenant's count is its own.
+    expect((await listPage('/v1/evals/datasets', 'datasets', b)).items).not.toContain(ids[0]);
+  });
+
+  it('GET /v1/evals/suites pages the same way; the total counts what the filter matches', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Evals paging suites' });
+    const ds = await dataset(c);
+    const make = async (intent_key: string) => {
+      const res = await t.api.post('/v1/evals/suites', { name: `Suite ${intent_key}`, domain_key: 'hiring', intent_key, dataset_id: ds.id }, key(c));
+      expect(res.status, res.text).toBe(201);
+      return res.body.data.suite.id as string;
+    };
+    const screening = [await make('candidate-screening'), await make('candidate-screening'), await make('candidate-screening')];
+    const match = await make('job-match');
+
+    const all = await listPage('/v1/evals/suites', 'suites', c);
+    expect(all.pagination).toEqual({ total: 4, limit: 20, offset: 0 });
+    expect(all.items[0]).toBe(match);
+    const filtered = await listPage('/v1/evals/suites?intent_key=candidate-screening&page=1&pageSize=2', 'suites', c);
+    expect(filtered.pagination).toEqual({ total: 3, limit: 2, offset: 0 });
+    const rest = await listPage('/v1/evals/suites?intent_key=candidate-screening&page=2&pageSize=2', 'suites', c);
+    expect(rest.pagination).toEqual({ total: 3, limit: 2, offset: 2 });
+    expect([...filtered.items, ...rest.items].sort()).toEqual([...screening].sort());
+    expect(filtered.items).not.toContain(match);
+    expect((await listPage('/v1/evals/suites?pageSize=101', 'suites', c)).pagination.limit).toBe(100);
+    expect((await t.api.get('/v1/evals/suites?page=0', key(c))).status).toBe(400);
+  });
+});

@@ -327,8 +327,10 @@ const CASES: Record<string, Case> = {
       job_title: 'Tech Lead',
     },
     badInputs: [
-      ['no answer', { user_id: 'u-1', question: 'Tell me about a conflict.' }],
-      ['no question', { user_id: 'u-1', answer: 'I talked to them.' }],
+      ['no answer and no message', { user_id: 'u-1', question: 'Tell me about a conflict.' }],
+      ['blank answer, no message', { user_id: 'u-1', question: 'Tell me about a conflict.', answer: ' \n' }],
+      ['blank message, no answer', { user_id: 'u-1', message: '\t ' }],
+      ['answer too long', { user_id: 'u-1', answer: 'x'.repeat(15_001) }],
     ],
     output: {
       question_type: 'behavioral',
@@ -571,7 +573,7 @@ describe('hiring input schemas', () => {
     'career-path': { current_role: 'QA' },
     'interview-questions': { job_title: 'QA' },
     'mock-interview': { message: 'Hi' },
-    'answer-feedback': { question: 'Why?', answer: 'Yes' },
+    'answer-feedback': { answer: 'Yes' },
     'resume-rewrite': { resume_text: 'Engineer, 5 years of Go and SQL.' },
     'cover-letter': { resume_text: 'Backend engineer, Go and Postgres.', job_description: 'Senior Go engineer, remote, EU.' },
     'job-description': { job_title: 'QA' },
@@ -622,6 +624,23 @@ describe('hiring input schemas', () => {
     expect(valid(path, { user_id: 'u', current_role: 'Nurse' }).ok).toBe(true);
     const questions = intent('interview-questions').inputSchema as Json;
     expect(valid(questions, { user_id: 'u', job_description: JOB_DESCRIPTION }).ok).toBe(true);
+  });
+
+  it('answer-feedback takes the IntentRequest fields alone: message is the answer when answer is absent; question is optional', () => {
+    const schema = intent('answer-feedback').inputSchema as Json;
+    expect(valid(schema, { user_id: 'u', message: 'I set up a spike to compare both databases.' }).ok).toBe(true);
+    expect(valid(schema, { user_id: 'u', question: 'A conflict?', message: 'I set up a spike.' }).ok).toBe(true);
+    expect(valid(schema, { user_id: 'u', answer: 'I set up a spike.' }).ok).toBe(true);
+    expect(valid(schema, { user_id: 'u', answer: '', message: 'I set up a spike.' }).ok).toBe(true);
+    expect(valid(schema, { user_id: 'u', answer: 'I set up a spike.', message: 'Focus on the result.' }).ok).toBe(true);
+    expect(valid(schema, { user_id: 'u' }).ok).toBe(false);
+    expect(valid(schema, { user_id: 'u', message: 'x'.repeat(15_001) }).ok).toBe(false);
+    expect(schema.required).toEqual(['user_id']);
+    expect(schema.description).toMatch(/message/);
+    const template = intent('answer-feedback').promptTemplate;
+    expect(placeholders(template)).toEqual(expect.arrayContaining(['input.question', 'input.answer', 'input.message']));
+    expect(intent('answer-feedback').systemPrompt).toMatch(/when <answer> is empty, <message> holds the answer/);
+    expect(intent('answer-feedback').systemPrompt).toMatch(/<question> is empty/);
   });
 });
 

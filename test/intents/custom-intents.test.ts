@@ -48,6 +48,35 @@ describe('custom domains', () => {
     expect((await t.api.get(`${BASE}/sales`, as(a))).status).toBe(404);
   });
 
+  it('the list takes page and pageSize (default 20, at most 100), in sort_order then key, and answers pagination', async () => {
+    const c = await signupTenant(t.api);
+    for (const [key, sort_order] of [['d-zeta', 0], ['d-alpha', 0], ['d-first', -1], ['d-last', 9]] as const) {
+      expect((await t.api.post(BASE, { domain_key: key, display_name: key, sort_order }, as(c))).status).toBe(201);
+    }
+    await createIntent(c, 'd-alpha', 'one');
+    const page = async (query: string) => {
+      const res = await t.api.get(`${BASE}${query}`, as(c));
+      expect(res.status, res.text).toBe(200);
+      return { keys: res.body.data.domains.map((d: { domain_key: string }) => d.domain_key), pagination: res.body.data.pagination, domains: res.body.data.domains };
+    };
+    const order = ['d-first', 'd-alpha', 'd-zeta', 'd-last'];
+    const all = await page('');
+    expect({ keys: all.keys, pagination: all.pagination }).toEqual({ keys: order, pagination: { total: 4, limit: 20, offset: 0 } });
+    const first = await page('?page=1&pageSize=2');
+    expect({ keys: first.keys, pagination: first.pagination }).toEqual({ keys: order.slice(0, 2), pagination: { total: 4, limit: 2, offset: 0 } });
+    // Intent counts are right on any page.
+    expect(first.domains.find((d: { domain_key: string }) => d.domain_key === 'd-alpha').intent_count).toBe(1);
+    const second = await page('?page=2&pageSize=2');
+    expect({ keys: second.keys, pagination: second.pagination }).toEqual({ keys: order.slice(2), pagination: { total: 4, limit: 2, offset: 2 } });
+    expect((await page('?page=9&pageSize=2')).keys).toEqual([]);
+    expect((await page('?pageSize=250')).pagination).toEqual({ total: 4, limit: 100, offset: 0 });
+    for (const query of ['?page=0', '?pageSize=0', '?pageSize=many']) {
+      const res = await t.api.get(`${BASE}${query}`, as(c));
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+    }
+  });
+
   it('keys are validated, unique per tenant, and the built-in key is reserved', async () => {
     await createDomain(a, 'legal');
     const dup = await t.api.post(BASE, { domain_key: 'legal', display_name: 'Again' }, as(a));

@@ -18,6 +18,11 @@ export async function listActiveAgents(em: EntityManager, tenantId: string): Pro
   return em.find(Agent, { tenant: tenantId, status: 'active' }, { orderBy: { agentKey: 'asc' } });
 }
 
+/** Every agent of the tenant, whatever its status, by key. */
+export async function listTenantAgents(em: EntityManager, tenantId: string): Promise<IAgent[]> {
+  return em.find(Agent, { tenant: tenantId }, { orderBy: { agentKey: 'asc' } });
+}
+
 export interface NewAgent {
   tenantId: string;
   agentKey: string;

@@ -52,9 +52,9 @@ export async function findTenantUser(em: EntityManager, tenantId: string, userId
   return em.findOne(User, { id: userId, tenant: tenantId });
 }
 
-/** The tenant's users, oldest first. */
-export async function listTenantUsers(em: EntityManager, tenantId: string): Promise<IUser[]> {
-  return em.find(User, { tenant: tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+/** A page of the tenant's users, oldest first, and how many it has. */
+export async function listTenantUsers(em: EntityManager, tenantId: string, page: { limit: number; offset: number }): Promise<[IUser[], number]> {
+  return em.findAndCount(User, { tenant: tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset });
 }
 
 export async function countTenantOwners(em: EntityManager, tenantId: string): Promise<number> {

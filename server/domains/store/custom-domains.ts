@@ -6,9 +6,16 @@ import { isUniqueViolation } from '../../../db/unique-violation.js';
 
 export type { ICustomDomain as CustomDomainRow } from '../../../db/entities/intent.js';
 
+const DOMAIN_ORDER = { sortOrder: 'asc', domainKey: 'asc' } as const;
+
 /** The tenant's custom domains by sort_order, then key. */
 export async function listDomains(em: EntityManager, tenantId: string): Promise<ICustomDomain[]> {
-  return em.find(CustomDomain, { tenant: tenantId }, { orderBy: { sortOrder: 'asc', domainKey: 'asc' } });
+  return em.find(CustomDomain, { tenant: tenantId }, { orderBy: DOMAIN_ORDER });
+}
+
+/** A page of the tenant's custom domains by sort_order, then key, and how many it has. */
+export async function listDomainsPage(em: EntityManager, tenantId: string, page: { limit: number; offset: number }): Promise<[ICustomDomain[], number]> {
+  return em.findAndCount(CustomDomain, { tenant: tenantId }, { orderBy: DOMAIN_ORDER, limit: page.limit, offset: page.offset });
 }
 
 /** The tenant's domain with this key, or null. */

@@ -20,8 +20,15 @@ export async function findTenantDataset(em: EntityManager, tenantId: string, id:
   return em.findOne(EvalDataset, { id, tenant: tenantId });
 }
 
+const DATASET_ORDER = { createdAt: 'desc', id: 'asc' } as const;
+
 export async function listTenantDatasets(em: EntityManager, tenantId: string): Promise<IEvalDataset[]> {
-  return em.find(EvalDataset, { tenant: tenantId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  return em.find(EvalDataset, { tenant: tenantId }, { orderBy: DATASET_ORDER });
+}
+
+/** A page of the tenant's datasets, newest first, and how many it has. */
+export async function listTenantDatasetsPage(em: EntityManager, tenantId: string, page: { limit: number; offset: number }): Promise<[IEvalDataset[], number]> {
+  return em.findAndCount(EvalDataset, { tenant: tenantId }, { orderBy: DATASET_ORDER, limit: page.limit, offset: page.offset });
 }
 
 /** How many cases each of the datasets holds (datasets without cases are absent). */

@@ -195,6 +195,56 @@ export async function insertExternalRun(tx: SqlRunner, v: ExternalRunValues): Pr
   return row;
 }
 
+// Raw: it queues the job with graphile_worker.add_job, in the statement that writes the run.
+// A deployment gate's run: a liya_intent run of inline cases (copied from the project's dataset) on a
+// draft intent definition, with its job, in one statement.
+const START_GATE_SQL = `
+with cases as (
+  select (c ->> 'ord')::int as position, c -> 'input' as input, c ->> 'message' as message, c -> 'expected_output' as expected
+    from jsonb_array_elements($3::jsonb) as c),
+run as (
+  insert into eval_runs (id, tenant_id, suite_id, name, domain_key, intent_key, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done,
+                         environment_id, judge_rubric, pass_threshold, judge_total_cost_usd, judge_model, judge_calls, judge_failures, judge_cap_reached,
+                         custom_scorer_expression, intent_definition, started_at, updated_at)
+  values ($1, $2, null, $4, $5, $6, 'liya_intent', 'api', 'pending', 0, (select count(*) from cases), 0, 0, $7, $8, $9, 0, $10, 0, 0, false, $11, $12::jsonb, now(), now())
+  returning *),
+inline as (
+  insert into eval_cases (id, tenant_id, dataset_id, position, input, message, expected_output, notes, created_at)
+  select gen_random_uuid(), $2, null, position, input, message, nullif(expected, 'null'::jsonb), null, now() from cases
+  returning id, position),
+results as (
+  insert into eval_results (id, tenant_id, run_id, case_id, position, status, input, message, expected_output, cost_usd, created_at)
+  select gen_random_uuid(), $2, (select id from run), i.id, c.position, 'pending', c.input, c.message, nullif(c.expected, 'null'::jsonb), 0, now()
+    from cases c join inline i on i.position = c.position
+  returning 1),
+job as (select ${addJobSql(evalRunJob, { run_id: '$1::text', tenant_id: '$2::text' })} from run)
+select run.*, (select count(*) from results)::int as admitted_cases, (select count(*) from job)::int as queued from run`;
+
+/** A deployment gate run's settings: its cases and the draft intent it runs (null: the live one). */
+export interface GateRunValues {
+  id: string;
+  tenantId: string;
+  cases: { ord: number; input: Record<string, unknown>; message: string | null; expected_output: unknown }[];
+  name: string;
+  domainKey: string;
+  intentKey: string;
+  environmentId: string | null;
+  judgeRubric: string | null;
+  passThreshold: number;
+  judgeModel: string;
+  customScorerExpression: string | null;
+  intentDefinition: Record<string, unknown> | null;
+}
+
+/** Writes a gate run (pending), its inline cases, their results and its job, in the admission's transaction. */
+export async function insertGateRun(tx: SqlRunner, v: GateRunValues): Promise<AdmittedRunRow> {
+  const [row] = await tx.query<AdmittedRunRow>(START_GATE_SQL, [
+    v.id, v.tenantId, JSON.stringify(v.cases), v.name, v.domainKey, v.intentKey, v.environmentId, v.judgeRubric, v.passThreshold, v.judgeModel,
+    v.customScorerExpression, v.intentDefinition === null ? null : JSON.stringify(v.intentDefinition),
+  ]);
+  return row;
+}
+
 /** Cancels the run when it is pending, running or failed; false when it was not (it changed nothing). */
 export async function cancelActiveRun(sql: SqlRunner, runId: string, tenantId: string): Promise<boolean> {
   // Raw: SqlPool (see the header).
@@ -281,6 +331,8 @@ export interface ClaimedRun {
   custom_scorer_expression: string | null;
   custom_scorer_webhook_url: string | null;
   custom_scorer_webhook_secret: string | null;
+  /** A deployment gate's draft intent (run instead of the live one). */
+  intent_definition: Record<string, unknown> | null;
   /** The tenant's encrypted provider keys by provider, read once per slice for the judge's calls. */
   provider_keys: Record<string, string> | null;
 }
@@ -378,7 +430,7 @@ update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting')
  where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
 returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
           r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
-          r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret,
+          r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret, r.intent_definition,
           (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;
 
 /** Claims a pending or running run for a slice (running, stage "starting" if none); undefined when it is neither. */

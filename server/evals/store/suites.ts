@@ -20,12 +20,27 @@ export async function findTenantSuite(em: EntityManager, tenantId: string, id: s
   return em.findOne(EvalSuite, { id, tenant: tenantId });
 }
 
-/** The tenant's suites, newest first, optionally of one domain and intent. */
-export async function listTenantSuites(em: EntityManager, tenantId: string, filter: { domainKey?: string; intentKey?: string }): Promise<IEvalSuite[]> {
+const SUITE_ORDER = { createdAt: 'desc', id: 'asc' } as const;
+
+function suitesWhere(tenantId: string, filter: { domainKey?: string; intentKey?: string }): Record<string, unknown> {
   const where: Record<string, unknown> = { tenant: tenantId };
   if (filter.domainKey) where.domainKey = filter.domainKey;
   if (filter.intentKey) where.intentKey = filter.intentKey;
-  return em.find(EvalSuite, where, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  return where;
+}
+
+/** The tenant's suites, newest first, optionally of one domain and intent. */
+export async function listTenantSuites(em: EntityManager, tenantId: string, filter: { domainKey?: string; intentKey?: string }): Promise<IEvalSuite[]> {
+  return em.find(EvalSuite, suitesWhere(tenantId, filter), { orderBy: SUITE_ORDER });
+}
+
+/** A page of the tenant's suites, newest first, optionally of one domain and intent, and how many match. */
+export async function listTenantSuitesPage(
+  em: EntityManager,
+  tenantId: string,
+  filter: { domainKey?: string; intentKey?: string; limit: number; offset: number },
+): Promise<[IEvalSuite[], number]> {
+  return em.findAndCount(EvalSuite, suitesWhere(tenantId, filter), { orderBy: SUITE_ORDER, limit: filter.limit, offset: filter.offset });
 }
 
 /** Up to 20 of the tenant's suites evaluating on the dataset (their id and name). */

@@ -2,13 +2,13 @@ import {
   ANALYTICAL_CACHE,
   INPUT_FIELDS,
   LIMITATIONS,
-  NON_BLANK,
   TEMPLATE_PREAMBLE,
   buildInputSchema,
   buildSystemPrompt,
   defineHiringIntent,
   enumOf,
   int,
+  nonBlankBranch,
   obj,
   str,
   strings,
@@ -33,6 +33,10 @@ const systemPrompt = buildSystemPrompt({
     'Evaluate the candidate\'s answer in <answer> to the interview question in <question> using the STAR method ' +
     '(Situation, Task, Action, Result), and show how to make it stronger.',
   method: [
+    'Find the answer: it is in <answer>; when <answer> is empty, <message> holds the answer. When both are given, ' +
+      '<message> is the candidate\'s note on what they want feedback on: follow it, but judge only <answer>. When ' +
+      '<question> is empty, the question was not given: infer the most likely question from the answer, judge ' +
+      'relevance against it, and say in limitations that the question was inferred.',
     'Classify the question: behavioral (past experience, "Tell me about a time..."), technical, situational ' +
       '(hypothetical) or other.',
     'Rate each STAR part as missing, weak, adequate or strong. Situation: concise, relevant context. Task: the ' +
@@ -68,26 +72,36 @@ ${TEMPLATE_PREAMBLE}
 
 <answer>
 {{input.answer}}
-</answer>`;
+</answer>
 
+<message>
+{{input.message}}
+</message>`;
+
+// The answer comes as `answer` or, from clients that send only the common IntentRequest fields,
+// as `message`; without a question the model infers it from the answer (and says so).
 const inputSchema = buildInputSchema({
-  needs: 'question and answer',
+  needs: 'the answer: answer, or message when answer is absent (at least one non-whitespace character)',
   properties: {
     question: {
       type: 'string',
-      pattern: NON_BLANK,
       maxLength: 2_000,
-      description: 'The interview question that was asked. Required: at least one non-whitespace character.',
+      description: 'The interview question that was asked. Optional: without it the question is inferred from the answer (noted in limitations).',
     },
     answer: {
       type: 'string',
-      pattern: NON_BLANK,
       maxLength: 15_000,
-      description: 'The candidate\'s answer, as spoken or written. Required: at least one non-whitespace character.',
+      description: 'The candidate\'s answer, as spoken or written. Needed unless message holds the answer.',
+    },
+    message: {
+      ...INPUT_FIELDS.message,
+      maxLength: 15_000,
+      description: 'The candidate\'s answer when answer is absent or blank; with an answer, a note on what to give feedback on.',
     },
     job_title: INPUT_FIELDS.job_title,
   },
-  required: ['question', 'answer'],
+  required: [],
+  anyOf: [nonBlankBranch('answer'), nonBlankBranch('message')],
 });
 
 const outputSchema = obj({

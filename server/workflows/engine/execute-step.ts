@@ -185,7 +185,9 @@ async function runIntentStep(step: StepDef, ctx: StepContext): Promise<StepResul
       intent = row.intent_key;
     }
   }
-  const input = (fill(config(step, 'input') ?? {}, ctx) ?? {}) as Record<string, unknown>;
+  // Without an input mapping the intent reads the run's input as the trigger received it.
+  const mapping = config<Record<string, unknown> | undefined>(step, 'input');
+  const input = ((mapping === undefined ? ctx.vars.trigger : fill(mapping, ctx)) ?? {}) as Record<string, unknown>;
   // Model calls of a run started by an agent draw from that agent's cost budget too.
   const result = await runIntent(ctx.em.fork(), ctx.deps, ctx.scope, domain!, intent!, {
     input: { ...input, user_id: typeof input.user_id === 'string' && input.user_id ? input.user_id : `workflow:${ctx.workflow.key}` },

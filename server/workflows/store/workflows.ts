@@ -23,6 +23,11 @@ export async function listLiveWorkflows(em: EntityManager, tenantId: string): Pr
   return em.find(Workflow, { tenant: tenantId, isActive: true, liveVersion: { $ne: null } }, { orderBy: { workflowKey: 'asc' } });
 }
 
+/** Every workflow deployed at least once (switched on or off), by key. */
+export async function listDeployedWorkflows(em: EntityManager, tenantId: string): Promise<IWorkflow[]> {
+  return em.find(Workflow, { tenant: tenantId, liveVersion: { $ne: null } }, { orderBy: { workflowKey: 'asc' } });
+}
+
 /** A new draft workflow, written by the next flush of `em`. */
 export function newDraftWorkflow(
   em: EntityManager,

@@ -1,0 +1,101 @@
+// Wire shapes of deploys as code: export, plan, and deployments (an optional evaluation gate, then
+// one publish step).
+import { z } from 'zod';
+import { bodyBoolean, bodyNumber, noCoerce } from '../common/schemas.js';
+import { projectSchema, RESOURCE_KINDS } from './project.schemas.js';
+
+export const DEPLOYMENT_STATUSES = ['unchanged', 'gating', 'gate_failed', 'deployed', 'failed'] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+export const fieldChangeSchema = z
+  .object({
+    path: z.string().describe('Dotted path of the field inside the resource, e.g. `steps.2.config.expression`'),
+    change: z.enum(['added', 'removed', 'changed']),
+    before: z.unknown().optional().describe('Absent for an added field; a secret shows as "(secret)"'),
+    after: z.unknown().optional().describe('Absent for a removed field; a secret shows as "(secret)"'),
+  })
+  .meta({ id: 'ProjectFieldChange' });
+export type FieldChange = z.infer<typeof fieldChangeSchema>;
+
+export const resourceChangeSchema = z
+  .object({
+    kind: z.enum(RESOURCE_KINDS),
+    key: z.string().describe('The resource key (`domain/intent_key` for an intent)'),
+    action: z.enum(['create', 'update', 'delete']),
+    fields: z.array(fieldChangeSchema).describe('Field-level diff (for create: every field set; for delete: empty)'),
+  })
+  .meta({ id: 'ProjectResourceChange' });
+export type ResourceChange = z.infer<typeof resourceChangeSchema>;
+
+export const planSchema = z
+  .object({
+    changes: z.array(resourceChangeSchema).describe('In apply order; deletes (with prune) last'),
+    summary: z.object({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), unchanged: z.number().int() }),
+    untracked: z.array(z.object({ kind: z.enum(RESOURCE_KINDS), key: z.string() })).describe('Resources of the server the project does not name (deleted only with prune)'),
+  })
+  .meta({ id: 'ProjectPlan' });
+export type Plan = z.infer<typeof planSchema>;
+
+const projectField = noCoerce(projectSchema).describe('The project document (what `liya plan` / `liya apply` send); secrets as values or `${ENV_NAME}` (keep the stored value)');
+
+export const planInput = z
+  .object({
+    project: projectField,
+    prune: bodyBoolean().optional().describe('Also plan deleting what the project does not name (default false)'),
+  })
+  .meta({ id: 'ProjectPlanRequest' });
+
+export const gateResultSchema = z
+  .object({
+    suite: z.string().describe('The suite name'),
+    run_id: z.string(),
+    status: z.string().describe('The eval run status: pending, running, completed, failed, cancelled'),
+    progress: z.number().int(),
+    cases_total: z.number().int(),
+    cases_passed: z.number().int(),
+    cases_errored: z.number().int(),
+    pass_rate: z.number().nullable(),
+    mean_score: z.number().nullable(),
+    passed: z.boolean().nullable().describe('null until the run has ended'),
+  })
+  .meta({ id: 'DeploymentGateResult' });
+export type GateResult = z.infer<typeof gateResultSchema>;
+
+export const deploymentSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(DEPLOYMENT_STATUSES).describe('unchanged: nothing to do; gating: the gate suites are running; gate_failed: a suite missed its thresholds (nothing was published); deployed; failed: the publish was refused (nothing was published)'),
+    progress: z.number().int().describe('0-100'),
+    stage: z.string().nullable(),
+    prune: z.boolean(),
+    min_pass_rate: z.number(),
+    plan: planSchema,
+    gate: z.array(gateResultSchema),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    minted: z
+      .array(z.object({ workflow_key: z.string(), webhook_url: z.string() }))
+      .describe('Webhook workflows deployed for the first time: their URL (their secret is never shown here; rotate it to read one)'),
+    created_at: z.string(),
+    published_at: z.string().nullable(),
+  })
+  .meta({ id: 'Deployment' });
+export type DeploymentDto = z.infer<typeof deploymentSchema>;
+
+export const createDeploymentInput = z
+  .object({
+    project: projectField,
+    prune: bodyBoolean().optional().describe('Also delete what the project does not name (default false)'),
+    gate: z
+      .array(z.string().trim().min(1).max(200))
+      .max(20)
+      .optional()
+      .describe('Eval suites (by name, from the project or the server) that must pass against the new definitions before anything goes live'),
+    min_pass_rate: bodyNumber(0, 1).optional().describe('Share of a gate suite\'s cases that must pass (default 1: every case); a suite with an errored case fails'),
+  })
+  .meta({ id: 'CreateDeploymentRequest' });
+
+export const deploymentId = z.object({ id: z.string().max(64) });
+
+export const publishInput = deploymentId
+  .extend({ project: projectField.describe('The same project document the deployment was created with (its secret values are never stored, so the publish brings them again)') })
+  .meta({ id: 'PublishDeploymentRequest' });
