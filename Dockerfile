@@ -27,6 +27,7 @@ COPY server server
 COPY db db
 COPY worker worker
 COPY cli cli
+COPY schema schema
 RUN node scripts/build.mjs
 
 FROM node:24-bookworm-slim AS deps

@@ -1,23 +1,13 @@
 // Following an evaluation run while it works: a live ink view on a terminal (bar, percent, stage,
 // cases, pass rate so far, mean score, judge spend), one line per change elsewhere, and the polling
-// itself (Ctrl-C stops watching, not the run; transient failures are looked past a few times).
-import { setTimeout as sleep } from 'node:timers/promises';
+// itself through cli/poll.ts (Ctrl-C stops watching, not the run; transient failures are looked past).
 import { Box, Text } from 'ink';
 import { createElement as h } from 'react';
-import { ApiError, UnreachableError } from './api-client.js';
 import { FINAL_EVAL_RUN_STATUSES, formatPercent, formatScore, formatUsd, type EvalRun } from './evals-report.js';
 import { isInteractive } from './output.js';
+import { pollUntil } from './poll.js';
 import { progressBar } from './ui/ingestion-progress.js';
 import { renderLiveView } from './ui/live-view.js';
-
-/** Time between two looks at a run: LIYA_EVAL_POLL_MS (milliseconds) or half a second. */
-export function pollIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const ms = Number(env.LIYA_EVAL_POLL_MS);
-  return Number.isFinite(ms) && ms > 0 ? ms : 500;
-}
-
-/** Failed looks in a row (server unreachable, 5xx, 429) before following gives up. */
-const MAX_POLL_FAILURES = 5;
 
 /** One line about a run in progress (pipes and CI get one per change). */
 export function progressLine(run: EvalRun): string {
@@ -77,9 +67,6 @@ function progressView(current: () => EvalRun, json: boolean) {
   return { update, finish: async () => update() };
 }
 
-/** A look at the run that may work next time: no answer, a server error, a rate limit. */
-const transient = (err: unknown) => err instanceof UnreachableError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
-
 export interface Followed {
   run: EvalRun;
   /** Why following stopped before the run ended. */
@@ -88,42 +75,6 @@ export interface Followed {
 
 /** Polls the run until it ends, Ctrl-C (a second one exits at once) or `maxWaitMs`. */
 export async function followRun(load: (id: string, signal: AbortSignal) => Promise<EvalRun>, initial: EvalRun, options: { json: boolean; maxWaitMs: number }): Promise<Followed> {
-  let run = initial;
-  const view = progressView(() => run, options.json);
-  const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort();
-  };
-  process.on('SIGINT', onSigint);
-  const deadline = Date.now() + options.maxWaitMs;
-  const interval = pollIntervalMs();
-  let failures = 0;
-  try {
-    view.update();
-    while (!FINAL_EVAL_RUN_STATUSES.has(run.status)) {
-      if (Date.now() >= deadline) return { run, stopped: 'max-wait' };
-      try {
-        await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), undefined, { signal: controller.signal });
-      } catch {
-        // aborted by Ctrl-C
-      }
-      if (controller.signal.aborted) return { run, stopped: 'interrupted' };
-      try {
-        run = await load(run.id, controller.signal);
-        failures = 0;
-      } catch (err) {
-        // Ctrl-C during a look abandons it at once rather than after --timeout.
-        if (controller.signal.aborted) return { run, stopped: 'interrupted' };
-        if (!transient(err) || ++failures >= MAX_POLL_FAILURES) throw err;
-        continue;
-      }
-      view.update();
-    }
-    return { run };
-  } finally {
-    process.off('SIGINT', onSigint);
-    await view.finish();
-  }
+  const { value, stopped } = await pollUntil(initial, load, (run) => FINAL_EVAL_RUN_STATUSES.has(run.status), (current) => progressView(current, options.json), options.maxWaitMs);
+  return stopped ? { run: value, stopped } : { run: value };
 }
-

@@ -21,13 +21,16 @@ const COMMANDS: Record<string, () => Promise<Command[]>> = {
   workflows: async () => [(await import('./commands/workflows.js')).workflowsCommand()],
   approvals: async () => [(await import('./commands/approvals.js')).approvalsCommand()],
   evals: async () => [(await import('./commands/evals.js')).evalsCommand()],
+  export: async () => [(await import('./commands/deploys.js')).exportCommand()],
+  plan: async () => [(await import('./commands/deploys.js')).planCommand()],
+  apply: async () => [(await import('./commands/deploys.js')).applyCommand()],
   login: async () => [(await import('./commands/auth.js')).loginCommand()],
   logout: async () => [(await import('./commands/auth.js')).logoutCommand()],
 };
 const GLOBAL_OPTIONS_WITH_VALUE = new Set(['--url', '--admin-secret', '--api-key', '--timeout']);
 
 /** The command named on the command line (after the global options), if any. */
-function commandNameOf(argv: string[]): string | undefined {
+export function commandNameOf(argv: string[]): string | undefined {
   for (let i = 2; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--') return argv[i + 1];
@@ -46,7 +49,7 @@ export async function buildProgram(argv: string[] = process.argv): Promise<Comma
     .description('Run and manage a Liya server')
     .addOption(new Option('--url <url>', 'server URL for remote commands').env('LIYA_URL').default(DEFAULT_URL))
     .addOption(new Option('--admin-secret <secret>', 'the server\'s ADMIN_SECRET, for the tenants, keys and doctor commands').env('LIYA_ADMIN_SECRET'))
-    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents, knowledge, agents, workflows and evals').env('LIYA_API_KEY'))
+    .addOption(new Option('--api-key <key>', 'a tenant API key (svc_...), for intents list, run, documents, knowledge, agents, workflows, evals, export, plan and apply').env('LIYA_API_KEY'))
     .addOption(new Option('--timeout <seconds>', 'time limit of each HTTP request').env('LIYA_TIMEOUT').argParser(parseSeconds).default(DEFAULT_TIMEOUT_MS, '15'))
     .addHelpText(
       'after',

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Compiles server/, db/, worker/ and cli/ to JavaScript in dist/, which `npm start`, `liya` and the
-// Docker image run (TypeScript through a loader at run time costs ~60-90 MB of memory and start time).
+// Docker image run (TypeScript through a loader at run time costs ~60-90 MB of memory and start time),
+// and copies schema/ (the JSON Schema of project files, which the CLI reads at run time) beside them.
 //
 //   node scripts/build.mjs              build dist/
 //   node scripts/build.mjs --if-needed  only when the sources changed since the last build; without
@@ -11,13 +12,15 @@
 // the OpenAPI document (~1 s).
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const distDir = path.join(projectRoot, 'dist');
 const SOURCE_DIRS = ['server', 'db', 'worker', 'cli'];
+/** Files the compiled code reads beside it, copied as they are (cli/project/file-schema.ts reads schema/). */
+const ASSET_DIRS = ['schema'];
 const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json'];
 const HASH_FILE = '.build-hash';
 const cacheDir = path.join(projectRoot, 'node_modules', '.cache', 'liya');
@@ -38,6 +41,7 @@ export function hashSources() {
   const files = [
     ...CONFIG_FILES.map((file) => path.join(projectRoot, file)),
     ...SOURCE_DIRS.flatMap((dir) => listFiles(path.join(projectRoot, dir))),
+    ...ASSET_DIRS.filter((dir) => existsSync(path.join(projectRoot, dir))).flatMap((dir) => listFiles(path.join(projectRoot, dir))),
   ].sort();
   const hash = createHash('sha256');
   for (const file of files) {
@@ -91,6 +95,9 @@ function compileInto(hash) {
   try {
     const result = spawnSync(process.execPath, [tscBin, '-p', 'tsconfig.build.json', '--noCheck', '--outDir', tmp], { cwd: projectRoot, stdio: 'inherit' });
     if (result.status !== 0) throw new Error(`tsc failed (exit ${result.status ?? result.signal})`);
+    for (const dir of ASSET_DIRS) {
+      if (existsSync(path.join(projectRoot, dir))) cpSync(path.join(projectRoot, dir), path.join(tmp, dir), { recursive: true });
+    }
     // Node looks for "type": "module" in the nearest package.json and stops looking at a
     // node_modules folder, where the test builds live.
     writeFileSync(path.join(tmp, 'package.json'), '{ "type": "module", "private": true }\n');

@@ -19,7 +19,7 @@ import type { DeploymentDto, GateResult, Plan } from './deploys.schemas.js';
 import { exportProject } from './export-project.js';
 import { planProject, type ProjectPlan } from './plan-project.js';
 import type { Project } from './project.schemas.js';
-import { findTenantDeployment, insertDeployment, saveDeployments, type DeploymentRow } from './store/deployments.js';
+import { claimDeploymentForPublish, findTenantDeployment, insertDeployment, saveDeployments, type DeploymentRow } from './store/deployments.js';
 
 export async function exportTenantProject(em: EntityManager, tenantId: string): Promise<{ project: Project }> {
   return { project: (await exportProject(em, tenantId)).project };
@@ -88,6 +88,7 @@ export async function getDeployment(em: EntityManager, deps: AppDeps, tenantId: 
 export async function publishDeployment(em: EntityManager, deps: AppDeps, scope: TenantScope, actor: Actor, id: string, project: Project): Promise<{ deployment: DeploymentDto }> {
   const row = await findDeployment(em, scope.tenantId, id);
   if (row.status === 'deployed' || row.status === 'unchanged') return { deployment: await toDto(em, deps, scope.tenantId, row) };
+  if (row.status === 'publishing') throw new AppError('CONFLICT', 'Another request is publishing this deployment', { status: row.status, retryable: true });
   if (row.status !== 'gating') throw new AppError('CONFLICT', `The deployment has ended (${row.status}); start a new one`, { status: row.status });
   if (digestOf(project) !== row.baseDigest) {
     throw invalidInput('The project differs from the one this deployment planned', [{ path: 'project', message: 'send the same project as when the deployment was created' }]);
@@ -100,20 +101,32 @@ export async function publishDeployment(em: EntityManager, deps: AppDeps, scope:
     await saveDeployments(em);
     throw new AppError('GATE_FAILED', `${row.error.message}; nothing was deployed`, { gate });
   }
-  const planned = await planProject(em, deps, scope.tenantId, project, row.prune);
-  // Compared as values: the stored plan comes back from jsonb with its keys reordered.
-  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(planned.plan.changes)), (row.plan as unknown as Plan).changes)) {
-    row.status = 'failed';
-    row.error = { code: 'DEPLOYMENT_STALE', message: 'The server changed since the plan: plan and apply again' };
-    await saveDeployments(em);
-    throw new AppError('DEPLOYMENT_STALE', row.error.message, { plan: planned.plan });
+  if (!(await claimDeploymentForPublish(em, scope.tenantId, row.id))) throw new AppError('CONFLICT', 'Another request is publishing this deployment', { retryable: true });
+  const end = async (status: string, error: { code: string; message: string } | null, minted: DeploymentRow['minted'] = []) => {
+    const fresh = em.fork();
+    const current = await findDeployment(fresh, scope.tenantId, row.id);
+    Object.assign(current, { status, error, minted, publishedAt: status === 'deployed' ? new Date() : null });
+    await saveDeployments(fresh);
+    return current;
+  };
+  try {
+    const planned = await planProject(em, deps, scope.tenantId, project, row.prune);
+    // Compared as values: the stored plan comes back from jsonb with its keys reordered.
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(planned.plan.changes)), (row.plan as unknown as Plan).changes)) {
+      await end('failed', { code: 'DEPLOYMENT_STALE', message: 'The server changed since the plan: plan and apply again' });
+      throw new AppError('DEPLOYMENT_STALE', 'The server changed since the plan: plan and apply again', { plan: planned.plan });
+    }
+    const { minted } = await applyPlan(em, deps, scope, actor, planned);
+    return { deployment: await toDto(em, deps, scope.tenantId, await end('deployed', null, minted)) };
+  } catch (err) {
+    const current = await findTenantDeployment(em.fork(), scope.tenantId, row.id);
+    if (current?.status === 'publishing') {
+      // A refused change ends the deployment; anything else (the database) leaves it to publish again.
+      if (err instanceof AppError) await end('failed', { code: err.code, message: err.message });
+      else await end('gating', null);
+    }
+    throw err;
   }
-  const { minted } = await applyPlan(em, deps, scope, actor, planned);
-  row.status = 'deployed';
-  row.minted = minted;
-  row.publishedAt = new Date();
-  await saveDeployments(em);
-  return { deployment: await toDto(em, deps, scope.tenantId, row) };
 }
 
 /** Each gate suite's run: the suite and its dataset as the project has them (else as the server has them). */
@@ -200,7 +213,7 @@ async function gateResults(em: EntityManager, deps: AppDeps, tenantId: string, r
 async function toDto(em: EntityManager, deps: AppDeps, tenantId: string, row: DeploymentRow): Promise<DeploymentDto> {
   const gate = await gateResults(em, deps, tenantId, row);
   const ended = gate.filter((g) => g.passed !== null).length;
-  const gating = row.status === 'gating';
+  const gating = row.status === 'gating' || row.status === 'publishing';
   return {
     id: row.id,
     status: row.status as DeploymentDto['status'],

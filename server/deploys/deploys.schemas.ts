@@ -4,8 +4,7 @@ import { z } from 'zod';
 import { bodyBoolean, bodyNumber, noCoerce } from '../common/schemas.js';
 import { projectSchema, RESOURCE_KINDS } from './project.schemas.js';
 
-export const DEPLOYMENT_STATUSES = ['unchanged', 'gating', 'gate_failed', 'deployed', 'failed'] as const;
-export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+export const DEPLOYMENT_STATUSES = ['unchanged', 'gating', 'publishing', 'gate_failed', 'deployed', 'failed'] as const;
 
 export const fieldChangeSchema = z
   .object({
@@ -64,7 +63,7 @@ export type GateResult = z.infer<typeof gateResultSchema>;
 export const deploymentSchema = z
   .object({
     id: z.string(),
-    status: z.enum(DEPLOYMENT_STATUSES).describe('unchanged: nothing to do; gating: the gate suites are running; gate_failed: a suite missed its thresholds (nothing was published); deployed; failed: the publish was refused (nothing was published)'),
+    status: z.enum(DEPLOYMENT_STATUSES).describe('unchanged: nothing to do; gating: the gate suites are running; publishing: a publish is applying it; gate_failed: a suite missed its thresholds (nothing was published); deployed; failed: the publish was refused (nothing was published)'),
     progress: z.number().int().describe('0-100'),
     stage: z.string().nullable(),
     prune: z.boolean(),

@@ -208,8 +208,6 @@ export const RESOURCE_SCHEMAS = {
   eval_suite: evalSuiteResource,
 } as const satisfies Record<ResourceKind, z.ZodType>;
 
-export type ProjectResources = { [K in ResourceKind]: z.output<(typeof RESOURCE_SCHEMAS)[K]> };
-
 /** The project document: one list per kind. */
 export const projectSchema = z
   .strictObject({

@@ -273,7 +273,11 @@ describe('an evaluation gate', () => {
 
     judgeScore = 5;
     const passing = await gated(b, project);
-    const published = await must(t.api.post(`/v1/deployments/${passing}/publish`, { project }, key(b)), 200);
+    // Two publishes at once: one applies it, the other answers it deployed or 409; never twice.
+    const both = await Promise.all([1, 2].map(() => t.api.post(`/v1/deployments/${passing}/publish`, { project }, key(b))));
+    expect(both.map((r) => r.status).sort(), both.map((r) => r.text).join('\n')).toEqual(expect.arrayContaining([200]));
+    for (const r of both) expect([200, 409]).toContain(r.status);
+    const published = (await must(t.api.get(`/v1/deployments/${passing}`, key(b)), 200));
     expect(published.deployment).toMatchObject({ status: 'deployed', gate: [{ suite: 'Triage quality', passed: true, pass_rate: 1 }] });
     expect((await exportOf(b)).intents[0].prompt_template).toBe('Classify v2: {{message}}');
     expect(await intentVersions(b, 'support', 'triage')).toBe(2);

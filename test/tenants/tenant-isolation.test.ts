@@ -46,6 +46,8 @@ interface TenantIds {
   evalResultId: string;
   /** A review of it. */
   evalReviewId: string;
+  /** A deployment of tenant A (of an empty project: nothing to change). */
+  deploymentId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -243,6 +245,13 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/evals/runs/{id}': {
     params: (ids) => [{ id: ids.evalRunId }],
   },
+  '/v1/deployments/{id}': {
+    params: (ids) => [{ id: ids.deploymentId }],
+  },
+  '/v1/deployments/{id}/publish': {
+    params: (ids) => [{ id: ids.deploymentId }],
+    bodies: { post: { project: {} } },
+  },
   '/v1/evals/runs/{id}/results': {
     params: (ids) => [{ id: ids.evalRunId }],
   },
@@ -421,7 +430,10 @@ beforeAll(async () => {
   const evalResultId = (await t.api.get(`/v1/evals/runs/${evalRun.body.data.run.id}/results`, aKey)).body.data.results[0].id;
   const evalReview = await t.api.post(`/v1/evals/results/${evalResultId}/reviews`, { verdict: 'flag' }, aKey);
   expect(evalReview.status, evalReview.text).toBe(201);
+  const deployment = await t.api.post('/v1/deployments', { project: {} }, aKey);
+  expect(deployment.status, deployment.text).toBe(201);
   aIds = {
+    deploymentId: deployment.body.data.deployment.id,
     evalRunId: evalRun.body.data.run.id,
     evalResultId,
     evalReviewId: evalReview.body.data.review.id,

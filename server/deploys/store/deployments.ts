@@ -34,3 +34,12 @@ export async function findTenantDeployment(em: EntityManager, tenantId: string, 
 export async function saveDeployments(em: EntityManager): Promise<void> {
   await em.flush();
 }
+
+/**
+ * Moves a gating deployment to `publishing` unless another request did first: one conditional
+ * UPDATE decides, so two publishes of one deployment never both apply it.
+ */
+export async function claimDeploymentForPublish(em: EntityManager, tenantId: string, id: string): Promise<boolean> {
+  const claimed = await em.nativeUpdate(Deployment, { id, tenant: tenantId, status: 'gating' }, { status: 'publishing' });
+  return claimed === 1;
+}
