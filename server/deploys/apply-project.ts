@@ -48,6 +48,9 @@ export async function applyPlan(em: EntityManager, deps: AppDeps, scope: TenantS
     for (const change of planned.plan.changes) {
       try {
         await applyChange(ctx, change);
+        // Each service flushed its change; forgetting the loaded rows keeps every later flush small
+        // (a flush looks at every row the unit of work holds: hundreds of changes would be quadratic).
+        tx.clear();
       } catch (err) {
         // The error names the resource, so a failed apply says which change the server refused.
         if (err instanceof AppError) {
