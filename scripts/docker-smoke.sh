@@ -160,6 +160,12 @@ jq -e --arg id "$TENANT_ID" '[.. | objects | select(.tenantId? == $id)] | length
   fail "liya tenants list does not show the tenant: $tenants"
 echo "liya tenants list (CLI in the container) shows the tenant"
 
+# Deploys as code inside the image: export the tenant (the CLI validates files with the JSON Schema
+# the image ships in schema/), then plan the export against the same server: no changes (exit 0).
+docker exec -e LIYA_API_KEY="$API_KEY" "$NAME" sh -c 'node bin/liya.mjs export --dir /tmp/project >/dev/null && test -s /tmp/project/liya-project.schema.json && test -s /tmp/project/collections/smoke.yaml && node bin/liya.mjs plan --dir /tmp/project' ||
+  fail "liya export, then liya plan of the export, did not find the server unchanged"
+echo "liya export and liya plan (CLI in the container): the export plans as no change"
+
 step "docker kill (SIGKILL), then start the same container on the same volume"
 docker kill "$NAME" >/dev/null
 docker wait "$NAME" >/dev/null

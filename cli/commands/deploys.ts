@@ -353,7 +353,11 @@ async function applyProject(flags: ApplyFlags, command: Command): Promise<number
         return EXIT_FAILURE;
       }
     }
-    const body = { project: current.project, prune, ...(flags.gate?.length ? { gate: flags.gate } : {}), ...(flags.minPassRate !== undefined ? { min_pass_rate: flags.minPassRate } : {}) };
+    // plan_digest: the server deploys exactly the plan shown (and confirmed), or refuses with DEPLOYMENT_STALE.
+    const body = {
+      project: current.project, prune, plan_digest: plan.digest,
+      ...(flags.gate?.length ? { gate: flags.gate } : {}), ...(flags.minPassRate !== undefined ? { min_pass_rate: flags.minPassRate } : {}),
+    };
     let { deployment } = await withSpinner(flags.gate?.length ? 'Starting the gate' : 'Deploying', () => client.post<{ deployment: DeploymentDto }>('/v1/deployments', { auth: 'bearer', body }));
     let error: ApiError | undefined;
     if (deployment.status === 'gating') {

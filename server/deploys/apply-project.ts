@@ -44,13 +44,12 @@ export async function applyPlan(em: EntityManager, deps: AppDeps, scope: TenantS
   if (planned.secrets.missing.length) throw invalidInput('Secrets of the project have no value', planned.secrets.missing);
   const minted: ApplyContext['minted'] = [];
   await em.transactional(async (tx) => {
-    const ctx: ApplyContext = { tx, deps, scope, actor, planned, minted };
     for (const change of planned.plan.changes) {
+      // Each change gets a fresh unit of work in the same transaction: a flush looks at every row its
+      // unit holds, so one unit for hundreds of changes would make the publish quadratic.
+      const ctx: ApplyContext = { tx: tx.fork({ keepTransactionContext: true }), deps, scope, actor, planned, minted };
       try {
         await applyChange(ctx, change);
-        // Each service flushed its change; forgetting the loaded rows keeps every later flush small
-        // (a flush looks at every row the unit of work holds: hundreds of changes would be quadratic).
-        tx.clear();
       } catch (err) {
         // The error names the resource, so a failed apply says which change the server refused.
         if (err instanceof AppError) {

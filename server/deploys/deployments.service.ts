@@ -3,7 +3,6 @@
 // draft intent definitions first; the publish step then applies the whole plan in one transaction,
 // and only if every suite passed and the server still matches what was planned.
 import { createHash } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
@@ -39,11 +38,14 @@ export async function createDeployment(
   deps: AppDeps,
   scope: TenantScope,
   actor: Actor,
-  input: { project: Project; prune?: boolean; gate?: string[]; min_pass_rate?: number },
+  input: { project: Project; prune?: boolean; gate?: string[]; min_pass_rate?: number; plan_digest?: string },
 ): Promise<{ deployment: DeploymentDto }> {
   const prune = input.prune ?? false;
   const minPassRate = input.min_pass_rate ?? 1;
   const planned = await planProject(em, deps, scope.tenantId, input.project, prune);
+  if (input.plan_digest !== undefined && input.plan_digest !== planned.plan.digest) {
+    throw new AppError('DEPLOYMENT_STALE', 'The server changed since the plan that was reviewed: plan and apply again', { plan: planned.plan });
+  }
   if (planned.secrets.missing.length) throw invalidInput('Secrets of the project have no value', planned.secrets.missing);
   const base = {
     tenantId: scope.tenantId,
@@ -111,8 +113,7 @@ export async function publishDeployment(em: EntityManager, deps: AppDeps, scope:
   };
   try {
     const planned = await planProject(em, deps, scope.tenantId, project, row.prune);
-    // Compared as values: the stored plan comes back from jsonb with its keys reordered.
-    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(planned.plan.changes)), (row.plan as unknown as Plan).changes)) {
+    if (planned.plan.digest !== (row.plan as unknown as Plan).digest) {
       await end('failed', { code: 'DEPLOYMENT_STALE', message: 'The server changed since the plan: plan and apply again' });
       throw new AppError('DEPLOYMENT_STALE', 'The server changed since the plan: plan and apply again', { plan: planned.plan });
     }

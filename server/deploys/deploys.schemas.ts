@@ -31,6 +31,7 @@ export const planSchema = z
     changes: z.array(resourceChangeSchema).describe('In apply order; deletes (with prune) last'),
     summary: z.object({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), unchanged: z.number().int() }),
     untracked: z.array(z.object({ kind: z.enum(RESOURCE_KINDS), key: z.string() })).describe('Resources of the server the project does not name (deleted only with prune)'),
+    digest: z.string().describe('sha256 of the changes: give it as plan_digest to deploy exactly this plan'),
   })
   .meta({ id: 'ProjectPlan' });
 export type Plan = z.infer<typeof planSchema>;
@@ -90,6 +91,11 @@ export const createDeploymentInput = z
       .optional()
       .describe('Eval suites (by name, from the project or the server) that must pass against the new definitions before anything goes live'),
     min_pass_rate: bodyNumber(0, 1).optional().describe('Share of a gate suite\'s cases that must pass (default 1: every case); a suite with an errored case fails'),
+    plan_digest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'a plan digest: 64 hex characters')
+      .optional()
+      .describe('The digest of the plan that was reviewed (POST /v1/project/plan): when the plan differs now (the server changed since), 409 DEPLOYMENT_STALE and nothing is done'),
   })
   .meta({ id: 'CreateDeploymentRequest' });
 

@@ -1,6 +1,7 @@
 // What an apply would change: the project in the form an export would show it after the apply
 // (canonical), diffed field by field against the tenant's export. Secrets are compared here, on the
 // server, and never appear in a plan.
+import { createHash } from 'node:crypto';
 import diff from 'microdiff';
 import type { EntityManager } from '../../db/orm.js';
 import type { ToolsConfig } from '../agents/agents.schemas.js';
@@ -35,6 +36,19 @@ export interface ProjectPlan {
 }
 
 const CHANGED_SECRET = '(secret)';
+
+/** JSON with every object's keys sorted: the same value always gives the same text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** What identifies a plan's changes: equal digests, the same changes (whatever order jsonb keeps keys in). */
+export const planDigest = (changes: ResourceChange[]) => createHash('sha256').update(canonicalJson(changes)).digest('hex');
 type Resource = { key: string; domain?: string };
 
 export const mcpHeaderSlot = (agentKey: string, server: string, header: string) => `${agentKey}\u0000${server}\u0000${header}`;
@@ -84,7 +98,7 @@ export async function planProject(em: EntityManager, deps: AppDeps, tenantId: st
   }
   const count = (action: ResourceChange['action']) => changes.filter((c) => c.action === action).length;
   return {
-    plan: { changes, summary: { create: count('create'), update: count('update'), delete: count('delete'), unchanged }, untracked: prune ? [] : untracked },
+    plan: { changes, summary: { create: count('create'), update: count('update'), delete: count('delete'), unchanged }, untracked: prune ? [] : untracked, digest: planDigest(changes) },
     current,
     desired,
     refs,

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer } from '../support/client.js';
-import { schemaNameOf, startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
+import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
+import { buildDeploySource, GATE_SUITE as SUITE, MCP_SECRET as SECRET, MCP_SECRET_ENV as SECRET_ENV, must, scriptJudge } from '../support/deploy-source.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { runLiya, type CliRunOptions } from '../support/cli.js';
@@ -20,19 +21,9 @@ let b: SignedUpTenant;
 let tmp: string;
 let judgeScore = 5;
 
-const SECRET = 'Bearer mcp-secret-value-4711';
-const SECRET_ENV = 'AGENT_SUPPORT_BOT_MCP_CRM_AUTHORIZATION';
-const SUITE = 'Triage quality';
 
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
 const dash = (s: SignedUpTenant) => ({ headers: bearer(s.token) });
-const isJudge = (req: FakeRequest) => schemaNameOf(req) === 'eval_judge';
-
-async function must(res: Promise<{ status: number; text: string; body: any }>, status: number) {
-  const r = await res;
-  expect(r.status, r.text).toBe(status);
-  return r.body.data;
-}
 
 function liya(tenant: SignedUpTenant, args: string[], options: CliRunOptions = {}) {
   const env = { LIYA_URL: t.url, LIYA_API_KEY: tenant.apiKey, LIYA_ADMIN_SECRET: undefined, LIYA_TIMEOUT: undefined, LIYA_EVAL_POLL_MS: '100', [SECRET_ENV]: undefined, ...options.env };
@@ -66,70 +57,13 @@ beforeAll(async () => {
   b = await signupTenant(t.api, { companyName: 'CLI deploy target' });
   tmp = await mkdtemp(path.join(os.tmpdir(), 'liya-cli-deploy-'));
 
-  // Tenant A, built over HTTP: a custom domain and intent, a prompt, a collection, a workflow, an
-  // agent with an MCP header secret, a dataset and a suite.
-  await must(t.api.post('/dashboard/custom-domains', { domain_key: 'support', display_name: 'Support' }, dash(a)), 201);
-  await must(t.api.post('/dashboard/prompts', { prompt_key: 'triage-prompt', name: 'Triage', template: 'Triage this: {{message}}' }, dash(a)), 201);
-  await must(t.api.post('/dashboard/prompts/triage-prompt/versions', { template: 'Triage v2:\n{{message}}\n', note: 'two lines' }, dash(a)), 201);
-  const collection = await must(t.api.post('/v1/collections', { slug: 'handbook', label: 'Handbook', domain_keys: ['support', 'hiring'] }, key(a)), 201);
-  await must(
-    t.api.post(
-      '/dashboard/custom-domains/support/intents',
-      {
-        intent_key: 'triage',
-        display_name: 'Triage',
-        prompt_template: 'Classify: {{message}}',
-        output_schema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
-        retrieval_config: { enabled: true, collection_ids: [collection.collection.id], top_k: 3 },
-      },
-      dash(a),
-    ),
-    201,
-  );
-  await must(
-    t.api.post(
-      '/v1/workflows',
-      {
-        name: 'Echo flow',
-        steps: [
-          { id: 'start', step_type: 'trigger' },
-          { id: 'done', step_type: 'end', config: { output: '{{trigger.text}}' } },
-        ],
-      },
-      key(a),
-    ),
-    201,
-  );
-  await must(t.api.post('/v1/workflows/echo-flow/deploy', {}, key(a)), 200);
-  const intentId = (await must(t.api.get('/dashboard/custom-domains/support/intents/triage', dash(a)), 200)).intent.id;
-  await must(
-    t.api.post(
-      '/v1/agents',
-      {
-        agent_key: 'support-bot',
-        name: 'Support bot',
-        goal: 'Help customers',
-        intent_ids: [intentId],
-        tools_config: { mcp_servers: [{ name: 'crm', url: 'https://mcp.example.com/mcp', headers: { Authorization: SECRET } }] },
-      },
-      key(a),
-    ),
-    201,
-  );
-  await must(t.api.post('/v1/agents/support-bot/deploy', {}, key(a)), 200);
-  const dataset = await must(
-    t.api.post('/v1/evals/datasets', { name: 'Triage cases', cases: [{ input: { message: 'my card was charged twice' } }, { input: { message: 'reset my password' }, notes: 'a note' }] }, key(a)),
-    201,
-  );
-  await must(t.api.post('/v1/evals/suites', { name: SUITE, domain_key: 'support', intent_key: 'triage', dataset_id: dataset.dataset.id, pass_threshold: 4 }, key(a)), 201);
+  await buildDeploySource(t, a);
 }, 120_000);
 
 beforeEach(() => {
   fake.reset();
   judgeScore = 5;
-  fake.script((req) =>
-    isJudge(req) ? { content: { score: judgeScore, dimension_scores: { correctness: judgeScore, completeness: judgeScore, relevance: 5, safety: 5 }, reasoning: 'ok' } } : undefined,
-  );
+  scriptJudge(fake, () => judgeScore);
 });
 
 afterAll(async () => {

@@ -355,6 +355,7 @@ describe('plan and gate output', () => {
     ],
     summary: { create: 1, update: 1, delete: 1, unchanged: 4 },
     untracked: [{ kind: 'workflow', key: 'legacy' }],
+    digest: 'f'.repeat(64),
   };
 
   it('prints a line per resource, the changed fields of an update, and a summary; secrets never show', () => {
@@ -372,7 +373,7 @@ describe('plan and gate output', () => {
     expect(planHasChanges(plan)).toBe(true);
     expect(untrackedNote(plan, false)).toBe('1 resource on the server is not in the project and stays (--prune deletes them): workflow legacy');
     expect(untrackedNote(plan, true)).toBeNull();
-    const none: Plan = { changes: [], summary: { create: 0, update: 0, delete: 0, unchanged: 3 }, untracked: [] };
+    const none: Plan = { changes: [], summary: { create: 0, update: 0, delete: 0, unchanged: 3 }, untracked: [], digest: '0'.repeat(64) };
     expect(planSummary(none)).toBe('No changes: the server matches the project (3 resources).');
     expect(planHasChanges(none)).toBe(false);
   });

@@ -4,7 +4,8 @@
 // publishes it; bad projects are clear 400s; another tenant's deployment is a 404.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer } from '../support/client.js';
-import { schemaNameOf, startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
+import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
+import { buildDeploySource, MCP_SECRET as SECRET, must, scriptJudge } from '../support/deploy-source.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
@@ -13,18 +14,10 @@ let t: TestServer;
 let fake: FakeLlm;
 let a: SignedUpTenant;
 let b: SignedUpTenant;
-const SECRET = 'Bearer mcp-secret-value-4711';
 
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
 const dash = (s: SignedUpTenant) => ({ headers: bearer(s.token) });
-const isJudge = (req: FakeRequest) => schemaNameOf(req) === 'eval_judge';
 let judgeScore = 5;
-
-async function must(res: Promise<{ status: number; text: string; body: any }>, status: number) {
-  const r = await res;
-  expect(r.status, r.text).toBe(status);
-  return r.body.data;
-}
 
 const exportOf = async (s: SignedUpTenant) => (await must(t.api.get('/v1/project', key(s)), 200)).project;
 const planOf = async (s: SignedUpTenant, project: unknown, prune = false) => (await must(t.api.post('/v1/project/plan', { project, prune }, key(s)), 200)).plan;
@@ -40,53 +33,12 @@ beforeAll(async () => {
   a = await signupTenant(t.api, { companyName: 'Deploy source' });
   b = await signupTenant(t.api, { companyName: 'Deploy target' });
 
-  await must(t.api.post('/dashboard/custom-domains', { domain_key: 'support', display_name: 'Support' }, dash(a)), 201);
-  await must(t.api.post('/dashboard/prompts', { prompt_key: 'triage-prompt', name: 'Triage', template: 'Triage this: {{message}}' }, dash(a)), 201);
-  await must(t.api.post('/dashboard/prompts/triage-prompt/versions', { template: 'Triage v2: {{message}}', note: 'shorter' }, dash(a)), 201);
-  const collection = await must(t.api.post('/v1/collections', { slug: 'handbook', label: 'Handbook', domain_keys: ['support', 'hiring'] }, key(a)), 201);
-  await must(
-    t.api.post(
-      '/dashboard/custom-domains/support/intents',
-      {
-        intent_key: 'triage', display_name: 'Triage', prompt_template: 'Classify: {{message}}',
-        output_schema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
-        retrieval_config: { enabled: true, collection_ids: [collection.collection.id], top_k: 3 },
-      },
-      dash(a),
-    ),
-    201,
-  );
-  await must(
-    t.api.post('/v1/workflows', {
-      name: 'Echo flow',
-      steps: [
-        { id: 'start', step_type: 'trigger' },
-        { id: 'shape', step_type: 'action', action_id: 'transform', config: { output: { said: '{{trigger.text}}' } } },
-        { id: 'done', step_type: 'end', config: { output: '{{steps.shape.output}}' } },
-      ],
-    }, key(a)),
-    201,
-  );
-  await must(t.api.post('/v1/workflows/echo-flow/deploy', {}, key(a)), 200);
-  const intentId = (await must(t.api.get('/dashboard/custom-domains/support/intents/triage', dash(a)), 200)).intent.id;
-  await must(
-    t.api.post('/v1/agents', {
-      agent_key: 'support-bot', name: 'Support bot', goal: 'Help customers',
-      intent_ids: [intentId, 'hiring/resume-analysis'], workflow_ids: [(await must(t.api.get('/v1/workflows/echo-flow', key(a)), 200)).workflow.id],
-      tools_config: { mcp_servers: [{ name: 'crm', url: 'https://mcp.example.com/mcp', headers: { Authorization: SECRET } }] },
-    }, key(a)),
-    201,
-  );
-  await must(t.api.post('/v1/agents/support-bot/deploy', {}, key(a)), 200);
-  const dataset = await must(t.api.post('/v1/evals/datasets', { name: 'Triage cases', cases: [{ input: { message: 'my card was charged twice' } }, { input: { message: 'reset my password' } }] }, key(a)), 201);
-  await must(t.api.post('/v1/evals/suites', { name: 'Triage quality', domain_key: 'support', intent_key: 'triage', dataset_id: dataset.dataset.id, pass_threshold: 4 }, key(a)), 201);
+  await buildDeploySource(t, a);
 });
 beforeEach(() => {
   fake.reset();
   judgeScore = 5;
-  fake.script((req) =>
-    isJudge(req) ? { content: { score: judgeScore, dimension_scores: { correctness: judgeScore, completeness: judgeScore, relevance: 5, safety: 5 }, reasoning: 'ok' } } : undefined,
-  );
+  scriptJudge(fake, () => judgeScore);
 });
 afterAll(async () => {
   await t?.close();
@@ -99,7 +51,7 @@ describe('export', () => {
     expect(JSON.stringify(project)).not.toContain('mcp-secret-value');
     expect(project.domains).toEqual([{ key: 'support', display_name: 'Support', description: null, is_active: true, sort_order: 0 }]);
     expect(project.intents[0]).toMatchObject({ domain: 'support', key: 'triage', retrieval_config: { enabled: true, collections: ['handbook'], top_k: 3 } });
-    expect(project.prompts[0].versions).toEqual([{ template: 'Triage this: {{message}}', note: null }, { template: 'Triage v2: {{message}}', note: 'shorter' }]);
+    expect(project.prompts[0].versions).toEqual([{ template: 'Triage this: {{message}}', note: null }, { template: 'Triage v2:\n{{message}}\n', note: 'two lines' }]);
     expect(project.collections[0]).toMatchObject({ key: 'handbook', domain_keys: ['hiring', 'support'] });
     expect(project.workflows[0]).toMatchObject({ key: 'echo-flow', is_active: true, steps: [{ id: 'start' }, { id: 'shape' }, { id: 'done' }] });
     expect(project.agents[0]).toMatchObject({
@@ -156,6 +108,24 @@ describe('plans', () => {
     expect(plan.untracked).toEqual([{ kind: 'workflow', key: 'echo-flow' }]);
     const pruned = await planOf(a, project, true);
     expect(pruned.changes.map((c: { action: string; kind: string }) => `${c.action} ${c.kind}`)).toEqual(['update intent', 'delete workflow']);
+  });
+
+  it('plan_digest deploys exactly the plan reviewed: a server changed since is 409 DEPLOYMENT_STALE and nothing is done', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Deploy stale' });
+    const project = { domains: [{ key: 'sales', display_name: 'Sales' }] };
+    const reviewed = await planOf(c, project);
+    expect(reviewed.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect((await planOf(c, project)).digest).toBe(reviewed.digest);
+    // Someone creates the domain by hand in between: the plan is no longer a create.
+    await must(t.api.post('/dashboard/custom-domains', { domain_key: 'sales', display_name: 'Sales team' }, dash(c)), 201);
+    const stale = await t.api.post('/v1/deployments', { project, plan_digest: reviewed.digest }, key(c));
+    expect(stale.status, stale.text).toBe(409);
+    expect(stale.body.error.code).toBe('DEPLOYMENT_STALE');
+    expect(stale.body.error.details.plan.changes[0]).toMatchObject({ kind: 'domain', key: 'sales', action: 'update' });
+    expect((await exportOf(c)).domains[0].display_name).toBe('Sales team');
+    const fresh = await planOf(c, project);
+    expect((await must(t.api.post('/v1/deployments', { project, plan_digest: fresh.digest }, key(c)), 201)).deployment.status).toBe('deployed');
+    expect((await t.api.post('/v1/deployments', { project, plan_digest: 'nope' }, key(c))).status).toBe(400);
   });
 
   it('a duplicate key, an unknown field and a rewritten prompt version are 400s naming the place', async () => {
