@@ -162,7 +162,9 @@ Decisions where the specification is silent:
   (every version), collections (metadata and domain attachments), tenant guardrails, deployed workflows, agents, eval
   datasets and suites, matched by key (ids become keys: collection slugs, \`domain/intent\`, workflow keys; datasets
   and suites by name), every field present and sorted, secrets (MCP header values, scorer webhook secrets) as
-  \`\${ENV_NAME}\` references. POST /v1/project/plan diffs a project field by field. POST /v1/deployments
+  \`\${ENV_NAME}\` references. POST /v1/project/plan diffs a project field by field and answers the plan's
+  \`digest\`; POST /v1/deployments with that \`plan_digest\` deploys exactly that plan (409 DEPLOYMENT_STALE when the
+  server changed since). POST /v1/deployments
   publishes every change in one transaction (a refused change rolls all back), or first runs \`gate\` suites on the
   draft definitions as eval runs; POST /v1/deployments/{id}/publish then publishes only when each passed (completed,
   no errored case, pass rate at least \`min_pass_rate\`, default 1) and the plan still holds (409 GATE_PENDING,
