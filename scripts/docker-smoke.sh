@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end check of the Docker image (needs Docker, curl and jq; not part of `npm test`):
 #
-#   1. builds the image (SKIP_BUILD=1 uses an existing one) and prints its size;
+#   1. builds the image (SKIP_BUILD=1 uses an existing one; FEATURES=full the variant with OCR) and
+#      prints its size;
 #   2. runs it with a fresh named volume and the embedded PostgreSQL, on a free host port, and times
 #      the first start until Docker reports it healthy (PostgreSQL initialised, migrations applied);
 #   3. signs up a tenant, creates a collection, uploads a document into it and waits for the
 #      in-process job runner to ingest it; reads them back, with the admin API and the CLI too;
+#      checks the optional features `liya doctor` reports (all but OCR, or all with FEATURES=full)
+#      and that /docs serves its interactive page;
 #   4. kills the container (SIGKILL: no clean shutdown, PostgreSQL left with a stale pid file),
 #      starts it again on the same volume, times it until healthy, and checks that the same
 #      credentials read the same data.
@@ -14,11 +17,13 @@
 #
 #   scripts/docker-smoke.sh                 # image tag liya:smoke
 #   IMAGE=liya:test SKIP_BUILD=1 scripts/docker-smoke.sh
+#   FEATURES=full IMAGE=liya:full scripts/docker-smoke.sh
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 IMAGE=${IMAGE:-liya:smoke}
+FEATURES=${FEATURES:-default}
 NAME="liya-smoke-$$"
 VOLUME="$NAME-data"
 ADMIN_SECRET="smoke-admin-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
@@ -92,9 +97,9 @@ discover_url() {
 }
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  step "docker build -t $IMAGE"
+  step "docker build --build-arg FEATURES=$FEATURES -t $IMAGE"
   started=$(now_ms)
-  docker build -q -t "$IMAGE" . >/dev/null
+  docker build -q --build-arg FEATURES="$FEATURES" -t "$IMAGE" . >/dev/null
   echo "built in $(seconds_since "$started") s"
 fi
 IMAGE_SIZE=$(docker image ls --format '{{.Size}}' "$IMAGE" | head -n1)
@@ -166,6 +171,24 @@ docker exec -e LIYA_API_KEY="$API_KEY" "$NAME" sh -c 'node bin/liya.mjs export -
   fail "liya export, then liya plan of the export, did not find the server unchanged"
 echo "liya export and liya plan (CLI in the container): the export plans as no change"
 
+# The optional features the image has, as `liya doctor` in the container reports them: every one
+# but OCR, or every one in the full variant. /docs serves the interactive page from its own files.
+doctor=$(docker exec -e LIYA_ADMIN_SECRET="$ADMIN_SECRET" "$NAME" node bin/liya.mjs doctor --json) ||
+  fail "liya doctor failed: $doctor"
+FEATURES_DETAIL=$(jq -er '.checks[] | select(.name == "optional features" and .status == "ok") | .detail' <<<"$doctor") ||
+  fail "liya doctor reports no optional features check: $doctor"
+if [ "$FEATURES" = full ]; then
+  [[ $FEATURES_DETAIL == "all installed: "* ]] || fail "the full image lacks an optional feature: $FEATURES_DETAIL"
+else
+  [[ $FEATURES_DETAIL == "OCR not installed "*" Installed: embedded PostgreSQL, API reference page, pretty logs. "* ]] ||
+    fail "the image should lack OCR only: $FEATURES_DETAIL"
+fi
+echo "liya doctor: optional features: $FEATURES_DETAIL"
+for asset in $(api GET /docs | grep -o '/docs/assets/[a-z.-]*'); do
+  curl -fsS -o /dev/null "$BASE_URL$asset" || fail "/docs asset $asset is missing"
+done
+echo "/docs serves the interactive API reference (its assets answer 200)"
+
 step "docker kill (SIGKILL), then start the same container on the same volume"
 docker kill "$NAME" >/dev/null
 docker wait "$NAME" >/dev/null
@@ -186,7 +209,7 @@ fi
 echo "identical: collection, document, ingestion job and tenant (API key, dashboard token and admin secret still valid)"
 
 step "summary"
-echo "image:                      $IMAGE $IMAGE_SIZE"
+echo "image:                      $IMAGE $IMAGE_SIZE (FEATURES=$FEATURES)"
 echo "first start (initdb):       healthy after $FIRST_HEALTHY s (ready after $FIRST_READY s)"
 echo "second start (after kill):  healthy after $SECOND_HEALTHY s (ready after $SECOND_READY s)"
 echo "data after kill + restart:  identical"

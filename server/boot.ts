@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -22,6 +23,7 @@ import { createAgentRunPort } from './agents/agent-run-port.js';
 import type { RunPorts } from './runs/run-ports.js';
 import { createWorkflowRunPort } from './workflows/workflow-run-port.js';
 import { insertPlatformSettingIfAbsent, selectPlatformSetting } from './settings/store/platform-settings.js';
+import { startTelemetry } from './observability/start-telemetry.js';
 
 export interface Database {
   url: string;
@@ -76,8 +78,10 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   cleanups.push(() => sql.end());
 
   const jobPool = new pg.Pool({ connectionString: url, max: Math.max(2, config.WORKER_CONCURRENCY + 2) });
-  jobPool.on('error', (err) => log.warn({ err }, 'job database pool error'));
-  jobPool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'job database connection error')));
+  // Bound to boot's async context, as the SqlPool's: a connection's late failure names no run.
+  jobPool.on('error', AsyncResource.bind((err: Error) => log.warn({ err }, 'job database pool error')));
+  const jobConnectionError = AsyncResource.bind((err: Error) => log.warn({ err }, 'job database connection error'));
+  jobPool.on('connect', (client) => client.on('error', jobConnectionError));
   cleanups.push(() => jobPool.end());
 
   const pgvector = await enableVectorSupport(sql, log);
@@ -119,6 +123,9 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   deps.runs.workflows = createWorkflowRunPort(deps);
   deps.runs.agents = createAgentRunPort(deps);
   await migrateJobSchema(jobPool, deps);
+  // Metrics and tracing, when enabled (server/observability/start-telemetry.ts, one place for both):
+  // before the worker runs anything and before the HTTP app is built, whose request hook depends on it.
+  cleanups.push(await startTelemetry({ config, log, orm, sql, jobPool }));
   // Every process that executes runs (API or `liya worker`) beats, so its runs are not taken from it.
   cleanups.push(await startProcessHeartbeat(sql, config.HEARTBEAT_MS, log));
   engineCheck = () => true;

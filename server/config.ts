@@ -120,6 +120,42 @@ const configSchema = z.object({
    * Unset: the documented defaults.
    */
   PLAN_LIMITS: jsonVariable(planLimitsSchema()).optional(),
+  // Prometheus metrics: off unless METRICS_PORT or METRICS_TOKEN is set.
+  /** Serves GET /metrics on its own listener at METRICS_HOST:METRICS_PORT (API and `liya worker` processes), never on PORT. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** The metrics listener's address (default 127.0.0.1: only this machine; 0.0.0.0 for a scraper elsewhere, then set METRICS_TOKEN). */
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  /**
+   * A scraper sends it as `Authorization: Bearer <token>` (401 UNAUTHORIZED without it). Alone (no
+   * METRICS_PORT) it serves GET /metrics on the API port; with METRICS_PORT it guards that listener.
+   */
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  /** Adds per-tenant counters labelled tenant_id (runs, model tokens and cost): one series per tenant (default off). */
+  METRICS_TENANT_LABELS: boolFlag.default(false),
+  // OpenTelemetry traces, under the standard OTEL_* names: off (and the SDK never loaded) unless an
+  // OTLP endpoint is set. The exporter reads its other standard variables itself:
+  // OTEL_EXPORTER_OTLP_HEADERS (`key=value,...`, e.g. a collector's API key), _TIMEOUT, _COMPRESSION,
+  // _CERTIFICATE and their OTEL_EXPORTER_OTLP_TRACES_* forms.
+  /** An OTLP/HTTP collector (e.g. http://otel-collector:4318): spans go to <endpoint>/v1/traces, as JSON. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The full traces URL, used as given (wins over OTEL_EXPORTER_OTLP_ENDPOINT). */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  /** `none` turns traces off although an endpoint is set. */
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
+  /** `true` turns traces off although an endpoint is set. */
+  OTEL_SDK_DISABLED: boolFlag.default(false),
+  /** The service.name of every span (default: service.name in OTEL_RESOURCE_ATTRIBUTES, else `liya`). */
+  OTEL_SERVICE_NAME: z.string().trim().min(1).max(200).optional(),
+  /** More resource attributes, `key=value,key2=value2` (e.g. deployment.environment.name=prod). */
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  /** Which traces are kept (default parentbased_always_on: all, unless the caller's traceparent says not sampled). */
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .default('parentbased_always_on'),
+  /** The ratio of the *traceidratio samplers, 0 to 1 (default 1). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  /** How long finished spans wait to be sent in one batch, in ms (default 5000). */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5000),
 });
 
 export type AppConfig = z.infer<typeof configSchema>;

@@ -1,4 +1,5 @@
 // The process logger: JSON lines for log collectors, readable lines for a person at a terminal.
+import { logContext } from './observability/telemetry.js';
 import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions as LoggerOptionsOfPino } from 'pino';
 import type { AppConfig } from './config.js';
@@ -118,15 +119,23 @@ export interface LoggerOptions {
 type PinoPretty = typeof import('pino-pretty');
 
 // Loaded only when pretty output is asked for: production (JSON) never carries the formatter.
-// pino-pretty is CommonJS, so require keeps this function synchronous.
-const loadPinoPretty = (): PinoPretty => createRequire(import.meta.url)('pino-pretty') as PinoPretty;
+// pino-pretty is CommonJS, so require keeps this function synchronous. It is an optional feature
+// (a peerDependency, left out by `npm ci --omit=peer`): null when it is not installed.
+function loadPinoPretty(): PinoPretty | null {
+  try {
+    return createRequire(import.meta.url)('pino-pretty') as PinoPretty;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') return null;
+    throw err;
+  }
+}
 
 /**
  * Formats in this thread and writes synchronously: a transport would start a worker thread with
  * its own heap, and the API has to idle in little memory.
  */
-function prettyStream(destination: NodeJS.WritableStream | undefined): DestinationStream {
-  const pinoPretty = loadPinoPretty();
+function prettyStream(pinoPretty: PinoPretty, destination: NodeJS.WritableStream | undefined): DestinationStream {
   return pinoPretty({
     sync: true,
     singleLine: true,
@@ -142,6 +151,8 @@ export function createLogger(config: Pick<AppConfig, 'LOG_LEVEL' | 'LOG_FORMAT'>
     level: config.LOG_LEVEL,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: { req: serializeRequest, err: serializeError },
+    // tenant_id, run_id and run_kind on every line written while serving a run; trace_id when tracing.
+    mixin: () => logContext() ?? {},
     hooks: {
       // The message text, where fastify writes a raw URL now and then ("Route POST:/... not found").
       logMethod(args, method) {
@@ -150,8 +161,10 @@ export function createLogger(config: Pick<AppConfig, 'LOG_LEVEL' | 'LOG_FORMAT'>
       },
     },
   };
-  if (resolveLogFormat(config.LOG_FORMAT, options.isTTY ?? process.stdout.isTTY) === 'pretty') {
-    return pino(pinoOptions, prettyStream(options.destination));
-  }
-  return options.destination ? pino(pinoOptions, options.destination as DestinationStream) : pino(pinoOptions);
+  const pretty = resolveLogFormat(config.LOG_FORMAT, options.isTTY ?? process.stdout.isTTY) === 'pretty' ? loadPinoPretty() : null;
+  if (pretty) return pino(pinoOptions, prettyStream(pretty, options.destination));
+  const log = options.destination ? pino(pinoOptions, options.destination as DestinationStream) : pino(pinoOptions);
+  // LOG_FORMAT=auto asks for pretty lines where they can be had; an explicit pretty is told why not.
+  if (config.LOG_FORMAT === 'pretty') log.warn('LOG_FORMAT=pretty needs pino-pretty, an optional feature this install left out: logging JSON');
+  return log;
 }

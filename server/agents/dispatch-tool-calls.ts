@@ -3,6 +3,7 @@
 import type { ChatCallResult } from '../llm/llm.types.js';
 import type { AgentTool, ToolOutcome } from './agent-tool.types.js';
 import { runToolWithTimeout } from './agent-tools.js';
+import { observeToolCall } from '../observability/telemetry.js';
 
 /** What one tool result may put in front of the model. */
 const TOOL_RESULT_MAX_CHARS = 20_000;
@@ -78,12 +79,20 @@ async function runToolCall(call: ToolCall, at: number, dispatch: ToolDispatch): 
   }
   dispatch.emit({ event: 'tool.started', data: { name: call.name, input: failed ? call.arguments : args } });
   if (!failed) {
-    try {
-      if (!tool) throw new Error(`there is no tool named "${call.name}"`);
-      outcome = await runToolWithTimeout(tool, args, dispatch.timeoutMs, dispatch.signal);
-    } catch (err) {
-      failed = errorText(err);
-    }
+    const ran = await observeToolCall(
+      { name: call.name, kind: tool?.kind ?? 'unknown' },
+      async (): Promise<{ outcome: ToolOutcome | null; failed: string | null }> => {
+        try {
+          if (!tool) throw new Error(`there is no tool named "${call.name}"`);
+          return { outcome: await runToolWithTimeout(tool, args, dispatch.timeoutMs, dispatch.signal), failed: null };
+        } catch (err) {
+          return { outcome: null, failed: errorText(err) };
+        }
+      },
+      (result) => result.failed !== null,
+    );
+    outcome = ran.outcome;
+    failed = ran.failed;
   }
   dispatch.emit({ event: 'tool.completed', data: { name: call.name, output: outcome?.output ?? null, error: failed } });
   await dispatch.recordStep(

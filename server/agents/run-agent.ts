@@ -9,7 +9,7 @@ import { isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
-import { scanText } from '../guardrails/scan-pool.js';
+import { guardrailOutcome, scanText } from '../guardrails/scan-pool.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import type { ChatCallResult, ModelTarget, StoredProviderKey, UsageContext } from '../llm/llm.types.js';
@@ -31,6 +31,7 @@ import type { AgentRunResult, RunAgentInput, ToolsConfig } from './agents.schema
 import { assertAgentsEnabled } from './agents.service.js';
 import { dispatchToolCalls, toolResultText, type CallOutcome, type ToolEvent, type ToolStep } from './dispatch-tool-calls.js';
 import { findAgentSession } from './store/agent-runs.js';
+import { observeGuardrail, observeRun } from '../observability/telemetry.js';
 
 export type AgentRunEvent =
   | { event: 'run.started'; data: { run_id: string; session_id: string; agent_key: string } }
@@ -184,7 +185,15 @@ type StepRecord =
  * Runs the loop: model call, then the tools it asked for (concurrently), until it answers without
  * tools, asks the user, hits max_steps, cannot pay its next call, or the client leaves.
  */
-export async function executeAgentRun(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, options: ExecuteOptions = {}): Promise<AgentRunResult> {
+export function executeAgentRun(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, options: ExecuteOptions = {}): Promise<AgentRunResult> {
+  return observeRun(
+    { kind: 'agent', tenantId: run.scope.tenantId, runId: run.runId, name: run.agent.agentKey },
+    () => executeAgentRunNow(em, deps, run, options),
+    (result) => result.status,
+  );
+}
+
+async function executeAgentRunNow(em: EntityManager, deps: AppDeps, run: PreparedAgentRun, options: ExecuteOptions): Promise<AgentRunResult> {
   const emit = options.onEvent ?? (() => undefined);
   emit({ event: 'run.started', data: { run_id: run.runId, session_id: run.sessionId, agent_key: run.agent.agentKey } });
   const bounds = openRunBounds(deps, run, options, emit);
@@ -333,6 +342,7 @@ async function callModel(em: EntityManager, deps: AppDeps, run: PreparedAgentRun
   if (answer.toolCalls.length) await written;
   else tally.pending.push(written);
   const post = runPostLlm(answer.content ?? '', scope.tenant.guardrailsConfig, null);
+  observeGuardrail('post_llm', guardrailOutcome(post));
   const checked = post.passed ? (typeof post.response === 'string' ? post.response : JSON.stringify(post.response)) : null;
   deltas?.end(checked);
   // Whatever may become the run's output is the guardrail-checked text, never the raw answer.

@@ -12,6 +12,7 @@ import { monthKey } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
+import { recordRunEnded, withRunContext } from '../observability/telemetry.js';
 import { draftIntentDefinition, resolveIntent, type DraftIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
@@ -194,9 +195,15 @@ async function failRun(deps: AppDeps, runId: string, code: string, message: stri
   await markRunFailed(deps.sql, runId, { code, message: message.slice(0, 2000) });
 }
 
+/** The run ended (in this slice): its outcome and its whole duration, from its start, for the metrics. */
+function reportRunEnd(run: ClaimedRun, outcome: string) {
+  recordRunEnded({ kind: 'eval', tenantId: run.tenant_id, runId: run.id, name: run.name }, outcome, Date.now() - new Date(run.started_at).getTime());
+}
+
 /** Ends a run whose cases are all written: means over the scored cases, progress 100. */
-async function finishRun(deps: AppDeps, runId: string, capReached: boolean) {
-  await completeRun(deps.sql, runId, capReached);
+async function finishRun(deps: AppDeps, run: ClaimedRun, capReached: boolean) {
+  await completeRun(deps.sql, run.id, capReached);
+  reportRunEnd(run, 'completed');
 }
 
 async function scorerOf(ctx: { em: EntityManager; deps: AppDeps }, run: ClaimedRun): Promise<CustomScorer | null> {
@@ -229,6 +236,11 @@ export interface EvalJobControl {
 export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; tenant_id: string }, control: EvalJobControl): Promise<void> {
   const run = await claimRun(deps.sql, payload.run_id, payload.tenant_id);
   if (!run) return;
+  // A run is served in time slices (one job each): each slice is a span and carries the run in its logs.
+  await withRunContext({ kind: 'eval', tenantId: run.tenant_id, runId: run.id, name: run.name }, () => executeEvalSlice(deps, run, control));
+}
+
+async function executeEvalSlice(deps: AppDeps, run: NonNullable<Awaited<ReturnType<typeof claimRun>>>, control: EvalJobControl): Promise<void> {
   const em = deps.orm.em.fork();
   const tenant = toTenantRuntime(run);
   let intent: IntentDefinition | null = null;
@@ -240,6 +252,7 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       await failRun(deps, run.id, err.code, err.message);
+      reportRunEnd(run, 'failed');
       return;
     }
   }
@@ -292,9 +305,12 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
     await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
   }
   if (state.broken) throw state.broken;
-  if (state.failure) return failRun(deps, run.id, state.failure.code, state.failure.message);
+  if (state.failure) {
+    await failRun(deps, run.id, state.failure.code, state.failure.message);
+    return reportRunEnd(run, 'failed');
+  }
   if (state.stopped) return;
   const left = await countPendingResults(deps.sql, run.id);
   if (left > 0 && !ctx.budget.capReached) return control.requeue();
-  await finishRun(deps, run.id, ctx.budget.capReached);
+  await finishRun(deps, run, ctx.budget.capReached);
 }

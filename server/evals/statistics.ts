@@ -3,8 +3,10 @@
  *
  * Decisions a reviewer should know about:
  *
- * - Significance test: two-sided Wilcoxon signed-rank on the paired differences a - b
- *   (@stdlib/stats-wilcoxon).
+ * - Significance test: two-sided Wilcoxon signed-rank on the paired differences a - b, computed
+ *   here the way @stdlib/stats-wilcoxon (lib/main.js) computes it, without the 25 MB of @stdlib
+ *   packages that library brings to an install; test/evals/statistics.test.ts checks both paths
+ *   against scipy to 1e-10 and better.
  * - Zero differences: Pratt (1959). Zeros are ranked together with the other |a - b| (taking the
  *   lowest ranks), then excluded from the rank sums, and the null mean/variance are adjusted
  *   for them. With 1-5 judge scores most cases often tie; scipy's default 'wilcox' discards them,
@@ -13,18 +15,17 @@
  *   significant). 'zsplit' also keeps zeros but is a less established convention; Pratt is the
  *   textbook treatment and stdlib and scipy implement it identically (zeros left out of the tie
  *   correction too), so our numbers can be checked against scipy.
- * - Exact vs normal approximation: stdlib decides, and `p_value_method` reports what it did. It uses
- *   the exact signed-rank distribution only when n <= 50 and there are no zero differences and no
- *   tied |differences|; otherwise the normal approximation with tie-corrected variance. With integer
+ * - Exact vs normal approximation, as stdlib decides, and `p_value_method` reports which: the exact
+ *   signed-rank distribution only when n <= 50 and there are no zero differences and no tied
+ *   |differences|; otherwise the normal approximation with tie-corrected variance. With integer
  *   scores that means almost always the approximation. (scipy's method='auto' would run a
  *   permutation test for small tied samples instead, so references use method='asymptotic'.)
  * - Continuity correction: on (0.5 towards the null mean), as in R's wilcox.test and stdlib's
  *   default; it is conservative, which suits a statistic that moves in half-rank steps. scipy's
  *   default is off, so the reference values in the tests pass correction=True.
- * - p_value is null when n < 2 (stdlib needs two pairs, and one pair carries no evidence), and 1
- *   when every difference is zero (no evidence of a difference; stdlib throws there). Exact
- *   two-sided p-values are clamped to [0, 1] because stdlib returns > 1 when W+ equals its null
- *   mean (scipy clips the same way).
+ * - p_value is null when n < 2 (one pair carries no evidence), and 1 when every difference is
+ *   zero (no evidence of a difference). Exact two-sided p-values are clamped to [0, 1]: twice the
+ *   tail is more than 1 when W+ equals its null mean (scipy clips the same way).
  * - Confidence interval: percentile bootstrap of the mean difference, 10,000 resamples, quantiles
  *   by linear interpolation (R type 7), xoroshiro128+ seeded with DEFAULT_SEED (42), so the same
  *   pairs always give the same interval. comparePaired sorts pairs by caseId first so database row
@@ -33,7 +34,6 @@
  *   when n < 2 (one pair resamples only to itself), and [d, d] when every difference equals d.
  * - Nothing is rounded; -0 is turned into 0 so equality checks and snapshots do not trip over it.
  */
-import wilcoxon from '@stdlib/stats-wilcoxon';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { mean, quantileSorted } from 'simple-statistics';
 
@@ -222,20 +222,107 @@ function signedRankTest(diffs: readonly number[]): { pValue: number | null; meth
   if (n < 2) return { pValue: null, method: null };
   if (diffs.every((d) => d === 0)) return { pValue: 1, method: null };
 
-  const result = wilcoxon(Float64Array.from(diffs), {
-    alternative: 'two-sided',
-    zeroMethod: 'pratt',
-    correction: true,
-    exact: false,
-  });
-  if (!Number.isFinite(result.pValue)) return { pValue: null, method: null };
+  // Pratt: every |d| is ranked, zeros included (they take the lowest ranks); W+ sums the ranks of
+  // the positive differences.
+  const ranks = averageRanks(diffs.map(Math.abs));
+  let wPlus = 0;
+  let zeros = 0;
+  for (let i = 0; i < n; i += 1) {
+    if (diffs[i] > 0) wPlus += ranks[i];
+    else if (diffs[i] === 0) zeros += 1;
+  }
+  const hasTiedMagnitudes = new Set(ranks).size !== n;
+  if (n <= 50 && zeros === 0 && !hasTiedMagnitudes) {
+    return { pValue: noNegativeZero(Math.min(1, exactSignedRankPValue(wPlus, n))), method: 'exact' };
+  }
 
-  // Mirrors stdlib's own rule (lib/main.js) since its result does not say which path it took.
-  const hasZero = diffs.some((d) => d === 0);
-  const hasTiedMagnitudes = new Set(diffs.map(Math.abs)).size !== n;
-  const method: PValueMethod = n > 50 || hasZero || hasTiedMagnitudes ? 'normal_approx' : 'exact';
+  // Null mean and variance, less the zeros' share (Pratt), less the ties among the non-zero ranks.
+  const mean = (n * (n + 1) - zeros * (zeros + 1)) / 4;
+  let variance = n * (n + 1) * (2 * n + 1) - zeros * (zeros + 1) * (2 * zeros + 1);
+  const tieSizes = new Map<number, number>();
+  for (let i = 0; i < n; i += 1) if (diffs[i] !== 0) tieSizes.set(ranks[i], (tieSizes.get(ranks[i]) ?? 0) + 1);
+  for (const t of tieSizes.values()) variance -= 0.5 * t * (t * t - 1);
+  const sd = Math.sqrt(variance / 24);
+  // Continuity correction: half a rank towards the null mean.
+  const z = (wPlus - mean - 0.5 * Math.sign(wPlus - mean)) / sd;
+  const pValue = erfc(Math.abs(z) / Math.SQRT2);
+  if (!Number.isFinite(pValue)) return { pValue: null, method: null };
+  return { pValue: noNegativeZero(Math.min(1, Math.max(0, pValue))), method: 'normal_approx' };
+}
 
-  return { pValue: noNegativeZero(Math.min(1, Math.max(0, result.pValue))), method };
+/** Ranks 1..n of `values`, tied values sharing the mean of their ranks. */
+function averageRanks(values: readonly number[]): number[] {
+  const order = values.map((_, i) => i).sort((i, j) => values[i] - values[j]);
+  const ranks = new Array<number>(values.length);
+  for (let start = 0; start < order.length; ) {
+    let end = start + 1;
+    while (end < order.length && values[order[end]] === values[order[start]]) end += 1;
+    const rank = (start + 1 + end) / 2;
+    for (let k = start; k < end; k += 1) ranks[order[k]] = rank;
+    start = end;
+  }
+  return ranks;
+}
+
+/**
+ * Two-sided exact p-value of W+ = `w` among `n` untied, non-zero differences: twice the tail on
+ * w's side of the null mean (more than 1 at the mean: the caller clamps). The null distribution
+ * counts the subsets of the ranks 1..n by their sum; the counts stay below 2^50 for n <= 50, so
+ * every sum is exact in a double.
+ */
+function exactSignedRankPValue(w: number, n: number): number {
+  const max = (n * (n + 1)) / 2;
+  const counts = new Float64Array(max + 1);
+  counts[0] = 1;
+  for (let rank = 1; rank <= n; rank += 1) {
+    for (let sum = max; sum >= rank; sum -= 1) counts[sum] += counts[sum - rank];
+  }
+  let tail = 0;
+  if (w > max / 2) for (let sum = w; sum <= max; sum += 1) tail += counts[sum];
+  else for (let sum = 0; sum <= w; sum += 1) tail += counts[sum];
+  return (2 * tail) / 2 ** n;
+}
+
+/**
+ * The complementary error function to double precision, as the regularized upper incomplete gamma
+ * function Q(1/2, x^2): its series below x^2 = 1.5, its continued fraction (modified Lentz) above
+ * (Numerical Recipes, 6.2). The fraction keeps the relative precision of tiny p-values.
+ */
+function erfc(x: number): number {
+  if (x < 0) return 2 - erfc(-x);
+  if (x === 0) return 1;
+  const t = x * x;
+  const LN_SQRT_PI = 0.5723649429247001; // ln Γ(1/2)
+  const prefactor = Math.exp(-t + 0.5 * Math.log(t) - LN_SQRT_PI);
+  if (t < 1.5) {
+    let a = 0.5;
+    let term = 1 / a;
+    let sum = term;
+    for (let i = 0; i < 200 && Math.abs(term) > Math.abs(sum) * 1e-17; i += 1) {
+      a += 1;
+      term *= t / a;
+      sum += term;
+    }
+    return 1 - sum * prefactor;
+  }
+  const TINY = 1e-300;
+  let b = t + 0.5;
+  let c = 1 / TINY;
+  let d = 1 / b;
+  let h = d;
+  for (let i = 1; i < 300; i += 1) {
+    const an = -i * (i - 0.5);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = b + an / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    const delta = d * c;
+    h *= delta;
+    if (Math.abs(delta - 1) < 1e-16) break;
+  }
+  return prefactor * h;
 }
 
 function noNegativeZero(x: number): number {

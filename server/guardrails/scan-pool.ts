@@ -8,7 +8,8 @@
 import { availableParallelism } from 'node:os';
 import type { Piscina } from 'piscina';
 import { resolveGuardrailsConfig, type GuardrailsConfigLike } from './guardrails-config.js';
-import type { PreLlmResult } from './guardrails.types.js';
+import type { GuardrailIssue, PreLlmResult } from './guardrails.types.js';
+import { observeGuardrail } from '../observability/telemetry.js';
 import { charLength, runPreLlm, runPreLlmOnInput, totalChars, type PreLlmInputResult } from './run-pre-llm.js';
 import type { ScanTask } from './scan-worker.js';
 
@@ -68,14 +69,20 @@ function usesPool(length: number, config: GuardrailsConfigLike): boolean {
 
 /** runPreLlm, off the event loop when the content is large. Same result either way. */
 export async function scanText(content: string, config?: GuardrailsConfigLike): Promise<PreLlmResult> {
-  if (content.length <= SCAN_INLINE_MAX_CHARS || !usesPool(charLength(content), config)) return runPreLlm(content, config);
-  return (await (await scanPool()).run({ kind: 'text', content, config: config ?? null })) as PreLlmResult;
+  const result = content.length <= SCAN_INLINE_MAX_CHARS || !usesPool(charLength(content), config)
+    ? runPreLlm(content, config)
+    : ((await (await scanPool()).run({ kind: 'text', content, config: config ?? null })) as PreLlmResult);
+  observeGuardrail('pre_llm', guardrailOutcome(result));
+  return result;
 }
 
 /** runPreLlmOnInput, off the event loop when the strings of the input are large. Same result either way. */
 export async function scanInput<T>(input: T, config?: GuardrailsConfigLike): Promise<PreLlmInputResult<T>> {
-  if (!usesPool(totalChars(input, 0), config)) return runPreLlmOnInput(input, config);
-  return (await (await scanPool()).run({ kind: 'input', input, config: config ?? null })) as PreLlmInputResult<T>;
+  const result = !usesPool(totalChars(input, 0), config)
+    ? runPreLlmOnInput(input, config)
+    : ((await (await scanPool()).run({ kind: 'input', input, config: config ?? null })) as PreLlmInputResult<T>);
+  observeGuardrail('pre_llm', guardrailOutcome(result));
+  return result;
 }
 
 /** Scans the current pool has completed (0 without a pool): tells whether a scan ran off the event loop. */
@@ -91,4 +98,15 @@ export async function closeScanPool(): Promise<void> {
   if (!instance) return;
   if (created === instance) created = null;
   await instance.destroy();
+}
+
+/**
+ * A scan's verdict as metrics count it: blocked, else redacted (something was changed), else flagged,
+ * else passed.
+ */
+export function guardrailOutcome(result: { passed: boolean; issues: GuardrailIssue[] }): string {
+  if (!result.passed) return 'blocked';
+  if (result.issues.some((i) => i.action_taken === 'modified')) return 'redacted';
+  if (result.issues.some((i) => i.action_taken === 'flagged')) return 'flagged';
+  return 'passed';
 }

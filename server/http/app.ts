@@ -11,6 +11,9 @@ import { ProbeAwareLogController } from './request-log.js';
 import { rejectNulInJson } from '../common/reject-nul.js';
 import { registerRestRoutes } from './rest-routes.js';
 import { sendError } from './send-error.js';
+import { httpRequestsObserved, httpServerTracing, observeHttpRequest } from '../observability/telemetry.js';
+import { tracedServerFactory } from '../observability/traced-http-server.js';
+import { registerMetricsRoute } from '../observability/metrics.route.js';
 import { registerAgentStream } from '../agents/agent-stream.route.js';
 import { registerWorkflowStream } from '../workflows/workflow-stream.route.js';
 import { registerWorkflowWebhooks } from '../workflows/webhooks.route.js';
@@ -19,6 +22,7 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the HTTP host: fastify, one route per tRPC procedure (rest-routes.ts), and the raw routes. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const tracing = httpServerTracing();
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new ProbeAwareLogController(),
@@ -44,6 +48,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: (error, req, reply) => sendFrameworkError(error, req, reply),
     // Malformed HTTP, header overflow and timeouts, which Node answers before fastify sees them.
     clientErrorHandler: answerClientError,
+    // With tracing on, each request is served inside its span (continuing the caller's traceparent).
+    ...(tracing ? { serverFactory: tracedServerFactory(tracing) } : {}),
   });
   const allowedMethods = trackAllowedMethods(app);
 
@@ -73,6 +79,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  if (tracing) {
+    // The span is named by the route template once routing has matched it; a probe's is dropped.
+    app.addHook('onRequest', (req, reply, done) => {
+      if (req.routeOptions.url) tracing.setRoute(req.raw, req.routeOptions.url, (req.routeOptions.config as { probe?: boolean } | undefined)?.probe === true);
+      done();
+    });
+  }
+
+  if (httpRequestsObserved()) {
+    // By route template (`/v1/agents/:agentKey/run`), never the raw path: ids would explode the series.
+    app.addHook('onResponse', (req, reply, done) => {
+      observeHttpRequest({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: reply.statusCode, durationMs: reply.elapsedTime });
+      done();
+    });
+  }
+
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, req, reply) => {
     sendFrameworkError(error, req, reply);
   });
@@ -89,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerHealth(app, deps);
+  registerMetricsRoute(app);
   registerDocs(app);
   registerAgentStream(app, deps);
   registerWorkflowStream(app, deps);

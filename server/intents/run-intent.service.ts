@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { observeGuardrail, observeRun } from '../observability/telemetry.js';
 import type { EntityManager } from '../../db/orm.js';
 import { validateWithSchema } from '../common/json-schema.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
-import { scanInput } from '../guardrails/scan-pool.js';
+import { guardrailOutcome, scanInput } from '../guardrails/scan-pool.js';
 import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
 import { openSession, renderHistory } from '../sessions/sessions.service.js';
 import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
@@ -53,7 +54,19 @@ export interface RunIntentOptions {
   intent?: IntentDefinition;
 }
 
-export async function runIntent(em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
+export function runIntent(em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
+  // The message id is the run's id: known from the start, so the run's log lines and span carry it.
+  const messageId = randomUUID();
+  return observeRun(
+    { kind: 'intent', tenantId: scope.tenantId, runId: messageId, name: `${domainKey}/${intentKey}` },
+    () => executeIntentRun(em, deps, scope, domainKey, intentKey, request, options, messageId),
+    (response) => (response.metadata.cached ? 'cached' : 'completed'),
+  );
+}
+
+async function executeIntentRun(
+  em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions, messageId: string,
+): Promise<IntentResponse> {
   const started = performance.now();
   const { tenant } = scope;
   const intent = options.intent ?? (await resolveIntent(em, tenant, domainKey, intentKey));
@@ -127,12 +140,12 @@ export async function runIntent(em: EntityManager, deps: AppDeps, scope: TenantS
   }
 
   const post = runPostLlm(output as object, guardrails, guardrails?.output?.schema === false ? null : intent.outputSchema);
+  observeGuardrail('post_llm', guardrailOutcome(post));
   if (!post.passed) throw blocked('post_llm', post.issues);
   output = post.response;
   // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.
   if (cached) usageEvents.push({ ...usageContext, model: modelUsed, status: 'cached' });
   const latencyMs = Math.round(performance.now() - started);
-  const messageId = randomUUID();
   await writeRunRecord(
     deps.sql,
     {

@@ -1,5 +1,6 @@
 // The model layer: routes a call to a provider, asks for schema-valid JSON, embeds texts, meters every provider call.
 import { APIConnectionTimeoutError, APIError } from 'openai';
+import { observeModelCall } from '../observability/telemetry.js';
 import type {
   ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
@@ -75,6 +76,9 @@ function readEmbeddings(response: CreateEmbeddingResponse, inputs: number, provi
 /** Vectors differ by endpoint, credentials' account and model, so all of them key a cached embedding. */
 const embeddingCacheKey = (tenantId: string, target: ModelTarget, input: string | string[]) =>
   `${tenantId}\n${target.baseURL}\n${target.tenantKey ? 'tenant' : 'platform'}\n${target.model}\n${JSON.stringify(input)}`;
+
+/** A provider call as telemetry names it (the model asked for, never the tenant's key). */
+const modelCallOf = (target: ModelTarget, operation: 'chat' | 'embeddings', tenantId: string) => ({ provider: target.provider, model: target.model, operation, tenantId });
 
 export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
   const { config, log } = options;
@@ -158,8 +162,14 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
       };
       const started = now();
       let completion: ChatCompletion;
+      let costUsd = 0;
       try {
-        completion = await client.chat.completions.create(body, { timeout });
+        completion = await observeModelCall(modelCallOf(target, 'chat', request.usage.tenantId), async (report) => {
+          const answer = await client.chat.completions.create(body, { timeout });
+          costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answer.model || target.model), answer.usage?.prompt_tokens ?? 0, answer.usage?.completion_tokens ?? 0);
+          report({ responseModel: answer.model, inputTokens: answer.usage?.prompt_tokens ?? 0, outputTokens: answer.usage?.completion_tokens ?? 0, costUsd, finishReason: answer.choices[0]?.finish_reason });
+          return answer;
+        });
       } catch (err) {
         reservation?.settle(0);
         throw await failedCall(em, err, target, started, request);
@@ -168,7 +178,6 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
       const promptTokens = completion.usage?.prompt_tokens ?? 0;
       const completionTokens = completion.usage?.completion_tokens ?? 0;
       answeredModel = completion.model || target.model;
-      const costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answeredModel), promptTokens, completionTokens);
       reservation?.settle(costUsd);
       totals.promptTokens += promptTokens;
       totals.completionTokens += completionTokens;
@@ -237,51 +246,57 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     let finishReason: string | null = null;
     let answeredModel = target.model;
     let usage: { prompt_tokens: number; completion_tokens: number } | null | undefined;
+    let promptTokens = 0;
+    let completionTokens = 0;
+    let costUsd = 0;
     try {
-      if (request.onDelta) {
-        const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { timeout, signal: request.signal });
-        for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
-          if (chunk.model) answeredModel = chunk.model;
-          if (chunk.usage) usage = chunk.usage;
-          const choice = chunk.choices?.[0];
-          if (!choice) continue;
-          if (choice.finish_reason) finishReason = choice.finish_reason;
-          const delta = choice.delta;
-          if (typeof delta?.content === 'string' && delta.content) {
+      await observeModelCall(modelCallOf(target, 'chat', request.usage.tenantId), async (report) => {
+        if (request.onDelta) {
+          const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { timeout, signal: request.signal });
+          for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+            if (chunk.model) answeredModel = chunk.model;
+            if (chunk.usage) usage = chunk.usage;
+            const choice = chunk.choices?.[0];
+            if (!choice) continue;
+            if (choice.finish_reason) finishReason = choice.finish_reason;
+            const delta = choice.delta;
+            if (typeof delta?.content === 'string' && delta.content) {
+              sawContent = true;
+              content += delta.content;
+              request.onDelta(delta.content);
+            }
+            for (const part of delta?.tool_calls ?? []) {
+              const slot = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+              if (part.id) slot.id = part.id;
+              if (part.function?.name) slot.name += part.function.name;
+              if (part.function?.arguments) slot.arguments += part.function.arguments;
+            }
+          }
+        } else {
+          const completion = await client.chat.completions.create(body as ChatCompletionCreateParamsNonStreaming, { timeout, signal: request.signal });
+          answeredModel = completion.model || target.model;
+          usage = completion.usage;
+          const choice = completion.choices[0];
+          finishReason = choice?.finish_reason ?? null;
+          if (typeof choice?.message?.content === 'string') {
             sawContent = true;
-            content += delta.content;
-            request.onDelta(delta.content);
+            content = choice.message.content;
           }
-          for (const part of delta?.tool_calls ?? []) {
-            const slot = (calls[part.index] ??= { id: '', name: '', arguments: '' });
-            if (part.id) slot.id = part.id;
-            if (part.function?.name) slot.name += part.function.name;
-            if (part.function?.arguments) slot.arguments += part.function.arguments;
+          for (const call of choice?.message?.tool_calls ?? []) {
+            if (call.type === 'function') calls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
           }
         }
-      } else {
-        const completion = await client.chat.completions.create(body as ChatCompletionCreateParamsNonStreaming, { timeout, signal: request.signal });
-        answeredModel = completion.model || target.model;
-        usage = completion.usage;
-        const choice = completion.choices[0];
-        finishReason = choice?.finish_reason ?? null;
-        if (typeof choice?.message?.content === 'string') {
-          sawContent = true;
-          content = choice.message.content;
-        }
-        for (const call of choice?.message?.tool_calls ?? []) {
-          if (call.type === 'function') calls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
-        }
-      }
+        // Servers that send no usage are billed on an estimate, so spend is never under-counted to 0.
+        promptTokens = usage?.prompt_tokens ?? estimateTokens(JSON.stringify(request.messages));
+        completionTokens = usage?.completion_tokens ?? estimateTokens(content + calls.map((c) => c.name + c.arguments).join(''));
+        costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answeredModel), promptTokens, completionTokens);
+        report({ responseModel: answeredModel, inputTokens: promptTokens, outputTokens: completionTokens, costUsd, finishReason });
+      });
     } catch (err) {
       reservation?.settle(0);
       throw await failedCall(em, err, target, started, request);
     }
     const latencyMs = Math.round(now() - started);
-    // Servers that send no usage are billed on an estimate, so spend is never under-counted to 0.
-    const promptTokens = usage?.prompt_tokens ?? estimateTokens(JSON.stringify(request.messages));
-    const completionTokens = usage?.completion_tokens ?? estimateTokens(content + calls.map((c) => c.name + c.arguments).join(''));
-    const costUsd = computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answeredModel), promptTokens, completionTokens);
     reservation?.settle(costUsd);
     await meter(em, request.usage, { model: answeredModel, promptTokens, completionTokens, costUsd, latencyMs, status: 'ok', countsAsRequest: request.countsAsRequest !== false }, request.usageSink);
     return {
@@ -307,13 +322,18 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     const started = now();
     let response: CreateEmbeddingResponse;
     try {
-      response = await client.embeddings.create(
-        { model: target.model, input: request.input, ...(request.encodingFormat ? { encoding_format: request.encodingFormat } : {}) },
-        {
-          ...(request.timeoutMs !== undefined ? { timeout: request.timeoutMs } : {}),
-          ...(request.maxRetries !== undefined ? { maxRetries: request.maxRetries } : {}),
-        },
-      );
+      response = await observeModelCall(modelCallOf(target, 'embeddings', request.usage.tenantId), async (report) => {
+        const answer = await client.embeddings.create(
+          { model: target.model, input: request.input, ...(request.encodingFormat ? { encoding_format: request.encodingFormat } : {}) },
+          {
+            ...(request.timeoutMs !== undefined ? { timeout: request.timeoutMs } : {}),
+            ...(request.maxRetries !== undefined ? { maxRetries: request.maxRetries } : {}),
+          },
+        );
+        const inputTokens = answer.usage?.prompt_tokens ?? 0;
+        report({ responseModel: answer.model, inputTokens, outputTokens: 0, costUsd: computeCostUsd(findModelPrice(prices, target.modelRef, target.model, answer.model), inputTokens, 0) });
+        return answer;
+      });
     } catch (err) {
       throw toEmbeddingError(err, target.provider);
     }

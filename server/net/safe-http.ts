@@ -3,6 +3,7 @@
 // when each socket connects, on the address actually dialled, so DNS rebinding cannot slip past it:
 // our own lookup judges every resolved address (address-policy.ts), and request-filtering-agent's
 // agents check what it hands them once more. Every body read is capped in bytes and time.
+import { outboundTraceHeaders } from '../observability/telemetry.js';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -374,7 +375,8 @@ function sendOnce(hop: Hop, { agent, lookup }: Route, signal: AbortSignal): Prom
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const transport = hop.url.protocol === 'https:' ? https : http;
-    const headers = hop.body ? { ...hop.headers, 'content-length': String(hop.body.length) } : hop.headers;
+    // The trace continues at the receiver (W3C traceparent) when tracing is on; a caller's own header wins.
+    const headers = { ...outboundTraceHeaders(), ...hop.headers, ...(hop.body ? { 'content-length': String(hop.body.length) } : {}) };
     const request = transport.request(hop.url, { method: hop.method, headers, agent, lookup });
     let response: http.IncomingMessage | undefined;
     // Stays attached while the body streams, so an abort also ends a response being read.

@@ -9,6 +9,7 @@
 // process continues it from its stored steps). A process that stops gracefully hands its waiting runs
 // over at once (owner cleared, a job each); a run whose execution fails with an error is handed over
 // the same way, so the job runner's retries with backoff apply to it.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import type { LocalRun, LocalRuns } from './engine/run-types.js';
@@ -30,6 +31,11 @@ export class LocalRunQueue implements LocalRuns {
   private stopped = false;
   private drained: (() => void) | null = null;
   private readonly retries = new Set<NodeJS.Timeout>();
+  /**
+   * The async context each run was accepted in (the request that queued it: its trace, its log
+   * fields). A run that waited starts when another ends, and would otherwise go on in that one's.
+   */
+  private readonly acceptedIn = new WeakMap<LocalRun, <R>(fn: () => R) => R>();
 
   constructor(
     private readonly deps: AppDeps,
@@ -48,6 +54,7 @@ export class LocalRunQueue implements LocalRuns {
       return;
     }
     this.waiting.push(run);
+    this.acceptedIn.set(run, AsyncLocalStorage.snapshot());
     this.pump();
   }
 
@@ -59,7 +66,9 @@ export class LocalRunQueue implements LocalRuns {
         this.head = 0;
       }
       this.active++;
-      executeOwnedRun(this.deps, run.target, run.stored)
+      const inAcceptedContext = this.acceptedIn.get(run) ?? ((fn) => fn());
+      this.acceptedIn.delete(run);
+      inAcceptedContext(() => executeOwnedRun(this.deps, run.target, run.stored))
         .catch((err: unknown) => {
           this.deps.log.warn({ err, run: run.stored.id }, 'workflow run failed in this process; handed to the job runner');
           this.handOver([run]);

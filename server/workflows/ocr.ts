@@ -48,7 +48,10 @@ const thisFile = fileURLToPath(import.meta.url);
 
 let installed: boolean | null = null;
 
-/** Whether tesseract.js and its English data are installed (checked once, without loading them). */
+/**
+ * Whether tesseract.js and its English data are installed (checked once, without loading them): an
+ * optional feature, which `npm ci --omit=peer` and the default Docker image leave out.
+ */
 export function isLocalOcrInstalled(): boolean {
   if (installed === null) {
     try {

@@ -319,6 +319,8 @@ export interface ClaimedRun {
   id: string;
   tenant_id: string;
   suite_id: string | null;
+  name: string | null;
+  started_at: Date;
   execution_mode: 'liya_intent' | 'external_output';
   domain_key: string | null;
   intent_key: string | null;
@@ -428,7 +430,7 @@ const CLAIM_SQL = `
 update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting'), updated_at = now()
   from tenants t
  where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
-returning r.id::text, r.tenant_id::text, r.suite_id::text, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
+returning r.id::text, r.tenant_id::text, r.suite_id::text, r.name, r.started_at, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
           r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
           r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret, r.intent_definition,
           (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;

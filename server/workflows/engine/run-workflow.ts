@@ -22,6 +22,7 @@ import type { StepDef } from '../step-types.js';
 import { findNextByOrder } from '../validate-definition.js';
 import { executeStep, nextInOrder, type StepContext, type StepResult, type StepWait } from './execute-step.js';
 import { buildCallbackUrl, publicUrl } from './callback-tokens.js';
+import { observeRun, observeStep } from '../../observability/telemetry.js';
 import type { TraceEntry, WorkflowRunResult } from '../workflows.schemas.js';
 import type { RunTarget, StoredRun, WorkflowRunEvent } from './run-types.js';
 import { loadState } from '../store/workflow-state.js';
@@ -244,12 +245,26 @@ function describeStepInput(step: StepDef, vars: Record<string, unknown>, limits:
  * against the tenant plan's limits while it runs (run-guard.ts); a run started by another run
  * (an agent's workflow tool) gets that run's lineage: its depth, cost budget, deadline and cancel.
  */
-export async function executeWorkflowRun(
+export function executeWorkflowRun(
   em: EntityManager,
   deps: AppDeps,
   target: RunTarget,
   run: StoredRun,
   options: { onEvent?: (event: WorkflowRunEvent) => void; lineage?: RunLineage } = {},
+): Promise<WorkflowRunResult> {
+  return observeRun(
+    { kind: 'workflow', tenantId: target.scope.tenantId, runId: run.id, name: target.workflow.key },
+    () => executeWorkflowRunNow(em, deps, target, run, options),
+    (result) => result.status,
+  );
+}
+
+async function executeWorkflowRunNow(
+  em: EntityManager,
+  deps: AppDeps,
+  target: RunTarget,
+  run: StoredRun,
+  options: { onEvent?: (event: WorkflowRunEvent) => void; lineage?: RunLineage },
 ): Promise<WorkflowRunResult> {
   const emit = options.onEvent ?? (() => undefined);
   const runId = run.id;
@@ -388,7 +403,11 @@ type GuardedRun = { result: StepResult; failure: null; outputBytes: number } | {
 async function runGuardedStep(step: StepDef, ctx: StepContext, guard: RunGuard): Promise<GuardedRun> {
   try {
     await guard.beforeStep();
-    const result = await executeStep(step, ctx);
+    const result = await observeStep(`workflow step ${step.step_type}`, { 'liya.step.id': step.id, 'liya.step.type': step.step_type, 'liya.step.action': step.action_id ?? undefined }, async (span) => {
+      const stepResult = await executeStep(step, ctx);
+      span.setAttributes({ 'liya.step.status': stepResult.wait ? 'waiting' : 'completed' });
+      return stepResult;
+    });
     // The trigger's output is the run's input: held to run_input_bytes and counted in the state already.
     const outputBytes = step.step_type === 'trigger' ? 0 : guard.outputSize(result.output);
     // A step that took the run past its time (or was running when the run above cancelled) ends it here.
