@@ -170,7 +170,10 @@ Decisions where the specification is silent:
   no errored case, pass rate at least \`min_pass_rate\`, default 1) and the plan still holds (409 GATE_PENDING,
   GATE_FAILED, DEPLOYMENT_STALE). Prompt versions only append; an agent is never removed (prune switches it off);
   prune deletes a collection with its documents. Deployments are kept per tenant and readable by id; they never
-  store a secret value (a publish sends the project again; its digest must match).`;
+  store a secret value (a publish sends the project again; its digest must match).
+- Operations: GET /metrics (Prometheus text format) is not part of this API: off unless METRICS_PORT (a listener
+  of its own, default 127.0.0.1) or METRICS_TOKEN (Bearer; alone, /metrics on this port) is set. With
+  OTEL_EXPORTER_OTLP_ENDPOINT set, a caller's W3C \`traceparent\` is continued and every response belongs to a trace.`;
 
 const LIMITS_DESCRIPTION = `## Limits
 
