@@ -101,7 +101,9 @@ export function ensureModernNode(script) {
     console.error(`liya needs Node.js >= 22.12 (this is ${process.versions.node}): ${how}.`);
     process.exit(1);
   }
-  const child = spawn(node, [...process.execArgv, script, ...process.argv.slice(2)], { stdio: 'inherit' });
+  // The server's runtime settings go on this spawn already: the child need not re-execute itself.
+  const tuned = serverRuntime();
+  const child = spawn(node, [...(tuned?.flags ?? []), ...process.execArgv, script, ...process.argv.slice(2)], { stdio: 'inherit', env: tuned?.env ?? process.env });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 1 : 1)));
   return false;
@@ -132,6 +134,21 @@ function commandOf(args) {
 }
 
 /**
+ * The Node flags and environment a server command (`start`, `worker`) still needs, or null when it
+ * is another command or has them already (the user's own, or applied by a launcher before us).
+ */
+function serverRuntime() {
+  if (process.env[TUNED_MARK] !== undefined || !SERVER_COMMANDS.has(commandOf(process.argv.slice(2)))) return null;
+  const userFlags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');
+  const flags = SERVER_V8_FLAGS.filter((flag) => !userFlags.includes(flag.split('=')[0]));
+  const added = Object.keys(SERVER_MALLOC_ENV).filter((name) => process.env[name] === undefined && !process.env.GLIBC_TUNABLES);
+  if (!flags.length && !added.length) return null;
+  const env = { ...process.env, [TUNED_MARK]: added.join(',') };
+  for (const name of added) env[name] = SERVER_MALLOC_ENV[name];
+  return { flags, env };
+}
+
+/**
  * For `liya start` and `liya worker`: replaces this process (same pid, so signals and a container's
  * init are unaffected) with one running the memory settings above, which must be in place when the
  * process starts. Returns once they are (or cannot be) applied. The malloc variables are removed
@@ -144,13 +161,10 @@ export function applyServerRuntime(script) {
     delete process.env[TUNED_MARK];
     return;
   }
-  if (!SERVER_COMMANDS.has(commandOf(process.argv.slice(2))) || typeof process.execve !== 'function') return;
-  const userFlags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');
-  const flags = SERVER_V8_FLAGS.filter((flag) => !userFlags.includes(flag.split('=')[0]));
-  const added = Object.keys(SERVER_MALLOC_ENV).filter((name) => process.env[name] === undefined && !process.env.GLIBC_TUNABLES);
-  if (!flags.length && !added.length) return;
-  const env = { ...process.env, [TUNED_MARK]: added.join(',') };
-  for (const name of added) env[name] = SERVER_MALLOC_ENV[name];
+  if (typeof process.execve !== 'function') return;
+  const tuned = serverRuntime();
+  if (!tuned) return;
+  const { flags, env } = tuned;
   try {
     process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, script, ...process.argv.slice(2)], env);
   } catch (err) {

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Migrator } from '@mikro-orm/migrations';
@@ -52,6 +53,24 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
 const MIGRATION_LOCK_KEY = 7_311_402_119;
 
 /**
+ * Whether the folder holds a migration the database has not recorded (its table missing counts as
+ * one). One query: on a current schema the migrator, which loads every migration module and
+ * asks the database several times, is not needed at all.
+ */
+async function anyMigrationPending(client: pg.Client, tableName: string): Promise<boolean> {
+  // The migrator's own rule for what a migration file is (createOrmConfig's glob) and its name.
+  const files = (await readdir(migrationsDir)).filter((file) => /\.[jt]s$/.test(file) && !file.endsWith('.d.ts'));
+  let recorded: Set<string>;
+  try {
+    const { rows } = await client.query<{ name: string }>(`select name from ${client.escapeIdentifier(tableName)}`);
+    recorded = new Set(rows.map((row) => row.name.replace(/\.[jt]s$/, '')));
+  } catch {
+    return true; // no table yet (a new database): the migrator creates it
+  }
+  return files.some((file) => !recorded.has(file.replace(/\.[jt]s$/, '')));
+}
+
+/**
  * Applies pending migrations; returns the names applied. Several processes may start together on
  * one database (API replicas, workers): the migrator itself takes no lock, so each run holds a
  * PostgreSQL advisory lock on its own connection, and the ones that waited find nothing pending.
@@ -63,6 +82,9 @@ export async function applyMigrations(orm: MikroORM): Promise<string[]> {
   lock.on('error', () => undefined);
   await lock.connect();
   try {
+    // Most starts find the schema current: that needs no lock (a migration being applied
+    // meanwhile by another process is not recorded yet, so this one waits for the lock below).
+    if (!(await anyMigrationPending(lock, orm.config.get('migrations').tableName ?? 'mikro_orm_migrations'))) return [];
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     const applied = await orm.migrator.up();
     return applied.map((m) => m.name);
@@ -72,15 +94,4 @@ export async function applyMigrations(orm: MikroORM): Promise<string[]> {
   }
 }
 
-/** Creates `database` on the server behind `adminUrl` unless it exists. */
-export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
-    if (found.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(database)}`);
-  } finally {
-    await client.end();
-  }
-}
+export { ensureDatabase } from './ensure-database.js';

@@ -1,18 +1,16 @@
 import { AsyncResource } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.js';
-import { applyMigrations, ensureDatabase, openOrm, type Orm } from '../db/orm.js';
+import { applyMigrations, openOrm, type Orm } from '../db/orm.js';
 import { createSqlPool } from '../db/sql-pool.js';
 import { startProcessHeartbeat } from './runs/process-identity.js';
 import { backfillVectors, enableVectorSupport } from './knowledge/pgvector.js';
 import { migrateJobSchema, startWorker, type WorkerHandle } from '../worker/runner.js';
 import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
-import { closeScanPool } from './guardrails/scan-pool.js';
+import { closeWorkerPool } from './common/worker-pool.js';
 import { stopOcrProcess } from './workflows/ocr.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
 import { createLogger } from './logger.js';
@@ -24,23 +22,13 @@ import type { RunPorts } from './runs/run-ports.js';
 import { createWorkflowRunPort } from './workflows/workflow-run-port.js';
 import { insertPlatformSettingIfAbsent, selectPlatformSetting } from './settings/store/platform-settings.js';
 import { startTelemetry } from './observability/start-telemetry.js';
+import { openDatabase as openDatabaseAt, type Database } from '../db/database.js';
 
-export interface Database {
-  url: string;
-  embedded: EmbeddedPostgres | null;
-}
+export type { Database } from '../db/database.js';
 
 /** DATABASE_URL when set, else the embedded server (started and given a `liya` database). */
-export async function openDatabase(config: AppConfig, log: Logger): Promise<Database> {
-  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: null };
-  const embedded = await startEmbeddedPostgres({ dataDir: path.resolve(config.PG_DATA_DIR), port: config.PG_PORT, log: (m) => log.info(m) });
-  try {
-    await ensureDatabase(embedded.url(), 'liya');
-  } catch (err) {
-    await embedded.stop();
-    throw err;
-  }
-  return { url: embedded.url('liya'), embedded };
+export function openDatabase(config: AppConfig, log: Logger): Promise<Database> {
+  return openDatabaseAt({ url: config.DATABASE_URL, dataDir: config.PG_DATA_DIR, port: config.PG_PORT, log: (m) => log.info(m) });
 }
 
 /** JWT_SECRET, or a secret generated once and kept in the database (shared by every process). */
@@ -71,8 +59,7 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   // The migrator's own progress lines are plain text; "migrations applied" says it in the log format.
   const orm = await openOrm({ url, poolMax: config.DB_POOL_MAX, quiet: true });
   cleanups.push(() => orm.close(true));
-  const applied = await applyMigrations(orm);
-  if (applied.length) log.info({ applied }, 'migrations applied');
+  const migrating = applyMigrations(orm);
 
   const sql = createSqlPool(url, Math.max(2, Math.ceil(config.DB_POOL_MAX / 2)), log);
   cleanups.push(() => sql.end());
@@ -83,8 +70,15 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   const jobConnectionError = AsyncResource.bind((err: Error) => log.warn({ err }, 'job database connection error'));
   jobPool.on('connect', (client) => client.on('error', jobConnectionError));
   cleanups.push(() => jobPool.end());
+  // graphile-worker's schema (none of our migrations touches it) at the same time as ours: on a new
+  // database each is a few hundred milliseconds of DDL.
+  const [ours, jobs] = await Promise.allSettled([migrating, migrateJobSchema(jobPool, { log })]);
+  if (ours.status === 'rejected') throw ours.reason;
+  if (jobs.status === 'rejected') throw jobs.reason;
+  if (ours.value.length) log.info({ applied: ours.value }, 'migrations applied');
 
-  const pgvector = await enableVectorSupport(sql, log);
+  // Two independent round trips at once.
+  const [pgvector, jwtKey] = await Promise.all([enableVectorSupport(sql, log), resolveJwtKey(orm, config)]);
   if (pgvector) {
     // Embeddings stored before pgvector was enabled are copied in the background.
     const stop = new AbortController();
@@ -109,7 +103,7 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     orm,
     sql,
     log,
-    jwtKey: await resolveJwtKey(orm, config),
+    jwtKey,
     mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
     llm: createLlmGateway({ config, log }),
     pgvector,
@@ -122,7 +116,6 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   // Agents run workflows and workflows run agents: each through the other's port, wired here.
   deps.runs.workflows = createWorkflowRunPort(deps);
   deps.runs.agents = createAgentRunPort(deps);
-  await migrateJobSchema(jobPool, deps);
   // Metrics and tracing, when enabled (server/observability/start-telemetry.ts, one place for both):
   // before the worker runs anything and before the HTTP app is built, whose request hook depends on it.
   cleanups.push(await startTelemetry({ config, log, orm, sql, jobPool }));
@@ -145,13 +138,23 @@ export interface StartOptions {
   log?: Logger;
   /** Use this database instead of opening one (tests share one embedded server). */
   databaseUrl?: string;
+  /** The database being opened already (server/main.ts starts it while this module loads). */
+  database?: Promise<Database>;
 }
 
-/** Boot: database -> migrations -> job schema -> worker -> HTTP. `close()` undoes it in reverse. */
+/**
+ * Boot: database -> migrations and job schema -> worker and HTTP app -> listen. `close()` undoes it
+ * in reverse. The server is ready (answers /health/ready) only once all of it is done.
+ */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
   const log = options.log ?? createLogger(config);
-  const db: Database = options.databaseUrl ? { url: options.databaseUrl, embedded: null } : await openDatabase(config, log);
+  // The HTTP app's modules (fastify, the routers: a good part of the start's module loading) load
+  // while the database starts and migrates. Loaded here, not at the top: `liya worker` opens the
+  // same runtime and never needs them.
+  const appModule = import('./http/app.js');
+  appModule.catch(() => undefined); // a failure is thrown where it is awaited
+  const db: Database = options.databaseUrl ? { url: options.databaseUrl, embedded: null } : await (options.database ?? openDatabase(config, log));
   const cleanups: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => log.error({ err }, 'shutdown step failed'));
@@ -162,17 +165,24 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const { deps, jobPool } = runtime;
     let worker: WorkerHandle | null = null;
     runtime.setEngineCheck(() => (worker ? worker.isRunning() : true));
-    if (config.WORKER) {
-      worker = await startWorker(deps, jobPool);
+    // The job runner starts (round trips to the database) while the HTTP app is built (CPU). The
+    // app reads what the runner sets in deps (localRuns) when a request comes, not when it is built.
+    const [started, built] = await Promise.allSettled([
+      config.WORKER ? startWorker(deps, jobPool) : Promise.resolve(null),
+      appModule.then(({ buildApp }) => buildApp(deps)),
+    ]);
+    if (started.status === 'fulfilled' && started.value) {
+      worker = started.value;
       cleanups.push(() => worker!.stop());
     }
 
-    cleanups.push(() => closeScanPool());
+    // After app.close() (cleanups run in reverse): the requests under way finish their pool tasks first.
+    cleanups.push(() => closeWorkerPool());
     cleanups.push(async () => stopOcrProcess());
-    // Loaded here: `liya worker` opens the same runtime and never needs fastify or the routers.
-    const { buildApp } = await import('./http/app.js');
-    const app = await buildApp(deps);
-    cleanups.push(() => app.close());
+    if (built.status === 'fulfilled') cleanups.push(() => built.value.close());
+    if (started.status === 'rejected') throw started.reason;
+    if (built.status === 'rejected') throw built.reason;
+    const app = built.value;
     await app.listen({ port: config.PORT, host: config.HOST });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;

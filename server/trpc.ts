@@ -7,7 +7,7 @@ import type { Actor } from './actor.js';
 import type { AppDeps } from './deps.js';
 import { authenticateAdmin } from './auth/admin-auth.js';
 import { roleAtLeast } from './auth/roles.js';
-import { authenticateApiKey, type ApiKeyScope } from './keys/authenticate-api-key.js';
+import { authenticateApiKey, beginKeyedRequest, confirmKeyedRequest, type ApiKeyScope } from './keys/authenticate-api-key.js';
 import type { TenantScope } from './tenants/tenant-scope.js';
 import { authenticateDashboard, type DashboardScope } from './auth/authenticate-dashboard.js';
 
@@ -74,6 +74,21 @@ export const apiKeyProcedure = t.procedure
     // The one tenant scope services take, built here once per request.
     const tenantScope: TenantScope = { tenantId: scope.tenantId, environmentId: scope.environmentId, plan: scope.plan, tenant: scope.tenant };
     return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, scope: tenantScope, actor } });
+  });
+
+/**
+ * An API-key procedure that may read the key in its own first statement (intent runs:
+ * server/keys/authenticate-api-key.ts, KeyedRequest). Whatever fails before the key was read, an
+ * invalid input too, answers the key's 401/403 first when the key turns out not to be valid.
+ */
+export const keyedRunProcedure = t.procedure
+  .meta({ auth: 'apiKey' })
+  .use(async ({ ctx, meta, next }) => {
+    recordStatus(ctx, meta);
+    const key = await beginKeyedRequest(ctx.deps, ctx.req.headers);
+    const result = await next({ ctx: { ...ctx, key } });
+    if (!result.ok && !key.scope) await confirmKeyedRequest(ctx.deps, key);
+    return result;
   });
 
 /** A dashboard (JWT) procedure open to `minRole` and above (default: every role). */

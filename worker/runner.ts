@@ -14,6 +14,7 @@ import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } 
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
 import { recoverOrphanedRuns } from '../server/workflows/run-jobs.js';
+import { recoverLocalIngestions } from '../server/documents/local-ingestion.js';
 import { onLostJobWrite } from './lost-job-writes.js';
 
 
@@ -39,7 +40,7 @@ export function createTaskList(deps: AppDeps): TaskList {
   };
 }
 
-function toGraphileLogger(deps: AppDeps) {
+function toGraphileLogger(deps: Pick<AppDeps, 'log'>) {
   return new Logger((scope) => (level, message, meta) => {
     const log = deps.log.child({ component: 'worker', ...scope });
     const fields = meta ?? {};
@@ -51,7 +52,7 @@ function toGraphileLogger(deps: AppDeps) {
 }
 
 /** Creates graphile-worker's schema (also needed where no runner runs, to enqueue jobs). */
-export async function migrateJobSchema(pgPool: Pool, deps: AppDeps): Promise<void> {
+export async function migrateJobSchema(pgPool: Pool, deps: Pick<AppDeps, 'log'>): Promise<void> {
   await runMigrations({ pgPool, logger: toGraphileLogger(deps) });
 }
 
@@ -243,6 +244,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
   const recover = async () => {
     await releaseDeadWorkerLocks(pgPool, deps, staleMs).catch((err) => log.warn({ err }, 'could not release stale job locks'));
     await recoverOrphanedRuns(deps).catch((err) => log.warn({ err }, 'could not recover workflow runs'));
+    await recoverLocalIngestions(deps).catch((err) => log.warn({ err }, 'could not recover ingestions'));
   };
   await recover();
   let beats = 0;

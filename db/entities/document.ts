@@ -75,7 +75,11 @@ export const DocumentChunk = defineEntity({
 export const IngestionJob = defineEntity({
   name: 'IngestionJob',
   tableName: 'ingestion_jobs',
-  indexes: [{ properties: ['tenant', 'createdAt'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt'] },
+    // Finding the jobs of processes that stopped before finishing them (server/documents/local-ingestion.ts).
+    { name: 'ingestion_jobs_owner_index', expression: `create index "ingestion_jobs_owner_index" on "ingestion_jobs" ("created_at") where "owner_id" is not null` },
+  ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
@@ -95,5 +99,7 @@ export const IngestionJob = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     startedAt: p.datetime().nullable(),
     completedAt: p.datetime().nullable(),
+    /** The process ingesting the upload it accepted (its heartbeat id), until the ingestion ends. */
+    ownerId: p.string().length(64).nullable(),
   },
 });

@@ -150,6 +150,10 @@ export const EvalResult = defineEntity({
     customScore: p.double().nullable(),
     latencyMs: p.integer().nullable(),
     costUsd: p.decimal('number').precision(14).scale(6).default(0),
+    /** The judge's calls, cost and failures on this case, over every attempt: the run's counters sum them. */
+    judgeCalls: p.integer().default(0),
+    judgeCostUsd: p.decimal('number').precision(14).scale(6).default(0),
+    judgeFailures: p.integer().default(0),
     error: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     completedAt: p.datetime().nullable(),

@@ -73,9 +73,10 @@ export const WorkflowRun = defineEntity({
     { properties: ['workflow', 'status'] },
     // Finding running runs to recover. No index may hold a column every step write changes
     // (updated_at, next_step_id, steps_done): those writes then stay HOT updates (no index entries).
+    // The id makes a step write's owner check exact whichever index the planner takes.
     {
       name: 'workflow_runs_running_owner_index',
-      expression: `create index "workflow_runs_running_owner_index" on "workflow_runs" ("owner_id") where "status" = 'running'`,
+      expression: `create index "workflow_runs_running_owner_index" on "workflow_runs" ("owner_id", "id") where "status" = 'running'`,
     },
   ],
   properties: {

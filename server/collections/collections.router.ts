@@ -12,7 +12,7 @@ export const collectionsRouter = router({
     .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'The tenant\'s knowledge collections' } })
     .input(z.object({}).optional())
     .output(ok(collectionListOutput))
-    .query(async ({ ctx }) => envelope(await listCollections(ctx.em, ctx.tenantId))),
+    .query(async ({ ctx }) => envelope(await listCollections(ctx.deps.sql, ctx.tenantId))),
 
   create: apiKeyProcedure
     .meta({

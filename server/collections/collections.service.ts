@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { roleAtLeast } from '../auth/roles.js';
 import type { Role } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
+import type { SqlPool } from '../../db/sql-pool.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
@@ -12,7 +13,7 @@ import {
 } from './collections.schemas.js';
 import {
   addCollectionDomains, deleteCollectionDomain, deleteCollectionRow, findCollectionForUpdate, flushCollectionInsert, insertCollection,
-  insertCollectionDomain, saveCollectionChanges, selectCollectionDomainKeys, selectCollectionRow, selectCollectionRows, type CollectionRow,
+  insertCollectionDomain, saveCollectionChanges, listCollectionRows, selectCollectionDomainKeys, selectCollectionRow, type CollectionRow,
 } from './store/collections.js';
 
 // test/bench reads the list with this statement as it is.
@@ -37,8 +38,8 @@ export function toCollectionDto(row: CollectionRow): CollectionDto {
   };
 }
 
-export async function listCollections(em: EntityManager, tenantId: string) {
-  const rows = await selectCollectionRows(em, tenantId);
+export async function listCollections(sql: SqlPool, tenantId: string) {
+  const rows = await listCollectionRows(sql, tenantId);
   return { collections: rows.map(toCollectionDto) };
 }
 

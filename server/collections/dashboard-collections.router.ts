@@ -14,7 +14,7 @@ export const dashboardCollectionsRouter = router({
     .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'The tenant\'s knowledge collections' } })
     .input(z.object({}).optional())
     .output(ok(collectionListOutput))
-    .query(async ({ ctx }) => envelope(await listCollections(ctx.em, ctx.tenantId))),
+    .query(async ({ ctx }) => envelope(await listCollections(ctx.deps.sql, ctx.tenantId))),
 
   get: dashboardProcedure()
     .meta({ openapi: { method: 'GET', path: `${BASE}/{id}`, tags: TAGS, summary: 'One collection' }, errors: ['NOT_FOUND'] })

@@ -27,7 +27,8 @@ export const dashboardDocumentsRouter = router({
           `Answers 202 with the ingestion job's id; follow it at GET /dashboard/ingestion-jobs/{id}. Supported types: ${SUPPORTED_MEDIA_TYPES.join(', ')}`,
           '(`mime_type` is inferred from the name\'s extension when absent; PDF and DOCX content must match the type): others are 415 UNSUPPORTED_MEDIA_TYPE.',
           'A decoded file over 25 MB is 413 PAYLOAD_TOO_LARGE; content that is not base64, or empty, is 400 INVALID_INPUT. Every `collection_ids` entry must be one of the tenant\'s collections (404 NOT_FOUND).',
-          'A file that cannot be read (corrupt PDF or DOCX, text that is not UTF-8, no extractable text) fails its job with `error_message`. Developer role or higher.',
+          'A file that cannot be read (corrupt PDF or DOCX, text that is not UTF-8, no extractable text) fails its job with `error_message`.',
+          'A plain-text, Markdown or JSON file up to 1 MB with no embedding model to apply is ingested by the server that accepted it (when that server runs the job runner) right after the upload is stored; its job goes from `pending` straight to `completed` (stage and progress with it), usually within milliseconds. Developer role or higher.',
         ].join(' '),
       },
       successStatus: 202,
@@ -36,7 +37,7 @@ export const dashboardDocumentsRouter = router({
     })
     .input(uploadDocumentInput)
     .output(ok(jobReferenceOutput))
-    .mutation(async ({ ctx, input }) => envelope(await uploadDocument(ctx.em, ctx.tenantId, ctx.actor, input))),
+    .mutation(async ({ ctx, input }) => envelope(await uploadDocument(ctx.deps, ctx.tenantId, ctx.actor, input))),
 
   listJobs: dashboardProcedure()
     .meta({ openapi: { method: 'GET', path: '/dashboard/ingestion-jobs', tags: JOBS, summary: 'The tenant\'s ingestion jobs, newest first (filter: `status`)' } })

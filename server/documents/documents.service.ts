@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { assertMayChangeCollection } from '../collections/collections.service.js';
-import { lockCollectionRow, selectTenantCollectionIds } from '../collections/store/collections.js';
+import { lockCollectionRow } from '../collections/store/collections.js';
 import type { Role } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
@@ -8,16 +8,17 @@ import { recordAudit } from '../audit/audit.service.js';
 import { DEFAULT_COLLECTION_COLOR } from '../collections/collections.schemas.js';
 import { isoRequired, isUuid, type Pagination } from '../common/schemas.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
-import { ingestDocumentJob } from '../jobs/contracts.js';
-import { enqueue } from '../jobs/store/job-queue.js';
+import type { AppDeps } from '../deps.js';
 import type { DocumentDto, UploadDocumentInput } from './documents.schemas.js';
-import type { IngestionJobOptions } from './ingestion-options.js';
+import { settleIngestionSettings, type IngestionJobOptions } from './ingestion-options.js';
+import { LOCAL_OWNER, localIngestionFor } from './local-ingestion.js';
 import { MAX_UPLOAD_BYTES, resolveMediaType } from './media-types.js';
+import { insertUpload } from './store/document-uploads.js';
 import {
-  addDocumentCollection, countDocuments, deleteDocumentCollection, deleteDocumentRow, insertDocument, insertDocumentCollection, lockDocument,
-  saveDocumentChanges, selectDocumentName, selectDocumentRow, selectDocumentRows, type DocumentRow,
+  addDocumentCollection, countDocuments, deleteDocumentCollection, deleteDocumentRow, lockDocument, saveDocumentChanges, selectDocumentName,
+  selectDocumentRow, selectDocumentRows, type DocumentRow,
 } from './store/documents.js';
-import { cancelDocumentIngestionJobs, insertIngestionJob, lockDocumentIngestionJobs } from './store/ingestion-jobs.js';
+import { cancelDocumentIngestionJobs, lockDocumentIngestionJobs } from './store/ingestion-jobs.js';
 
 
 export function toDocumentDto(row: DocumentRow): DocumentDto {
@@ -55,27 +56,25 @@ function decodeUpload(contentBase64: string): Buffer {
   return bytes;
 }
 
-/** The distinct collection ids, each one of the tenant's collections (404 naming the first that is not). */
-async function requireCollections(em: EntityManager, tenantId: string, ids: string[]): Promise<string[]> {
+/** The distinct collection ids (404 naming the first that cannot be a collection's id). */
+function distinctCollectionIds(ids: string[]): string[] {
   const unique = [...new Set(ids)];
   const malformed = unique.find((id) => !isUuid(id));
   if (malformed !== undefined) throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: malformed });
-  if (!unique.length) return [];
-  const rows = await selectTenantCollectionIds(em, tenantId, unique);
-  const found = new Set(rows.map((r) => r.id));
-  const missing = unique.find((id) => !found.has(id));
-  if (missing !== undefined) throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: missing });
   return unique;
 }
 
 /**
- * Stores the upload and queues its ingestion, all in one transaction: the document (processing),
- * its collection references, the ingestion job holding the bytes, and the graphile job.
+ * Stores the upload and queues its ingestion, committed together in one statement: the document
+ * (processing), its collection references (each must be the tenant's, else 404 naming the first
+ * that is not, and nothing is written), the ingestion job holding the bytes, the audit entry and
+ * the graphile job. A small text document to index without embeddings is instead ingested by this
+ * process at once, its job row owned by this process (local-ingestion.ts).
  */
-export async function uploadDocument(em: EntityManager, tenantId: string, actor: Actor, input: UploadDocumentInput) {
+export async function uploadDocument(deps: Pick<AppDeps, 'orm' | 'sql' | 'pgvector' | 'log' | 'config' | 'localRuns'>, tenantId: string, actor: Actor, input: UploadDocumentInput) {
   const bytes = decodeUpload(input.content_base64);
   const mimeType = resolveMediaType(input.name, input.mime_type, bytes);
-  const collectionIds = await requireCollections(em, tenantId, input.collection_ids ?? []);
+  const collectionIds = distinctCollectionIds(input.collection_ids ?? []);
   const documentId = randomUUID();
   const jobId = randomUUID();
   const category = input.category ?? 'document';
@@ -86,28 +85,45 @@ export async function uploadDocument(em: EntityManager, tenantId: string, actor:
     chunking: input.chunking ?? null,
     embedding_model: input.embedding_model ?? null,
   };
-  await em.transactional(async (tx) => {
-    await insertDocument(tx, {
-      id: documentId,
+  const fallbackModel = deps.config.EMBEDDING_MODEL ?? null;
+  // Whether this process may ingest it; the first collection's default embedding model, read by
+  // the statement, may still send it to the job runner.
+  const local = localIngestionFor(deps, { mediaType: mimeType, bytes: bytes.length, embeddingModel: options.embedding_model ?? fallbackModel });
+  let written: Awaited<ReturnType<typeof insertUpload>>;
+  try {
+    written = await insertUpload(deps.sql, {
       tenantId,
+      documentId,
+      jobId,
       name: input.name,
       category,
       mimeType,
       sizeBytes: bytes.length,
       contentHash: createHash('sha256').update(bytes).digest('hex'),
-      uploadedBy: actor.name,
+      actorName: actor.name,
+      actorType: actor.type,
+      actorId: actor.id,
+      collectionIds,
+      options,
+      content: bytes,
+      auditDetails: { name: input.name, mime_type: mimeType, size_bytes: bytes.length, job_id: jobId, collection_ids: collectionIds },
+      ownerId: local ? LOCAL_OWNER : null,
     });
-    for (const collectionId of collectionIds) await insertDocumentCollection(tx, tenantId, documentId, collectionId);
-    await insertIngestionJob(tx, { id: jobId, tenantId, documentId, name: input.name, options, content: bytes, createdBy: actor.name });
-    await enqueue(tx, ingestDocumentJob, { jobId });
-    recordAudit(tx, tenantId, actor, {
-      action: 'document.uploaded',
-      targetType: 'document',
-      targetId: documentId,
-      details: { name: input.name, mime_type: mimeType, size_bytes: bytes.length, job_id: jobId, collection_ids: collectionIds },
-    });
-    await saveDocumentChanges(tx);
-  });
+  } catch (err) {
+    // The statement may have committed although its answer was lost: a job row owned by this live
+    // process would wait for nobody.
+    local?.handOver(jobId);
+    throw err;
+  }
+  if (!written.stored) {
+    const found = new Set(written.collections.map((c) => c.id));
+    throw new AppError('NOT_FOUND', 'Collection not found', { collection_id: collectionIds.find((id) => !found.has(id)) });
+  }
+  if (local && written.ownerId !== null) {
+    const settings = settleIngestionSettings(options, written.collections, fallbackModel);
+    if (settings.embedding_model === null) local.push({ jobId, tenantId, documentId, content: bytes, mimeType, settings });
+    else local.handOver(jobId);
+  }
   return { jobId, status: 'pending' as const };
 }
 

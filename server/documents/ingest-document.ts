@@ -1,7 +1,9 @@
 // The ingestion pipeline behind the `ingest_document` task: extracting -> chunking -> embedding ->
 // indexing. Every run starts from the job row, so the task is idempotent: a finished job is left
 // alone, a job interrupted by a crash runs again from the stored upload, and chunks are written
-// with an upsert on (document_id, ordinal) in the same transaction that completes the job.
+// with an upsert on (document_id, ordinal) in the same statement that completes the job
+// (store/ingestion-completion.ts). A small text document is ingested by the process that accepted
+// it, right after its upload commits (local-ingestion.ts): `runLocalIngestion` below.
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -10,11 +12,13 @@ import { embedTexts, encodeEmbedding } from './embed-chunks.js';
 import { toVectorLiteral } from '../knowledge/pgvector.js';
 import { extractText, UnreadableDocumentError } from './extract-text.js';
 import { resolveIngestionSettings, type IngestionJobOptions } from './ingestion-options.js';
-import { deleteDocumentChunks, writeDocumentChunks } from './store/document-chunks.js';
-import { markDocumentFailed, markDocumentReady } from './store/documents.js';
+import type { SupportedMediaType } from './media-types.js';
+import { deleteDocumentChunks } from './store/document-chunks.js';
+import { markDocumentFailed } from './store/documents.js';
+import { completeIngestion } from './store/ingestion-completion.js';
 import {
-  advanceIngestionJob, claimIngestionJob, lockIngestionJob, markIngestionJobCompleted, markIngestionJobFailed, saveResolvedIngestionSettings,
-  selectIngestionJobContent,
+  advanceIngestionJob, claimIngestionJob, lockIngestionJob, markIngestionJobFailed, saveResolvedIngestionSettings, selectIngestionJobContent,
+  selectIngestionJobStatus,
 } from './store/ingestion-jobs.js';
 
 export type IngestionOutcome = 'completed' | 'failed' | 'cancelled' | 'skipped';
@@ -40,7 +44,7 @@ interface ClaimedJob {
 }
 
 /** Fails a job that is still pending or running: its document is marked failed and keeps no chunks. */
-export async function failIngestionJob(em: EntityManager, jobId: string, message: string): Promise<void> {
+async function failIngestionJob(em: EntityManager, jobId: string, message: string): Promise<void> {
   await em.transactional(async (tx) => {
     const job = await lockIngestionJob(tx, jobId);
     if (!job || (job.status !== 'pending' && job.status !== 'running')) return;
@@ -66,19 +70,20 @@ function failureMessage(err: unknown): string {
   return 'An internal error stopped the ingestion';
 }
 
-async function writeChunks(tx: EntityManager, tenantId: string, documentId: string, chunks: TextChunk[], vectors: Float32Array[] | null, pgvector: boolean) {
-  // With pgvector, the embedding is also written in its vector column (see knowledge/pgvector.ts).
-  const withVector = pgvector && vectors !== null;
-  const values = chunks.map((chunk, ordinal) => ({
-    text: chunk.text,
-    locator: chunk.locator,
-    embedding: vectors ? encodeEmbedding(vectors[ordinal]) : null,
-    vectorLiteral: withVector ? toVectorLiteral(vectors[ordinal]) : null,
-  }));
-  await writeDocumentChunks(tx, tenantId, documentId, values, { column: pgvector, write: withVector });
+/** The job's result, as GET /dashboard/ingestion-jobs/{id} shows it. */
+function ingestionResult(chunks: TextChunk[], extracted: { text: string; pages: number | null }, settings: NonNullable<IngestionJobOptions['resolved']>, embeddingModel: string | null) {
+  return {
+    chunks: chunks.length,
+    characters: extracted.text.length,
+    pages: extracted.pages,
+    embedded: embeddingModel !== null,
+    embedding_model: embeddingModel,
+    chunking: settings.chunking,
+    ...(embeddingModel ? {} : { note: 'No embedding model is configured: the chunks are indexed for full-text search only' }),
+  };
 }
 
-async function ingest(deps: Pick<AppDeps, 'orm' | 'llm' | 'config' | 'pgvector'>, em: EntityManager, jobId: string, job: ClaimedJob & { document_id: string }, options: RunIngestionOptions): Promise<IngestionOutcome> {
+async function ingest(deps: Pick<AppDeps, 'orm' | 'sql' | 'llm' | 'config' | 'pgvector'>, em: EntityManager, jobId: string, job: ClaimedJob & { document_id: string }, options: RunIngestionOptions): Promise<IngestionOutcome> {
   const content = await selectIngestionJobContent(em, jobId);
   if (!content) {
     await failIngestionJob(em, jobId, 'The uploaded file is no longer available');
@@ -113,29 +118,31 @@ async function ingest(deps: Pick<AppDeps, 'orm' | 'llm' | 'config' | 'pgvector'>
   }
   if (!(await advanceIngestionJob(em, jobId, 'indexing', PROGRESS.indexing))) return 'cancelled';
 
-  const characters = chunks.length ? extracted.text.length : 0;
-  const result = {
-    chunks: chunks.length,
-    characters,
-    pages: extracted.pages,
-    embedded: vectors !== null,
-    embedding_model: embeddingModel,
-    chunking: settings.chunking,
-    ...(vectors ? {} : { note: 'No embedding model is configured: the chunks are indexed for full-text search only' }),
-  };
-  return em.transactional(async (tx) => {
-    // The job row lock orders this against a cancel or a concurrent run of the same job.
-    const current = await lockIngestionJob(tx, jobId);
-    if (current?.status !== 'running') return current?.status === 'cancelled' ? 'cancelled' : 'skipped';
-    await writeChunks(tx, job.tenant_id, job.document_id, chunks, vectors, deps.pgvector);
-    await markDocumentReady(tx, job.document_id, { characters, pages: extracted.pages, chunkCount: chunks.length, embeddingModel });
-    await markIngestionJobCompleted(tx, jobId, result);
-    return 'completed' as const;
-  });
+  const completed = await completeIngestion(
+    deps.sql,
+    {
+      jobId,
+      tenantId: job.tenant_id,
+      documentId: job.document_id,
+      chunks,
+      embeddings: vectors ? vectors.map(encodeEmbedding) : null,
+      // With pgvector, the embedding is also written in its vector column (see knowledge/pgvector.ts).
+      vectorLiterals: vectors && deps.pgvector ? vectors.map(toVectorLiteral) : null,
+      result: ingestionResult(chunks, extracted, settings, embeddingModel),
+      characters: extracted.text.length,
+      pages: extracted.pages,
+      embeddingModel,
+      startedAt: null,
+      local: false,
+    },
+    { column: deps.pgvector },
+  );
+  if (completed) return 'completed';
+  return (await selectIngestionJobStatus(em, jobId)) === 'cancelled' ? 'cancelled' : 'skipped';
 }
 
 /** Runs (or resumes) one ingestion job; a job that is not pending or running is left as it is. */
-export async function runIngestionJob(deps: Pick<AppDeps, 'orm' | 'llm' | 'config' | 'log' | 'pgvector'>, jobId: string, options: RunIngestionOptions = {}): Promise<IngestionOutcome> {
+export async function runIngestionJob(deps: Pick<AppDeps, 'orm' | 'sql' | 'llm' | 'config' | 'log' | 'pgvector'>, jobId: string, options: RunIngestionOptions = {}): Promise<IngestionOutcome> {
   const em = deps.orm.em.fork();
   const claimed = await claimIngestionJob(em, jobId, PROGRESS.extracting);
   if (!claimed) return 'skipped';
@@ -152,4 +159,57 @@ export async function runIngestionJob(deps: Pick<AppDeps, 'orm' | 'llm' | 'confi
     await failIngestionJob(em, jobId, failureMessage(err));
     return 'failed';
   }
+}
+
+/** What the accepting process holds of an upload it ingests itself (local-ingestion.ts). */
+export interface LocalIngestion {
+  jobId: string;
+  tenantId: string;
+  documentId: string;
+  content: Buffer;
+  mimeType: SupportedMediaType;
+  /** Settled at the upload; no embedding model (a document to embed goes to the job runner). */
+  settings: NonNullable<IngestionJobOptions['resolved']>;
+}
+
+/**
+ * Ingests an upload in the process that accepted it: extract, chunk, then one statement completes
+ * the job (and ends this process's ownership of it), writes the chunks and marks the document
+ * ready. The job is pending until then, and reads completed, stage and progress included, right
+ * after: it is never marked running on the way (a text document takes milliseconds, and each stage
+ * write would be a round trip and a commit). An unreadable file fails the job at once. Any other
+ * error is thrown: the caller hands the job to the job runner, which retries it.
+ */
+export async function runLocalIngestion(deps: Pick<AppDeps, 'orm' | 'sql' | 'pgvector'>, item: LocalIngestion): Promise<IngestionOutcome> {
+  const startedAt = new Date();
+  let chunks: TextChunk[];
+  let extracted: { text: string; pages: number | null };
+  try {
+    extracted = await extractText(item.content, item.mimeType);
+    chunks = chunkDocument(extracted, item.settings.chunking);
+    if (!chunks.length) throw new UnreadableDocumentError('No text could be extracted from the file');
+  } catch (err) {
+    if (!(err instanceof UnreadableDocumentError)) throw err;
+    await failIngestionJob(deps.orm.em.fork(), item.jobId, err.message);
+    return 'failed';
+  }
+  const completed = await completeIngestion(
+    deps.sql,
+    {
+      jobId: item.jobId,
+      tenantId: item.tenantId,
+      documentId: item.documentId,
+      chunks,
+      embeddings: null,
+      vectorLiterals: null,
+      result: ingestionResult(chunks, extracted, item.settings, null),
+      characters: extracted.text.length,
+      pages: extracted.pages,
+      embeddingModel: null,
+      startedAt,
+      local: true,
+    },
+    { column: deps.pgvector },
+  );
+  return completed ? 'completed' : 'skipped';
 }

@@ -15,7 +15,7 @@ export interface IngestionJobOptions {
   resolved?: { chunking: ChunkingOptions; embedding_model: string | null };
 }
 
-interface CollectionDefaults {
+export interface CollectionDefaults {
   id: string;
   default_chunking_strategy: string | null;
   default_chunk_size: number | null;
@@ -28,18 +28,14 @@ const STRATEGIES = new Set<string>(['fixed', 'sliding_window', 'semantic']);
 /**
  * Each setting comes from the upload, else the first (still existing) collection's default, else
  * the platform default: semantic 1200/150, and `fallbackEmbeddingModel` (EMBEDDING_MODEL) or none.
+ * `collections` holds the defaults of those of the upload's collections that exist (any order).
  */
-export async function resolveIngestionSettings(
-  em: EntityManager,
-  tenantId: string,
-  options: IngestionJobOptions,
+export function settleIngestionSettings(
+  options: Pick<IngestionJobOptions, 'collection_ids' | 'chunking' | 'embedding_model'>,
+  collections: CollectionDefaults[],
   fallbackEmbeddingModel: string | null,
-): Promise<{ chunking: ChunkingOptions; embedding_model: string | null }> {
-  let first: CollectionDefaults | undefined;
-  if (options.collection_ids.length) {
-    const rows = await selectCollectionDefaults(em, tenantId, options.collection_ids);
-    first = options.collection_ids.map((id) => rows.find((r) => r.id === id)).find((r) => r !== undefined);
-  }
+): { chunking: ChunkingOptions; embedding_model: string | null } {
+  const first = options.collection_ids.map((id) => collections.find((r) => r.id === id)).find((r) => r !== undefined);
   const sent = options.chunking ?? {};
   const collectionStrategy = first?.default_chunking_strategy && STRATEGIES.has(first.default_chunking_strategy) ? (first.default_chunking_strategy as ChunkingStrategy) : undefined;
   const strategy = sent.strategy ?? collectionStrategy ?? DEFAULT_CHUNKING.strategy;
@@ -49,4 +45,15 @@ export async function resolveIngestionSettings(
     chunking: { strategy, size, overlap: Math.max(0, overlap) },
     embedding_model: options.embedding_model ?? first?.default_embedding_model ?? fallbackEmbeddingModel ?? null,
   };
+}
+
+/** settleIngestionSettings with the collections' defaults read now (a queued job's first run). */
+export async function resolveIngestionSettings(
+  em: EntityManager,
+  tenantId: string,
+  options: IngestionJobOptions,
+  fallbackEmbeddingModel: string | null,
+): Promise<{ chunking: ChunkingOptions; embedding_model: string | null }> {
+  const rows = options.collection_ids.length ? await selectCollectionDefaults(em, tenantId, options.collection_ids) : [];
+  return settleIngestionSettings(options, rows, fallbackEmbeddingModel);
 }

@@ -10,20 +10,30 @@ import { assertEvalRunAllowed, judgeSpendThisMonth } from './eval-limits.js';
 import { findRun, judgeModelOf } from './eval-runs.service.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
-import { comparePaired, passRateDiff, type PairedScores } from './statistics.js';
-import { listScoredResults, type ScoredRow } from './store/eval-runs.js';
+import { compareStatistics, type ScoreSeries } from './compare-statistics.js';
+import { listScoredScores } from './store/compared-scores.js';
+import { listScoredResults } from './store/eval-runs.js';
 
 /** The key two runs' cases are paired by: the dataset case, or the position for inline cases. */
-const pairKey = (r: ScoredRow) => r.case_id ?? `#${r.position}`;
+const pairKey = (r: { case_id: string | null; position: number }) => r.case_id ?? `#${r.position}`;
 
-async function scoredRows(deps: AppDeps, run: { id: string; executionMode: string }): Promise<Map<string, ScoredRow>> {
-  const rows = await listScoredResults(deps.sql, run.id);
+type RunRef = { id: string; executionMode: string };
+
+async function keyedRows<Row extends { case_id: string | null; position: number }>(run: RunRef, load: (runId: string) => Promise<Row[]>): Promise<Map<string, Row>> {
+  const rows = await load(run.id);
   // Inline cases (external runs) have their own ids per run: they pair by position.
   const external = run.executionMode === 'external_output';
   return new Map(rows.map((r) => [external ? `#${r.position}` : pairKey(r), r]));
 }
 
-async function pairedRuns(em: EntityManager, deps: AppDeps, tenantId: string, id: string, against: string | undefined) {
+/** The two runs (both the tenant's, not the same one) and the results they share, paired, loaded by `load`. */
+async function pairedRuns<Row extends { case_id: string | null; position: number }>(
+  em: EntityManager,
+  tenantId: string,
+  id: string,
+  against: string | undefined,
+  load: (runId: string) => Promise<Row[]>,
+) {
   const run = await findRun(em, tenantId, id);
   if (!against) throw invalidInput('against is required: the id of the run to compare with', [{ path: 'against', message: 'required' }]);
   let other;
@@ -33,22 +43,37 @@ async function pairedRuns(em: EntityManager, deps: AppDeps, tenantId: string, id
     throw invalidInput('against is not one of your runs', [{ path: 'against', message: `no run ${against}` }]);
   }
   if (run.id === other.id) throw invalidInput('A run cannot be compared with itself', [{ path: 'against', message: 'the same run' }]);
-  const [a, b] = await Promise.all([scoredRows(deps, run), scoredRows(deps, other)]);
+  const [a, b] = await Promise.all([keyedRows(run, load), keyedRows(other, load)]);
   const shared = [...a.keys()].filter((k) => b.has(k)).map((k) => ({ key: k, a: a.get(k)!, b: b.get(k)! }));
   return { run, other, shared };
 }
 
 export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: string, id: string, against: string | undefined) {
-  const { run, other, shared } = await pairedRuns(em, deps, tenantId, id, against);
-  const overall = comparePaired(shared.map((p): PairedScores => ({ caseId: p.key, a: Number(p.a.score), b: Number(p.b.score) })));
+  const { run, other, shared } = await pairedRuns(em, tenantId, id, against, (runId) => listScoredScores(deps.sql, runId));
+  const n = shared.length;
+  const overallSeries: ScoreSeries = { a: new Float64Array(n), b: new Float64Array(n) };
+  const dimensionSeries = JUDGE_DIMENSIONS.map((dim) => ({ name: dim, series: { a: new Float64Array(n), b: new Float64Array(n), present: new Uint8Array(n) } }));
+  const passedA = new Uint8Array(n);
+  const passedB = new Uint8Array(n);
+  for (let i = 0; i < n; i += 1) {
+    const { a, b } = shared[i];
+    overallSeries.a[i] = Number(a.score);
+    overallSeries.b[i] = Number(b.score);
+    passedA[i] = a.passed === true ? 1 : 0;
+    passedB[i] = b.passed === true ? 1 : 0;
+    for (const { name, series } of dimensionSeries) {
+      const scoreA = a.dimension_scores?.[name];
+      const scoreB = b.dimension_scores?.[name];
+      if (typeof scoreA !== 'number' || typeof scoreB !== 'number') continue;
+      series.a[i] = scoreA;
+      series.b[i] = scoreB;
+      series.present[i] = 1;
+    }
+  }
+  const stats = await compareStatistics({ keys: shared.map((p) => p.key), overall: overallSeries, dimensions: dimensionSeries, passedA, passedB });
+  const overall = stats.overall;
   const perDimension = Object.fromEntries(
-    JUDGE_DIMENSIONS.map((dim) => {
-      const pairs = shared
-        .filter((p) => typeof p.a.dimension_scores?.[dim] === 'number' && typeof p.b.dimension_scores?.[dim] === 'number')
-        .map((p): PairedScores => ({ caseId: p.key, a: p.a.dimension_scores![dim], b: p.b.dimension_scores![dim] }));
-      const c = comparePaired(pairs);
-      return [dim, { n_shared: c.n_shared, mean_diff: c.mean_diff, ci95: c.ci95, p_value: c.p_value, wins: c.wins, losses: c.losses, ties: c.ties }];
-    }),
+    stats.perDimension.map(({ name, comparison: c }) => [name, { n_shared: c.n_shared, mean_diff: c.mean_diff, ci95: c.ci95, p_value: c.p_value, wins: c.wins, losses: c.losses, ties: c.ties }]),
   );
   return {
     run_id: run.id,
@@ -62,7 +87,7 @@ export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: st
     wins: overall.wins,
     losses: overall.losses,
     ties: overall.ties,
-    pass_rate_diff: passRateDiff(shared.map((p) => p.a.passed === true), shared.map((p) => p.b.passed === true)),
+    pass_rate_diff: stats.passRateDiff,
     per_dimension: perDimension,
     cases: shared.map((p) => ({ case_id: p.a.case_id, position: p.a.position, score_a: Number(p.a.score), score_b: Number(p.b.score) })),
   };
@@ -91,7 +116,7 @@ const cut = (v: unknown) => {
 
 export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: TenantScope, id: string, against: string) {
   const budget = await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
-  const { run, other, shared } = await pairedRuns(em, deps, scope.tenantId, id, against);
+  const { run, other, shared } = await pairedRuns(em, scope.tenantId, id, against, (runId) => listScoredResults(deps.sql, runId));
   if (shared.length > MAX_PAIRWISE_CASES) {
     throw new AppError('UNPROCESSABLE', `The runs share ${shared.length} scored cases; a pairwise comparison judges at most ${MAX_PAIRWISE_CASES}`, { n_shared: shared.length, max: MAX_PAIRWISE_CASES });
   }

@@ -1,11 +1,12 @@
 // Executes an evaluation run on the job runner, case by case: the intent runs for real (or the
 // supplied response is taken) -> the deterministic check -> the judge -> the custom scorer. Each case
-// is written when it is done (its result, the run's counters and progress, the judge's usage and the
+// is written when it is done (its result with its judge's calls and cost, the judge's usage and the
 // case's trace rows in one statement), so a run interrupted anywhere goes on with the cases not
-// written yet and never scores a case twice.
+// written yet and never scores a case twice. The run's counters, progress and stage are recomputed
+// from its results at most every PROGRESS_MS and whenever its status changes.
 //
-// A job works on a run for a time slice, then queues itself again: runs of several tenants take
-// turns on the job runner's slots. Cases run EVAL_CONCURRENCY at a time per run, and one tenant's
+// A job works on a run for a time slice, then queues itself again when another job waits for a
+// slot: runs of several tenants take turns on the job runner's slots. Cases run EVAL_CONCURRENCY at a time per run, and one tenant's
 // runs share as many slots per process, so one tenant's 5,000-case run does not hold everything.
 import type { EntityManager } from '../../db/orm.js';
 import { monthKey } from '../common/schemas.js';
@@ -25,12 +26,22 @@ import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer
 import { JUDGE_BUDGET_USD, judgeSpendThisMonth } from './eval-limits.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
 import {
-  claimRun, completeRun, countPendingResults, listPendingResults, markRunFailed, writeCaseResult, type CaseResultWrite, type ClaimedRun, type PendingCase,
+  claimRun, completeRun, countPendingResults, isJobWaiting, listPendingResults, markRunFailed, settleRunCounters, updateRunCounters, writeCaseResult, type CaseResultWrite, type ClaimedRun, type PendingCase,
 } from './store/eval-runs.js';
 import { scorerWebhookSecret } from './suites.service.js';
 
 /** How long one job works on a run before it queues itself again. */
 export const EVAL_SLICE_MS = 15_000;
+/**
+ * Longest a job works on a run when no other job waits: it is then queued again all the same, so a
+ * job's lock never grows old (a run of hours is many jobs).
+ */
+const EVAL_JOB_MAX_MS = 10 * 60_000;
+/**
+ * How often a running run's counters, progress and stage are written (recomputed from its results,
+ * by the worker that finishes a case once this long has passed; at the end they are exact).
+ */
+const PROGRESS_MS = 250;
 /** Pending cases read per round. */
 const BATCH = 500;
 
@@ -240,8 +251,14 @@ export async function executeEvalRun(deps: AppDeps, payload: { run_id: string; t
   await withRunContext({ kind: 'eval', tenantId: run.tenant_id, runId: run.id, name: run.name }, () => executeEvalSlice(deps, run, control));
 }
 
-async function executeEvalSlice(deps: AppDeps, run: NonNullable<Awaited<ReturnType<typeof claimRun>>>, control: EvalJobControl): Promise<void> {
-  const em = deps.orm.em.fork();
+type SliceRun = NonNullable<Awaited<ReturnType<typeof claimRun>>>;
+
+/**
+ * What a slice reads once and keeps for its cases: the intent (resolved once), the task the judge
+ * is told, the scorer, the tenant's judge budget and spend, and the judge's provider key. Null when
+ * the intent is gone (the run failed).
+ */
+async function openRunContext(deps: AppDeps, em: EntityManager, run: SliceRun): Promise<RunContext | null> {
   const tenant = toTenantRuntime(run);
   let intent: IntentDefinition | null = null;
   if (run.execution_mode === 'liya_intent') {
@@ -253,64 +270,142 @@ async function executeEvalSlice(deps: AppDeps, run: NonNullable<Awaited<ReturnTy
       if (!(err instanceof AppError)) throw err;
       await failRun(deps, run.id, err.code, err.message);
       reportRunEnd(run, 'failed');
-      return;
+      return null;
     }
   }
   const judgeProvider = parseModelRef(run.judge_model).provider;
   const limit = run.billing_plan in JUDGE_BUDGET_USD ? JUDGE_BUDGET_USD[run.billing_plan] : 0;
+  const scorer = await scorerOf({ em, deps }, run);
   const spend = await openTenantSpend(deps, run.tenant_id, limit !== null);
+  return {
+    deps, em, run, tenant, intent, scorer,
+    task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
+    budget: { limit, spend, capReached: false },
+    judgeKey: { provider: judgeProvider, encryptedKey: run.provider_keys?.[judgeProvider] ?? null },
+  };
+}
+
+async function executeEvalSlice(deps: AppDeps, run: SliceRun, control: EvalJobControl): Promise<void> {
+  const ctx = await openRunContext(deps, deps.orm.em.fork(), run);
+  if (!ctx) return;
   try {
-    await workSlice({
-      deps, em, run, tenant, intent,
-      task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
-      scorer: await scorerOf({ em, deps }, run),
-      budget: { limit, spend, capReached: false },
-      judgeKey: { provider: judgeProvider, encryptedKey: run.provider_keys?.[judgeProvider] ?? null },
-    }, control);
+    await workSlice(ctx, control);
   } finally {
-    closeTenantSpend(run.tenant_id, spend);
+    closeTenantSpend(run.tenant_id, ctx.budget.spend);
   }
 }
 
-/** Scores pending cases until the slice's time is up, the run stops, or they are all written. */
+/**
+ * Scores pending cases until the slice's turn is over, the run stops, or they are all written.
+ *
+ * Every EVAL_SLICE_MS the slice gives its job slot back only when another job is waiting for one:
+ * it then stops taking cases, lets those in flight finish and queues the run again. Otherwise it
+ * goes on, re-reading what a new slice would (the run's claim: its status, the tenant's plan and
+ * provider keys; the intent; this month's judge spend), without letting its workers run dry — a
+ * yield drains the cases in flight and waits for the job to be picked up again, which cost a run
+ * about a second of idle model slots each time.
+ */
 async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void> {
   const { deps, run } = ctx;
-  const deadline = Date.now() + EVAL_SLICE_MS;
   const concurrency = deps.config.EVAL_CONCURRENCY;
   // Set by the workers: the run stopped being `running` (cancelled), a platform error failed it, or
   // something unexpected broke (the database): then every worker stops before the job is retried,
-  // so a retry never runs beside workers of this attempt.
-  const state: { stopped: boolean; failure: RunFailure | null; broken: unknown } = { stopped: false, failure: null, broken: null };
-  const goOn = () => !state.stopped && !state.failure && !state.broken && !ctx.budget.capReached && Date.now() < deadline;
-  while (goOn()) {
-    const pending = await listPendingResults(deps.sql, run.id, BATCH);
-    if (!pending.length) break;
-    let next = 0;
-    const worker = async () => {
-      while (goOn() && next < pending.length) {
-        const c = pending[next++];
-        await withTenantSlot(run.tenant_id, concurrency, async () => {
-          if (!goOn()) return;
-          try {
-            const write = await scoreCase(ctx, c);
-            const status = await writeCase(deps, run, c, write);
-            if (status !== 'running') state.stopped = true;
-          } catch (err) {
-            if (err instanceof RunFailure) state.failure ??= err;
-            else state.broken ??= err;
-          }
-        });
+  // so a retry never runs beside workers of this attempt. `yielding`: the slice's turn is over.
+  const state: { stopped: boolean; failure: RunFailure | null; broken: unknown; yielding: boolean; ended: boolean } = {
+    stopped: false, failure: null, broken: null, yielding: false, ended: false,
+  };
+  const goOn = () => !state.stopped && !state.failure && !state.broken && !ctx.budget.capReached && !state.yielding;
+  const startedAt = Date.now();
+  let turn: NodeJS.Timeout | undefined;
+  const endOfTurn = async () => {
+    try {
+      if (state.ended || !goOn()) return;
+      if (Date.now() - startedAt + EVAL_SLICE_MS > EVAL_JOB_MAX_MS || (await isJobWaiting(deps.sql))) {
+        state.yielding = true;
+        return;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
+      const fresh = await claimRun(deps.sql, run.id, run.tenant_id);
+      if (state.ended) return;
+      if (!fresh) {
+        state.stopped = true;
+        return;
+      }
+      const next = await openRunContext(deps, deps.orm.em.fork(), fresh);
+      if (!next) {
+        state.stopped = true;
+        return;
+      }
+      if (state.ended) {
+        closeTenantSpend(run.tenant_id, next.budget.spend);
+        return;
+      }
+      // The workers read these per case: the cases started from now on use what was just read.
+      const previous = ctx.budget;
+      Object.assign(ctx, { run: fresh, tenant: next.tenant, intent: next.intent, task: next.task, scorer: next.scorer, judgeKey: next.judgeKey, em: next.em });
+      ctx.budget = { ...next.budget, capReached: previous.capReached };
+      closeTenantSpend(run.tenant_id, previous.spend);
+      turn = setTimeout(() => void endOfTurn(), EVAL_SLICE_MS);
+    } catch (err) {
+      state.broken ??= err;
+    }
+  };
+  turn = setTimeout(() => void endOfTurn(), EVAL_SLICE_MS);
+  // The run's progress, written beside the cases rather than by each of them.
+  let progressAt = Date.now();
+  let progress: Promise<void> | null = null;
+  const reportProgress = () => {
+    if (progress || Date.now() - progressAt < PROGRESS_MS) return;
+    progressAt = Date.now();
+    progress = updateRunCounters(deps.sql, run.id)
+      .then((status) => {
+        if (status !== 'running') state.stopped = true;
+      }, (err: unknown) => {
+        state.broken ??= err;
+      })
+      .finally(() => {
+        progress = null;
+      });
+  };
+  try {
+    while (goOn()) {
+      const pending = await listPendingResults(deps.sql, run.id, BATCH);
+      if (!pending.length) break;
+      let next = 0;
+      const worker = async () => {
+        while (goOn() && next < pending.length) {
+          const c = pending[next++];
+          await withTenantSlot(run.tenant_id, concurrency, async () => {
+            if (!goOn()) return;
+            try {
+              const write = await scoreCase(ctx, c);
+              const status = await writeCase(deps, ctx.run, c, write);
+              if (status !== 'running') state.stopped = true;
+              else reportProgress();
+            } catch (err) {
+              if (err instanceof RunFailure) state.failure ??= err;
+              else state.broken ??= err;
+            }
+          });
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
+    }
+  } finally {
+    state.ended = true;
+    clearTimeout(turn);
+    await progress;
   }
   if (state.broken) throw state.broken;
+  // Each of these sets the counters from the results, now that every case of the slice is written.
   if (state.failure) {
     await failRun(deps, run.id, state.failure.code, state.failure.message);
     return reportRunEnd(run, 'failed');
   }
-  if (state.stopped) return;
+  if (state.stopped) return settleRunCounters(deps.sql, run.id);
   const left = await countPendingResults(deps.sql, run.id);
-  if (left > 0 && !ctx.budget.capReached) return control.requeue();
+  if (left > 0 && !ctx.budget.capReached) {
+    await updateRunCounters(deps.sql, run.id);
+    return control.requeue();
+  }
   await finishRun(deps, run, ctx.budget.capReached);
 }

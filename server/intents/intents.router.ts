@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { envelope, ok } from '../common/schemas.js';
-import { apiKeyProcedure, router } from '../trpc.js';
+import { apiKeyProcedure, keyedRunProcedure, router } from '../trpc.js';
 import { intentEndpoint, listDomainCatalog } from './domain-catalog.service.js';
 import { domainListItemSchema, intentRequestFields, intentRequestSchema, intentResponseSchema, intentSummarySchema } from './intents.schemas.js';
 import { builtInIntents, listDomainIntents } from './resolve-intent.js';
-import { runIntent } from './run-intent.service.js';
+import { runKeyedIntent } from './run-intent.service.js';
 
 const RUN_TAGS = ['Intent execution'];
 const DOMAIN_TAGS = ['Domains'];
@@ -17,7 +17,7 @@ const RUN_ERRORS = [
 const hiringRoutes = Object.fromEntries(
   builtInIntents('hiring').map((intent) => [
     intent.key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()),
-    apiKeyProcedure
+    keyedRunProcedure
       .meta({
         openapi: { method: 'POST', path: `/v1/hiring/${intent.key}`, tags: ['Hiring'], summary: intent.displayName, description: intent.description ?? undefined },
         errors: [...RUN_ERRORS],
@@ -25,18 +25,18 @@ const hiringRoutes = Object.fromEntries(
       })
       .input(intentRequestSchema)
       .output(intentResponseSchema)
-      .mutation(async ({ ctx, input }) => runIntent(ctx.em, ctx.deps, ctx.scope, 'hiring', intent.key, input)),
+      .mutation(async ({ ctx, input }) => runKeyedIntent(ctx.em, ctx.deps, ctx.key, 'hiring', intent.key, input)),
   ]),
 );
 
 export const intentsRouter = router({
-  run: apiKeyProcedure
+  run: keyedRunProcedure
     .meta({ openapi: { method: 'POST', path: '/v1/run', tags: RUN_TAGS, summary: 'Run any intent by domain and intent key' }, errors: [...RUN_ERRORS] })
     .input(z.object({ domain: z.string().min(1).max(100), intent: z.string().min(1).max(100), ...intentRequestFields }))
     .output(intentResponseSchema)
     .mutation(async ({ ctx, input }) => {
       const { domain, intent, ...request } = input;
-      return runIntent(ctx.em, ctx.deps, ctx.scope, domain, intent, request);
+      return runKeyedIntent(ctx.em, ctx.deps, ctx.key, domain, intent, request);
     }),
 
   hiring: router(hiringRoutes),
@@ -68,12 +68,12 @@ export const intentsRouter = router({
       });
     }),
 
-  runDomainIntent: apiKeyProcedure
+  runDomainIntent: keyedRunProcedure
     .meta({ openapi: { method: 'POST', path: '/v1/domains/{domainKey}/intents/{intentKey}/run', tags: RUN_TAGS, summary: 'Run an intent of a saved (custom) or built-in domain' }, errors: [...RUN_ERRORS] })
     .input(z.object({ domainKey: z.string().max(100), intentKey: z.string().max(100), ...intentRequestFields }))
     .output(intentResponseSchema)
     .mutation(async ({ ctx, input }) => {
       const { domainKey, intentKey, ...request } = input;
-      return runIntent(ctx.em, ctx.deps, ctx.scope, domainKey, intentKey, request);
+      return runKeyedIntent(ctx.em, ctx.deps, ctx.key, domainKey, intentKey, request);
     }),
 });

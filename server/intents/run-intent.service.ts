@@ -7,12 +7,16 @@ import { AppError } from '../errors.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { guardrailOutcome, scanInput } from '../guardrails/scan-pool.js';
+import type { PreLlmInputResult } from '../guardrails/run-pre-llm.js';
+import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
+import { confirmKeyedRequest, sameScope, scopeOfKeyRow, type ApiKeyScope, type KeyedRequest } from '../keys/authenticate-api-key.js';
+import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
 import { openSession, renderHistory } from '../sessions/sessions.service.js';
 import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
 import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
 import { intentCacheKey } from './intent-cache.js';
-import { readRunContext } from './run-context.js';
+import { readKeyAndRunContext, readRunContext, type RunContext } from './run-context.js';
 import { writeRunRecord } from './store/run-record.js';
 import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
@@ -57,18 +61,64 @@ export interface RunIntentOptions {
 export function runIntent(em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
   // The message id is the run's id: known from the start, so the run's log lines and span carry it.
   const messageId = randomUUID();
-  return observeRun(
-    { kind: 'intent', tenantId: scope.tenantId, runId: messageId, name: `${domainKey}/${intentKey}` },
-    () => executeIntentRun(em, deps, scope, domainKey, intentKey, request, options, messageId),
-    (response) => (response.metadata.cached ? 'cached' : 'completed'),
-  );
+  return observed(scope, domainKey, intentKey, messageId, async () => {
+    const prepared = await prepareRun(em, deps, scope.tenant, domainKey, intentKey, request, options);
+    // One round trip for this month's usage, the tenant's provider key and the cache entry.
+    const context = await readRunContext(deps.sql, scope.tenantId, prepared.provider, prepared.cacheKey);
+    return completeRun(em, deps, scope, request, options, prepared, context, messageId);
+  });
 }
 
-async function executeIntentRun(
-  em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions, messageId: string,
-): Promise<IntentResponse> {
+/**
+ * Runs an intent for a request authenticated by API key (the run routes). When this process has
+ * seen the key before, the run is prepared with the key's remembered scope (intent, input checks,
+ * pre_llm scan, cache key, model), then ONE statement reads the key and the run's context together;
+ * the run goes on only when the key is still valid and its scope unchanged, else it starts again
+ * with the fresh scope. Nothing is answered, written or sent to a provider on the guess alone: an
+ * error found while preparing is answered only once the key is confirmed to have that scope.
+ */
+export async function runKeyedIntent(em: EntityManager, deps: AppDeps, key: KeyedRequest, domainKey: string, intentKey: string, request: IntentRequest): Promise<IntentResponse> {
+  if (key.scope || !key.guess) return runIntent(em, deps, tenantScopeOf(await confirmKeyedRequest(deps, key)), domainKey, intentKey, request);
+  const guess = key.guess;
+  let prepared: PreparedRun;
+  try {
+    prepared = await prepareRun(em, deps, guess.tenant, domainKey, intentKey, request, {});
+  } catch (err) {
+    const scope = await confirmKeyedRequest(deps, key);
+    if (!sameScope(scope, guess)) return runIntent(em, deps, tenantScopeOf(scope), domainKey, intentKey, request);
+    return observed(tenantScopeOf(scope), domainKey, intentKey, randomUUID(), () => Promise.reject(err));
+  }
+  const read = await readKeyAndRunContext(deps.sql, key.keyHash, prepared.provider, prepared.cacheKey);
+  const scope = scopeOfKeyRow(deps, key.keyHash, read.key);
+  key.scope = scope;
+  if (!sameScope(scope, guess)) return runIntent(em, deps, tenantScopeOf(scope), domainKey, intentKey, request);
+  const tenantScope = tenantScopeOf(scope);
+  const messageId = randomUUID();
+  return observed(tenantScope, domainKey, intentKey, messageId, () => completeRun(em, deps, tenantScope, request, {}, prepared, read.context!, messageId));
+}
+
+const tenantScopeOf = (scope: ApiKeyScope): TenantScope => ({ tenantId: scope.tenantId, environmentId: scope.environmentId, plan: scope.plan, tenant: scope.tenant });
+
+const observed = (scope: TenantScope, domainKey: string, intentKey: string, messageId: string, fn: () => Promise<IntentResponse>) =>
+  observeRun({ kind: 'intent', tenantId: scope.tenantId, runId: messageId, name: `${domainKey}/${intentKey}` }, fn, (response) => (response.metadata.cached ? 'cached' : 'completed'));
+
+/** What a run settles before its first read: everything that depends only on the tenant's settings and the request. */
+interface PreparedRun {
+  started: number;
+  intent: IntentDefinition;
+  userId: unknown;
+  guardrails: GuardrailsConfig | null;
+  pre: PreLlmInputResult<Record<string, unknown>>;
+  safeInput: Record<string, unknown>;
+  cacheKey: string | null;
+  model: string;
+  provider: string;
+}
+
+async function prepareRun(
+  em: EntityManager, deps: AppDeps, tenant: TenantRuntime, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions,
+): Promise<PreparedRun> {
   const started = performance.now();
-  const { tenant } = scope;
   const intent = options.intent ?? (await resolveIntent(em, tenant, domainKey, intentKey));
   const input = request.input as Record<string, unknown>;
   assertInputMatches(intent, input);
@@ -81,12 +131,17 @@ async function executeIntentRun(
   // A model override (an evaluation comparing models) must not be answered from another model's cache.
   const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational && !options.model;
   const cacheKey = cacheable && pre.passed ? intentCacheKey(tenant.id, intent.id, intent.version, safeInput) : null;
-  const exec = intent.executionConfig;
-  const model = options.model || chooseModel(exec.model, tenant.defaultModel, deps.config.DEFAULT_MODEL);
+  const model = options.model || chooseModel(intent.executionConfig.model, tenant.defaultModel, deps.config.DEFAULT_MODEL);
+  return { started, intent, userId, guardrails, pre, safeInput, cacheKey, model, provider: parseModelRef(model).provider };
+}
 
-  // One round trip for this month's usage, the tenant's provider key and the cache entry. A tenant
-  // over quota gets 429 whatever its input, so the quota is checked before a block is reported.
-  const context = await readRunContext(deps.sql, tenant.id, parseModelRef(model).provider, cacheKey);
+async function completeRun(
+  em: EntityManager, deps: AppDeps, scope: TenantScope, request: IntentRequest, options: RunIntentOptions, prepared: PreparedRun, context: RunContext, messageId: string,
+): Promise<IntentResponse> {
+  const { tenant } = scope;
+  const { intent, pre, safeInput, guardrails, cacheKey, model, userId } = prepared;
+  const exec = intent.executionConfig;
+  // A tenant over quota gets 429 whatever its input, so the quota is checked before a block is reported.
   const usedBefore = context.usedThisMonth;
   assertQuotaLeft(tenant, usedBefore);
   if (!pre.passed) throw blocked('pre_llm', pre.issues, pre.fallback);
@@ -139,13 +194,16 @@ async function executeIntentRun(
     cost = result.costUsd;
   }
 
-  const post = runPostLlm(output as object, guardrails, guardrails?.output?.schema === false ? null : intent.outputSchema);
+  // The gateway answers only output that fits intent.outputSchema (the schema itself checked before
+  // the call), so post_llm checks it again only for a cached answer; terms and PII are scanned either way.
+  const checkSchema = cached && guardrails?.output?.schema !== false;
+  const post = runPostLlm(output as object, guardrails, checkSchema ? intent.outputSchema : null);
   observeGuardrail('post_llm', guardrailOutcome(post));
   if (!post.passed) throw blocked('post_llm', post.issues);
   output = post.response;
   // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.
   if (cached) usageEvents.push({ ...usageContext, model: modelUsed, status: 'cached' });
-  const latencyMs = Math.round(performance.now() - started);
+  const latencyMs = Math.round(performance.now() - prepared.started);
   await writeRunRecord(
     deps.sql,
     {

@@ -8,15 +8,16 @@
 //    lexemes (to_tsvector('english', unaccent(query)), any of them, ranked by ts_rank_cd) and
 //    spelling corrections of the lexemes no chunk contains, taken from the tenant's vocabulary with
 //    trigram similarity (vocabulary.ts). Lexemes found in more than a fifth of the tenant's chunks
-//    are dropped. Chunks holding every lexeme are taken first, then any; top CANDIDATES_PER_LEG of
-//    each. (Trigram word_similarity computed over chunk text in SQL was measured at ~0.6 ms a row,
+//    are dropped. Chunks holding every lexeme are taken first, then (unless those are plenty) chunks
+//    holding any of the rarest lexemes, a bounded number of each (planPasses); top
+//    CANDIDATES_PER_LEG of each leg. (Trigram word_similarity computed over chunk text in SQL was measured at ~0.6 ms a row,
 //    seconds at 10k chunks: it is done on words instead.)
 // 3. When the documents in scope were embedded, the query is embedded with the same model (openai
-//    SDK through deps.llm) and a third leg ranks by cosine similarity: with pgvector, over every
-//    embedded chunk in scope inside PostgreSQL (pgvector.ts) while that scan stays small
-//    (PGVECTOR_SCAN_MAX_VALUES); otherwise here, in Node, over the Float32 vectors: every chunk in
-//    scope when there are at most VECTOR_SCAN_MAX of them (so a chunk with no word in common can
-//    still be found), else the lexical candidates only.
+//    SDK through deps.llm) and a third leg ranks by cosine similarity: with pgvector, inside
+//    PostgreSQL (pgvector.ts, nearestChunkIds: an exact scan of a small scope, the HNSW index of the
+//    dimension for a large one once built, else an exact scan within a bound); otherwise here, in Node, over
+//    the Float32 vectors: every chunk in scope when there are at most VECTOR_SCAN_MAX of them (so a
+//    chunk with no word in common can still be found), else the lexical candidates only.
 // 4. Reciprocal rank fusion (k = 60) of the legs, times the chunk's collection weight; best first.
 //
 // Every statement filters on tenant_id (chunks, documents and document_collections alike) and reads
@@ -27,12 +28,12 @@ import type { AppDeps } from '../deps.js';
 import { assertDomainUsable, domainAccessError, judgeDomainAccess } from '../domains/domain-access.js';
 import { AppError, invalidInput } from '../errors.js';
 import { DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, type KnowledgeResult } from './knowledge.schemas.js';
-import { toVectorLiteral } from './pgvector.js';
+import { nearestChunkIds } from './pgvector.js';
 import { cosine, decodeEmbedding, embedQuery } from './query-embedding.js';
 import { corrections, tenantVocabulary, type Vocabulary } from './vocabulary.js';
 import {
-  selectChunkEmbeddings, selectChunkEmbeddingsByIds, selectChunkRows, selectDomainCollections, selectFullTextMatches, selectNearestChunkIds,
-  selectQueryLexemes, selectScopeEmbeddingModel, type ChunkRow, type RetrievalScope,
+  selectChunkEmbeddings, selectChunkEmbeddingsByIds, selectChunkRows, selectDomainCollections, selectFullTextMatches,
+  selectQueryLexemes, selectScopeEmbeddingModel, type ChunkRow, type MatchPass, type RetrievalScope,
 } from './store/retrieval.js';
 
 export const RRF_K = 60;
@@ -41,13 +42,6 @@ export const CANDIDATES_PER_LEG = 100;
 export const DOMAIN_SPILL_WEIGHT = 0.5;
 /** Up to this many embedded chunks in scope, the vector leg scans them all (in Node). */
 export const VECTOR_SCAN_MAX = 1_000;
-/**
- * With pgvector, PostgreSQL scans every embedded chunk in scope while chunks x dimensions stays
- * under this: 15k chunks of 64 dimensions, 650 of 1536 (measured at 14-21 ms a query on 2 cores).
- * The scan is exact (the column has no fixed dimension, so no approximate index): at 100k chunks it
- * took 132 ms with 64 dimensions and 2.1 s with 1536, so beyond the bound the portable path is used.
- */
-export const PGVECTOR_SCAN_MAX_VALUES = 1_000_000;
 const MAX_TERMS = 32;
 /** Lexemes in more than this share of the tenant's chunks are dropped from a query ... */
 export const COMMON_FRACTION = 0.2;
@@ -109,15 +103,61 @@ export function anyOf(lexemes: string[]): string {
 export const allOf = (lexemes: string[]) => anyOf(lexemes).replace(/ \| /g, ' & ');
 
 /**
- * Chunks matching any of the lexemes, ranked by ts_rank_cd. Only a bounded set of matches is
- * ranked, so a query's cost does not grow with the number of chunks a word appears in (words that
- * common are dropped beforehand, see planTerms): with `allFirst`, up to MATCH_CAP chunks holding
- * every lexeme (a selective GIN lookup, and the best candidates) plus up to MATCH_CAP holding any.
+ * A pass expected to match at least this share of the tenant's chunks (from the vocabulary's
+ * counts) is dense: its matches are found by reading the scope's chunks in turn (about MATCH_CAP /
+ * share of them) rather than through the GIN index, whose bitmap of such a word is as long as its
+ * posting list (store/retrieval.ts). At 1M chunks, GIN took ~0.12 us a posting plus ~5 ms for the
+ * capped heap reads, the scan ~5 us a chunk: the scan wins from about a fifth of the chunks.
  */
-async function fullTextLeg(deps: AppDeps, scope: RetrievalScope, lexemes: string[], allFirst: boolean): Promise<ChunkRow[]> {
+export const DENSE_SHARE = 0.2;
+/**
+ * The any-lexeme pass searches the rarest lexemes whose chunk counts sum to at most this (at least
+ * the rarest one): a GIN lookup costs its posting lists, and the rarest lexemes are the telling ones.
+ * Below 20k chunks per tenant this never leaves a lexeme out.
+ */
+export const ANY_PASS_POSTINGS = 20_000;
+
+/**
+ * The passes over the matches of `lexemes`: with `allFirst` (and several lexemes), the chunks
+ * holding every lexeme first (the best candidates; a GIN lookup driven by the rarest posting list),
+ * then, unless those are expected (from the vocabulary's counts) to number at least 2 x MATCH_CAP,
+ * chunks holding any of the rarest lexemes within ANY_PASS_POSTINGS. Without a vocabulary: both
+ * passes over every lexeme, GIN lookups.
+ */
+export function planPasses(lexemes: string[], vocabulary: Vocabulary | null, allFirst: boolean): MatchPass[] {
+  const chunks = vocabulary?.chunks ?? 0;
+  const df = (l: string) => vocabulary?.df.get(l) ?? 0;
+  const passes: MatchPass[] = [];
+  if (allFirst && lexemes.length > 1) {
+    // Taken as independent words: the product of their shares.
+    const share = chunks ? lexemes.reduce((p, l) => p * Math.min(1, df(l) / chunks), 1) : 0;
+    passes.push({ tsquery: allOf(lexemes), dense: share >= DENSE_SHARE });
+    // Expected to fill its cap twice over: the chunks holding every lexeme are the candidates.
+    if (share * chunks >= 2 * MATCH_CAP) return passes;
+  }
+  let any = lexemes;
+  let postings = 0;
+  if (chunks) {
+    any = [];
+    for (const l of [...lexemes].sort((a, b) => df(a) - df(b) || (a < b ? -1 : 1))) {
+      if (any.length && postings + df(l) > ANY_PASS_POSTINGS) break;
+      any.push(l);
+      postings += df(l);
+    }
+  }
+  passes.push({ tsquery: anyOf(any), dense: chunks > 0 && postings / chunks >= DENSE_SHARE });
+  return passes;
+}
+
+/**
+ * Chunks matching the lexemes (see planPasses), ranked by ts_rank_cd against all of them. Only a
+ * bounded set of matches is ranked, up to MATCH_CAP a pass, so a query's cost does not grow with the
+ * number of chunks a word appears in (words in more than COMMON_FRACTION of the chunks are dropped
+ * beforehand, see planTerms).
+ */
+async function fullTextLeg(deps: AppDeps, scope: RetrievalScope, lexemes: string[], allFirst: boolean, vocabulary: Vocabulary | null): Promise<ChunkRow[]> {
   if (!lexemes.length) return [];
-  const both = allFirst && lexemes.length > 1;
-  return selectFullTextMatches(deps.sql, scope, anyOf(lexemes), both ? allOf(lexemes) : null, { matchCap: MATCH_CAP, candidates: CANDIDATES_PER_LEG });
+  return selectFullTextMatches(deps.sql, scope, anyOf(lexemes), planPasses(lexemes, vocabulary, allFirst), { matchCap: MATCH_CAP, candidates: CANDIDATES_PER_LEG });
 }
 
 /** The query's lexemes as ingestion computes them: to_tsvector('english', unaccent(query)). */
@@ -150,10 +190,53 @@ export function planTerms(lexemes: string[], vocabulary: Vocabulary | null): Ter
   return { exact: exact.slice(0, MAX_TERMS), fuzzy: [...fuzzy].slice(0, MAX_TERMS) };
 }
 
-/** The embedding model of most of the ready documents in scope (null: none was embedded), with their chunk count. */
-async function scopeEmbeddingModel(deps: AppDeps, scope: RetrievalScope): Promise<{ model: string; chunks: number } | null> {
+type ScopeModel = { model: string; chunks: number; documents: number } | null;
+
+/**
+ * The embedding model of a scope of at least SCOPE_MODEL_CACHED_DOCUMENTS embedded documents is
+ * kept: read again in the background when older than SCOPE_MODEL_REFRESH_MS, and awaited when older
+ * than SCOPE_MODEL_MAX_AGE_MS. Reading it aggregates every document in scope (44 ms for 10k
+ * documents on a loaded 2-core machine), too much for every query; what it decides for such a
+ * scope (which model embeds the query, exact or HNSW ranking) may lag a change of its documents by
+ * that much, while which chunks are found is always read live. Smaller scopes are read every time.
+ */
+const SCOPE_MODEL_CACHED_DOCUMENTS = 500;
+const SCOPE_MODEL_REFRESH_MS = 5_000;
+const SCOPE_MODEL_MAX_AGE_MS = 60_000;
+const SCOPE_MODEL_ENTRIES = 1_000;
+const scopeModels = new Map<string, { value: ScopeModel; at: number; reading: Promise<ScopeModel> | null }>();
+
+async function readScopeModel(deps: AppDeps, scope: RetrievalScope): Promise<ScopeModel> {
   const row = await selectScopeEmbeddingModel(deps.sql, scope);
-  return row ? { model: row.embedding_model, chunks: Number(row.chunks) } : null;
+  return row ? { model: row.embedding_model, chunks: Number(row.chunks), documents: row.documents } : null;
+}
+
+/** The embedding model of most of the ready documents in scope (null: none was embedded), with their chunk count. */
+async function scopeEmbeddingModel(deps: AppDeps, scope: RetrievalScope): Promise<ScopeModel> {
+  const key = `${scope.tenantId}|${[...scope.collectionIds].sort().join(',')}|${scope.category ?? ''}`;
+  const entry = scopeModels.get(key);
+  const age = entry ? Date.now() - entry.at : Infinity;
+  const refresh = () => {
+    const current = scopeModels.get(key) ?? { value: null, at: 0, reading: null };
+    if (!scopeModels.has(key)) {
+      if (scopeModels.size >= SCOPE_MODEL_ENTRIES) scopeModels.delete(scopeModels.keys().next().value!);
+      scopeModels.set(key, current);
+    }
+    current.reading ??= readScopeModel(deps, scope)
+      .then((value) => {
+        current.value = value;
+        // A small scope is not kept: read again at the next query.
+        current.at = value && value.documents >= SCOPE_MODEL_CACHED_DOCUMENTS ? Date.now() : 0;
+        return value;
+      })
+      .finally(() => {
+        current.reading = null;
+      });
+    return current.reading;
+  };
+  if (!entry || age >= SCOPE_MODEL_MAX_AGE_MS) return refresh();
+  if (age >= SCOPE_MODEL_REFRESH_MS) refresh().catch((err: unknown) => deps.log.warn({ err }, 'reading the scope\'s embedding model failed'));
+  return entry.value;
 }
 
 interface VectorLeg {
@@ -167,10 +250,11 @@ async function vectorLeg(em: EntityManager, deps: AppDeps, scope: RetrievalScope
   const { model } = embedded;
   const vector = await embedQuery(em, deps, scope.tenantId, model, query);
   if (!vector) return null;
-  if (deps.pgvector && embedded.chunks * vector.length <= PGVECTOR_SCAN_MAX_VALUES) {
-    // Every embedded chunk in scope, ranked inside PostgreSQL (cosine distance).
-    const ranked = await selectNearestChunkIds(deps.sql, scope, model, toVectorLiteral(vector), vector.length, CANDIDATES_PER_LEG);
-    return { ranked, scanned: true };
+  if (deps.pgvector) {
+    // Ranked inside PostgreSQL (cosine distance): exactly for a small scope, through the HNSW index
+    // of the dimension for a large one (null: that index is not built yet).
+    const nearest = await nearestChunkIds(deps, scope, model, vector, embedded.chunks, CANDIDATES_PER_LEG);
+    if (nearest) return { ranked: nearest.ids, scanned: true };
   }
   let rows = await selectChunkEmbeddings(deps.sql, scope, model, VECTOR_SCAN_MAX + 1);
   let scanned = true;
@@ -193,17 +277,19 @@ async function chunkRows(deps: AppDeps, scope: RetrievalScope, ids: string[]): P
   return selectChunkRows(deps.sql, scope, ids);
 }
 
-async function searchScope(em: EntityManager, deps: AppDeps, scope: RetrievalScope, weights: Map<string, number>, query: string, topK: number, lexicalOnly: boolean): Promise<KnowledgeResult[]> {
+/** What a query needs whatever its scope, started before the domain's collections are read. */
+interface QueryAnalysis {
+  lexemes: Promise<string[]>;
+  vocabulary: Promise<Vocabulary | null>;
+}
+
+async function searchScope(em: EntityManager, deps: AppDeps, scope: RetrievalScope, weights: Map<string, number>, query: string, analysis: QueryAnalysis, topK: number, lexicalOnly: boolean): Promise<KnowledgeResult[]> {
   if (!scope.collectionIds.length) return [];
-  const [lexemes, vocabulary, embedded] = await Promise.all([
-    queryLexemes(deps, query),
-    tenantVocabulary(deps, scope.tenantId).catch(() => null),
-    lexicalOnly ? null : scopeEmbeddingModel(deps, scope),
-  ]);
+  const [lexemes, vocabulary, embedded] = await Promise.all([analysis.lexemes, analysis.vocabulary, lexicalOnly ? null : scopeEmbeddingModel(deps, scope)]);
   const terms = planTerms(lexemes, vocabulary);
-  const fts = fullTextLeg(deps, scope, terms.exact, true);
+  const fts = fullTextLeg(deps, scope, terms.exact, true, vocabulary);
   // Corrections are alternatives to each other (two spellings of one word): any of them will do.
-  const trigram = fullTextLeg(deps, scope, terms.fuzzy, false);
+  const trigram = fullTextLeg(deps, scope, terms.fuzzy, false, vocabulary);
   const candidateIds = Promise.all([fts, trigram]).then(([a, b]) => [...new Set([...a, ...b].map((r) => r.id))]);
   const [ftsRows, trigramRows, vector] = await Promise.all([fts, trigram, embedded ? vectorLeg(em, deps, scope, embedded, query, candidateIds) : null]);
 
@@ -216,9 +302,26 @@ async function searchScope(em: EntityManager, deps: AppDeps, scope: RetrievalSco
   if (vector) addLeg(vector.ranked);
 
   const weightOf = (row: ChunkRow) => Math.max(0, ...(row.collection_ids ?? []).map((id) => weights.get(id) ?? 0));
-  // Chunks found by the vector scan alone: load their rows (only as many as could make the answer).
-  const missing = [...fused.keys()].filter((id) => !rows.has(id));
-  if (missing.length) for (const row of await chunkRows(deps, scope, missing)) rows.set(row.id, row);
+  // Chunks found by the vector leg alone have no row yet: load only those that could make the
+  // answer. Unloaded, a chunk's score is at most its fused value times the largest weight in scope;
+  // rows are loaded while one such bound reaches the topK-th best score (a row out of scope is not
+  // found, and drops out).
+  const maxWeight = Math.max(0, ...weights.values());
+  const attempted = new Set<string>();
+  for (;;) {
+    const keys: { id: string; key: number; known: boolean }[] = [];
+    for (const [id, rrf] of fused) {
+      const row = rows.get(id);
+      if (row) keys.push({ id, key: rrf * weightOf(row), known: true });
+      else if (!attempted.has(id)) keys.push({ id, key: rrf * maxWeight, known: false });
+    }
+    keys.sort((a, b) => b.key - a.key);
+    const bar = keys[Math.min(topK, keys.length) - 1]?.key ?? 0;
+    const load = keys.filter((k) => !k.known && k.key >= bar).map((k) => k.id);
+    if (!load.length) break;
+    for (const id of load) attempted.add(id);
+    for (const row of await chunkRows(deps, scope, load)) rows.set(row.id, row);
+  }
 
   const results: KnowledgeResult[] = [];
   for (const [id, rrf] of fused) {
@@ -269,6 +372,10 @@ export async function searchKnowledge(em: EntityManager, deps: AppDeps, tenantId
     throw invalidInput('The request is invalid', [{ path: 'query', message: `The query is longer than ${MAX_QUERY_CHARS} characters`, code: 'too_big' }]);
   }
   const topK = Math.min(Math.max(1, request.topK ?? DEFAULT_TOP_K), MAX_TOP_K);
+  // The query's lexemes and the tenant's vocabulary do not depend on the domain: read meanwhile.
+  const analysis: QueryAnalysis = { lexemes: queryLexemes(deps, query), vocabulary: tenantVocabulary(deps, tenantId).catch(() => null) };
+  // Awaited below, unless the domain check throws first: then their failure is no one's to report.
+  analysis.lexemes.catch(() => undefined);
   const collections = await domainCollections(deps, tenantId, request.domainKey);
   const category = request.category ?? null;
 
@@ -286,8 +393,8 @@ export async function searchKnowledge(em: EntityManager, deps: AppDeps, tenantId
 
   const { weights, fallback } = scopeWeights(collections, requested);
   const lexicalOnly = request.lexicalOnly === true;
-  const results = await searchScope(em, deps, { tenantId, collectionIds: [...weights.keys()], category }, weights, query, topK, lexicalOnly);
+  const results = await searchScope(em, deps, { tenantId, collectionIds: [...weights.keys()], category }, weights, query, analysis, topK, lexicalOnly);
   if (results.length || !fallback) return { results };
   const domain = scopeWeights(collections, null).weights;
-  return { results: await searchScope(em, deps, { tenantId, collectionIds: [...domain.keys()], category }, domain, query, topK, lexicalOnly) };
+  return { results: await searchScope(em, deps, { tenantId, collectionIds: [...domain.keys()], category }, domain, query, analysis, topK, lexicalOnly) };
 }

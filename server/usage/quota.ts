@@ -9,14 +9,19 @@ export interface Quotas {
 
 /** Throws 429 QUOTA_EXCEEDED when `used` has reached a monthly quota. */
 export function assertQuotaLeft(quotas: Quotas, used: MonthlyUsage): void {
-  const resetsAt = startOfNextMonth().toISOString();
-  const retryAfter = String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)));
   if (quotas.monthlyRequestQuota !== null && used.requests >= quotas.monthlyRequestQuota) {
-    throw new AppError('QUOTA_EXCEEDED', 'The monthly request quota is used up', { quota: quotas.monthlyRequestQuota, used: used.requests, kind: 'requests', resets_at: resetsAt }, { 'Retry-After': retryAfter });
+    throw quotaExceeded('The monthly request quota is used up', { quota: quotas.monthlyRequestQuota, used: used.requests, kind: 'requests' });
   }
   if (quotas.monthlyTokenQuota !== null && used.tokens >= quotas.monthlyTokenQuota) {
-    throw new AppError('QUOTA_EXCEEDED', 'The monthly token quota is used up', { quota: quotas.monthlyTokenQuota, used: used.tokens, kind: 'tokens', resets_at: resetsAt }, { 'Retry-After': retryAfter });
+    throw quotaExceeded('The monthly token quota is used up', { quota: quotas.monthlyTokenQuota, used: used.tokens, kind: 'tokens' });
   }
+}
+
+// Built only when a quota is used up: every run checks its quota, and dates cost more than the comparisons.
+function quotaExceeded(message: string, details: { quota: number; used: number; kind: 'requests' | 'tokens' }): AppError {
+  const resetsAt = startOfNextMonth().toISOString();
+  const retryAfter = String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)));
+  return new AppError('QUOTA_EXCEEDED', message, { ...details, resets_at: resetsAt }, { 'Retry-After': retryAfter });
 }
 
 /** What is left after a run that used `tokens` (null where there is no quota). */

@@ -1,7 +1,8 @@
 // Queued runs (webhooks, events, schedule ticks, async API runs) accepted by a process that runs the
 // job runner are executed by that process straight away, without a job: the run row is written
 // owned by this process (its heartbeat id), and this queue runs it with what the intake already
-// holds (definition, scope, input). A job would cost a fetch, a lock, a claim and a delete per run
+// holds (definition, scope, input, the trigger step stored with the run), reading nothing back. A
+// job would cost a fetch, a lock, a claim and a delete per run
 // for work the accepting process can start at once.
 //
 // Nothing is lost when the process is not there to finish: a run it owns that has not ended is a

@@ -3,6 +3,7 @@
 // statement (run and job together) and executed by the job runner.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { EntityManager } from '../../db/orm.js';
+import type { SqlPool } from '../../db/sql-pool.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { rejectNulInJson } from '../common/reject-nul.js';
@@ -14,7 +15,7 @@ import { prepareRunInput } from './run-input.js';
 import { decryptWebhookSecret } from './webhook-secrets.js';
 import { loadVersionSteps } from './version-steps.js';
 import { findKeyRun } from './store/idempotency-keys.js';
-import { findWebhookWorkflow as findWebhookWorkflowRow, listEventWorkflows, type WebhookWorkflowRow } from './store/run-targets.js';
+import { findWebhookWorkflow as findWebhookWorkflowRow, findWebhookWorkflows, listEventWorkflows, type WebhookWorkflowRow } from './store/run-targets.js';
 import { findRunCallbackKey, findRunCallbackState, keepEarlyCallback, wakeRunWithCallback } from './store/workflow-runs.js';
 
 const verifiers = new Map<string, Webhook>();
@@ -51,12 +52,59 @@ export function checkWebhookHeaders(headers: Record<string, string | string[] | 
 
 export type WebhookWorkflow = WebhookWorkflowRow;
 
-/** The active, deployed webhook workflow of a slug, or 404: looked up before the body is read. */
+/**
+ * The active, deployed webhook workflow of a slug, or 404: looked up before the body is read. The
+ * lookups asked for in one turn of the event loop (deliveries arriving together) go as one
+ * statement; a lone one as the single-slug statement.
+ */
 export async function findWebhookWorkflow(deps: AppDeps, slug: string): Promise<WebhookWorkflow> {
-  const workflow = await findWebhookWorkflowRow(deps.sql, slug);
+  const workflow = await lookupOf(deps.sql).find(slug);
   if (!workflow) throw notFound('Webhook');
   return workflow;
 }
+
+class WebhookLookups {
+  private pending = new Map<string, { resolve: (row: WebhookWorkflowRow | null) => void; reject: (err: unknown) => void }[]>();
+  private scheduled = false;
+
+  constructor(private readonly sql: SqlPool) {}
+
+  find(slug: string): Promise<WebhookWorkflowRow | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.pending.get(slug);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.pending.set(slug, [{ resolve, reject }]);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    const batch = this.pending;
+    this.pending = new Map();
+    const slugs = [...batch.keys()];
+    try {
+      const found = slugs.length === 1 ? new Map([[slugs[0], await findWebhookWorkflowRow(this.sql, slugs[0])]]) : await findWebhookWorkflows(this.sql, slugs);
+      // Each caller gets its own copy: the rows are read-only here, but a shared object would be one mistake away.
+      for (const [slug, waiting] of batch) for (const w of waiting) w.resolve(found.get(slug) ? { ...found.get(slug)! } : null);
+    } catch (err) {
+      for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
+    }
+  }
+}
+
+const lookups = new WeakMap<SqlPool, WebhookLookups>();
+const lookupOf = (sql: SqlPool) => {
+  let found = lookups.get(sql);
+  if (!found) {
+    found = new WebhookLookups(sql);
+    lookups.set(sql, found);
+  }
+  return found;
+};
 
 /**
  * A signed delivery to `/webhooks/workflows/<slug>` (its workflow from findWebhookWorkflow):
@@ -64,7 +112,7 @@ export async function findWebhookWorkflow(deps: AppDeps, slug: string): Promise<
  * grace period, the previous one), then a run is queued. A repeated webhook-id answers the first
  * run and starts nothing.
  */
-export async function receiveWebhook(em: EntityManager, deps: AppDeps, workflow: WebhookWorkflow, rawBody: Buffer, headers: Record<string, string | string[] | undefined>) {
+export async function receiveWebhook(emOf: () => EntityManager, deps: AppDeps, workflow: WebhookWorkflow, rawBody: Buffer, headers: Record<string, string | string[] | undefined>) {
   const plainHeaders: Record<string, string> = {};
   for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
     const value = headers[name];
@@ -73,7 +121,8 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, workflow:
   const secrets = [workflow.webhook_secret, workflow.previous_valid ? workflow.previous_webhook_secret : null].filter((s): s is string => s !== null);
   let verified = false;
   for (const stored of secrets) {
-    const secret = await decryptWebhookSecret(em, deps, workflow.tenant_id, workflow.id, stored);
+    // A unit of work only when the secret is not decrypted yet: most deliveries need none.
+    const secret = await decryptWebhookSecret(emOf, deps, workflow.tenant_id, workflow.id, stored);
     if (!secret) continue;
     try {
       verifierOf(secret).verify(rawBody, plainHeaders);
@@ -121,7 +170,10 @@ export async function receiveWebhook(em: EntityManager, deps: AppDeps, workflow:
     deps,
     { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },
     prepared,
-    { runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: claimIdempotencySql(claim) },
+    {
+      runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: claimIdempotencySql(claim),
+      claim: { scope: claim.scope, key: claim.key, requestHash: claim.requestHash },
+    },
   );
   if (outcome.status === 'limited') throw concurrencyLimit(workflow.max_concurrent_runs!);
   if (outcome.status === 'duplicate') return { run_id: (await firstRun())?.run_id ?? null, duplicate: true };

@@ -34,10 +34,17 @@ export async function encryptWebhookSecret(em: EntityManager, deps: AppDeps, ten
 
 const decrypted = new Map<string, string | null>();
 /** The plaintext of a stored secret (cached per ciphertext: a rotation stores a new one). */
-export async function decryptWebhookSecret(em: EntityManager, deps: AppDeps, tenantId: string, workflowId: string, stored: string): Promise<string | null> {
+export async function decryptWebhookSecret(
+  em: EntityManager | (() => EntityManager),
+  deps: AppDeps,
+  tenantId: string,
+  workflowId: string,
+  stored: string,
+): Promise<string | null> {
   const hit = decrypted.get(stored);
   if (hit !== undefined) return hit;
-  const plain = decryptSecret(await resolveEncryptionKey(em, deps.config), stored, secretContext(tenantId, workflowId));
+  // A unit of work (given, or made now: a hit needs none) reads the encryption key.
+  const plain = decryptSecret(await resolveEncryptionKey(typeof em === 'function' ? em() : em, deps.config), stored, secretContext(tenantId, workflowId));
   if (decrypted.size > 5000) decrypted.clear();
   decrypted.set(stored, plain);
   return plain;

@@ -53,7 +53,7 @@ export function registerWorkflowWebhooks(app: FastifyInstance, deps: AppDeps): v
         const workflow = checkedWebhooks.get(req);
         if (!workflow) throw new Error('the webhook route ran without its onRequest check');
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const accepted = await receiveWebhook(deps.orm.em.fork(), deps, workflow, body, req.headers);
+        const accepted = await receiveWebhook(() => deps.orm.em.fork(), deps, workflow, body, req.headers);
         return reply.code(202).send({ success: true, data: { run_id: accepted.run_id, ...(accepted.duplicate ? { duplicate: true } : {}) } });
       } catch (err) {
         return sendError(req, reply, err);

@@ -25,7 +25,7 @@ import { loadConfig } from '../../server/config.js';
 import { FINAL_ANSWER_PREFIX, startAgentBaselineServer, startAgentFakeLlmThread } from './agent-baseline-server.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { callJson, signUpBenchTenant, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
+import { benchDatabase, callJson, signUpBenchTenant, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'agents.json');
 const DATABASE = 'liya_bench_agents';
@@ -520,7 +520,7 @@ export async function runAgentsBench(adminUrl: string, cleanup: Cleanup, setting
     benchmark: 'agents',
     route: `POST /v1/agents/{key}/run (current_time tool call, then an answer: ${STEPS} model calls per run)`,
     date: new Date().toISOString(),
-    environment: { serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
+    environment: { database: benchDatabase(), serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
     settings: { ...settings, seedRuns: SEED_RUNS, analyzeBeforeEachPhase: true, providerLatencyMs: 0, loadGeneratorWorkers: 1, fakeProvider: 'worker thread, scripted tool loop', order: phases.map((p) => `${p.server}@${p.connections}`) },
     verification: {
       stepsPerRun: STEPS,

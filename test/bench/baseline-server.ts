@@ -3,11 +3,10 @@
 // tenant, one query for the tenant's collections with their domain keys, the JSON envelope) and
 // nothing else (no framework, no router, no validation of the output).
 import { createHash } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import pg from 'pg';
 import { COLLECTION_SELECT, toCollectionDto } from '../../server/collections/collections.service.js';
-import { sendJson as send } from './lib.js';
+import { sendJson as send, serveBaseline } from './lib.js';
 
 const KEY_PATTERN = /^svc_[A-Za-z0-9_-]{43}$/;
 
@@ -63,30 +62,5 @@ export async function startBaselineServer(options: { databaseUrl: string; poolMa
     send(res, 200, { success: true, data: { collections: list.rows.map(toCollectionDto) } });
   }
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) fail(res, 500, 'INTERNAL_ERROR', 'An internal error occurred');
-      else res.destroy();
-    });
-  });
-  server.keepAliveTimeout = 10_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool.end();
-    },
-  };
+  return serveBaseline(handle, () => pool.end());
 }

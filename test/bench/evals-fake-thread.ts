@@ -37,8 +37,14 @@ export interface EvalsFakeStats {
   longestIdleMs: number;
 }
 
-type Command = { cmd: 'configure'; latencyMs: number } | { cmd: 'stats' | 'close' };
-type Reply = { stats?: EvalsFakeStats };
+/** The last intent and judge chat request bodies received (the baseline replays them). */
+export interface EvalsFakeSamples {
+  intent: any;
+  judge: any;
+}
+
+type Command = { cmd: 'configure'; latencyMs: number } | { cmd: 'stats' | 'samples' | 'close' };
+type Reply = { stats?: EvalsFakeStats; samples?: EvalsFakeSamples };
 
 export interface EvalsFakeThread {
   /** Base URL for the SDK, ending in /v1. */
@@ -46,6 +52,7 @@ export interface EvalsFakeThread {
   /** Sets the latency of every answer and forgets what was received so far. */
   configure(latencyMs: number): Promise<void>;
   stats(): Promise<EvalsFakeStats>;
+  samples(): Promise<EvalsFakeSamples>;
   close(): Promise<void>;
 }
 
@@ -58,6 +65,9 @@ export async function startEvalsFakeThread(): Promise<EvalsFakeThread> {
     },
     async stats() {
       return (await thread.call({ cmd: 'stats' })).stats!;
+    },
+    async samples() {
+      return (await thread.call({ cmd: 'samples' })).samples!;
     },
     close: () => thread.close(),
   };
@@ -89,11 +99,13 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | null)?.rol
   const freshSeen = () => ({ judge: new Map<string, number>(), intent: new Map<string, number>(), judgeWithout: 0, intentWithout: 0 });
   let times = freshTimes();
   let seen = freshSeen();
+  const samples: EvalsFakeSamples = { intent: null, judge: null };
   const textOf = (body: FakeRequest['body']) => ((body?.messages ?? []) as { content?: unknown }[]).map((m) => (typeof m?.content === 'string' ? m.content : '')).join('\n');
   // Called for every chat request; undefined: the fake's default answer (the schema sampled).
   const handler = async (request: FakeRequest) => {
     const judge = request.body?.response_format?.json_schema?.name === 'eval_judge';
     const marker = MARKER.exec(textOf(request.body))?.[0];
+    samples[judge ? 'judge' : 'intent'] = request.body;
     if (marker === undefined) seen[judge ? 'judgeWithout' : 'intentWithout']++;
     else {
       const map = judge ? seen.judge : seen.intent;
@@ -143,6 +155,7 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | null)?.rol
         },
       };
     }
+    if (msg.cmd === 'samples') return { samples };
     if (msg.cmd === 'close') await fake.close();
     return {};
   });

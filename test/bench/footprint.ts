@@ -5,7 +5,11 @@
 // not counted). The wait outlasts the document parser process (it exits 10 s after its last file);
 // one still running is reported in its own column. The compiled server runs with the memory
 // settings bin/launch.mjs gives `liya start`.
-// Settings: FOOTPRINT_IDLE_SECONDS (12), FOOTPRINT_RUNTIME (`compiled`, or `tsx`: the sources through
+// Start times are noisy on a shared machine: FOOTPRINT_STARTS (3) first starts, each on a fresh data
+// folder, and as many warm starts (start, ready, stop) are timed, and each start's CPU time (the
+// API process's, PostgreSQL's not counted) is printed beside it.
+// Settings: FOOTPRINT_IDLE_SECONDS (12), FOOTPRINT_STARTS (3), FOOTPRINT_STARTS_ONLY (1: only the
+// start times, no memory run), FOOTPRINT_RUNTIME (`compiled`, or `tsx`: the sources through
 // the TypeScript loader with Node's defaults), FOOTPRINT_NODE_FLAGS (extra Node flags; one the
 // launcher also sets replaces its value) and MALLOC_* (passed on), for experiments.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,12 +27,22 @@ const ADMIN_SECRET = 'footprint-admin-secret-0123456789';
 const idleSeconds = Number(process.env.FOOTPRINT_IDLE_SECONDS ?? 12);
 const runtime = process.env.FOOTPRINT_RUNTIME === 'tsx' ? 'tsx' : 'compiled';
 const nodeFlags = (process.env.FOOTPRINT_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+const startRuns = Math.max(1, Number(process.env.FOOTPRINT_STARTS ?? 3));
+const startsOnly = process.env.FOOTPRINT_STARTS_ONLY === '1';
 
 interface Started {
   child: ChildProcess;
   url: string;
   readyMs: number;
+  /** CPU time (user + system) of the API process until ready. */
+  cpuMs: number;
   output: () => string;
+}
+
+/** User + system CPU time of a process so far, in ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
+async function cpuOf(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** VmRSS and VmHWM (peak) of a process, in MiB. */
@@ -63,9 +77,10 @@ async function startServer(env: NodeJS.ProcessEnv, cwd: string): Promise<Started
     const ready = await fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false);
     if (ready) break;
     if (performance.now() - started > 120_000) throw new Error(`not ready after 120 s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 10));
   }
-  return { child, url, readyMs: performance.now() - started, output: () => output };
+  const readyMs = performance.now() - started;
+  return { child, url, readyMs, cpuMs: await cpuOf(child.pid!), output: () => output };
 }
 
 async function stopServer(child: ChildProcess) {
@@ -162,8 +177,32 @@ try {
   const firstReadyRss = (await memoryOf(first.child.pid!)).rss;
   await stopServer(first.child);
 
+  // More first starts (each on a data folder of its own) and warm starts (on the first one's).
+  const firstStarts = [first];
+  for (let i = 1; i < startRuns; i++) {
+    const other = { ...env, PG_DATA_DIR: path.join(dir, `pg-${i}`) };
+    const started = await startServer(other, dir);
+    cleanup.add(`first server ${i}`, () => stopServer(started.child));
+    await stopServer(started.child);
+    firstStarts.push(started);
+  }
+  const warmStarts: Started[] = [];
+  for (let i = 0; i < startRuns; i++) {
+    const started = await startServer(env, dir);
+    cleanup.add(`warm server ${i}`, () => stopServer(started.child));
+    await stopServer(started.child);
+    warmStarts.push(started);
+  }
+  const seconds = (runs: Started[]) => runs.map((r) => `${(r.readyMs / 1000).toFixed(2)} s (CPU ${r.cpuMs} ms)`).join(', ');
+  console.log(`first starts (PostgreSQL initialised, migrations): ${seconds(firstStarts)}`);
+  console.log(`warm starts: ${seconds(warmStarts)}`);
+  const startTimes = {
+    first: firstStarts.map((r) => ({ readyMs: r.readyMs, cpuMs: r.cpuMs })),
+    warm: warmStarts.map((r) => ({ readyMs: r.readyMs, cpuMs: r.cpuMs })),
+  };
+
   const rows: { run: string; readyMs: number; readyRss: number; idleRss: number; peakRss: number; parserRss: number }[] = [];
-  for (const documents of ['text', 'all'] as const) {
+  for (const documents of startsOnly ? [] : (['text', 'all'] as const)) {
     const warm = await startServer(env, dir);
     cleanup.add('warm server', () => stopServer(warm.child));
     const readyRss = (await memoryOf(warm.child.pid!)).rss;
@@ -184,8 +223,9 @@ try {
     const parser = r.parserRss ? `${r.parserRss.toFixed(1)} MiB` : 'exited';
     console.log(`| ${r.run} | ${(r.readyMs / 1000).toFixed(2)} s | ${r.readyRss.toFixed(1)} MiB | ${r.idleRss.toFixed(1)} MiB | ${r.peakRss.toFixed(1)} MiB | ${parser} |`);
   }
-  const results = path.join(projectRoot, 'test', 'bench', 'results', runtime === 'compiled' ? 'footprint.json' : `footprint-${runtime}.json`);
-  await writeFile(results, JSON.stringify({ runtime, settings: runtime === 'compiled' ? 'bin/launch.mjs server settings' : 'Node defaults', nodeFlags, node: process.versions.node, loadAverage: os.loadavg(), idleSeconds, first: { readyMs: first.readyMs, readyRss: firstReadyRss }, warm: rows }, null, 2));
+  // A run of the start times only leaves the memory figures of the last full run in place.
+  const results = path.join(projectRoot, 'test', 'bench', 'results', startsOnly ? 'footprint-starts.json' : runtime === 'compiled' ? 'footprint.json' : `footprint-${runtime}.json`);
+  await writeFile(results, JSON.stringify({ runtime, settings: runtime === 'compiled' ? 'bin/launch.mjs server settings' : 'Node defaults', nodeFlags, node: process.versions.node, loadAverage: os.loadavg(), idleSeconds, first: { readyMs: first.readyMs, readyRss: firstReadyRss }, startTimes, warm: rows }, null, 2));
   console.log(`\nwritten: ${path.relative(projectRoot, results)}`);
 } catch (err) {
   console.error(err);

@@ -22,7 +22,7 @@ import { checkRun } from './collections-list.bench.js';
 import { startFakeLlmThread } from './fake-llm-thread.js';
 import { startIntentBaselineServer } from './intent-baseline-server.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
+import { benchDatabase, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'intent-run.json');
 const ROUTE = '/v1/run';
@@ -467,7 +467,7 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
     benchmark: 'intent-run',
     route: `POST ${ROUTE} (hiring/career-path)`,
     date: new Date().toISOString(),
-    environment: { serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
+    environment: { database: benchDatabase(), serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
     settings: { ...settings, providerLatencyMs: 0, loadGeneratorWorkers: 1, fakeProvider: 'worker thread', order: phases.map((p) => `${p.server}@${p.connections}${p.cached ? ' cached' : ''}`) },
     verification: {
       outputFitsSchema: true,

@@ -5,8 +5,56 @@ import { readdir, readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type pg from 'pg';
+import pg from 'pg';
 import autocannon, { type Result } from 'autocannon';
+
+export interface BenchDatabase {
+  kind: 'embedded' | 'external';
+  version: string;
+  settings: Record<string, string>;
+  /** One line for the console and the README: "external PostgreSQL 15.18 (shared_buffers 128MB, ...)". */
+  label: string;
+}
+
+// The settings that decide how a write-heavy benchmark performs; read, not assumed.
+const REPORTED_SETTINGS = ['shared_buffers', 'synchronous_commit', 'fsync', 'wal_level', 'max_wal_size', 'work_mem', 'max_connections'];
+
+/** What the benchmarks run against, for every results file. */
+export async function describeDatabase(adminUrl: string, kind: BenchDatabase['kind']): Promise<BenchDatabase> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const version = (await client.query<{ v: string }>("select current_setting('server_version') as v")).rows[0].v;
+    const rows = (await client.query<{ name: string; setting: string; unit: string | null; source: string }>(
+      'select name, setting, unit, source from pg_settings where name = any($1)',
+      [REPORTED_SETTINGS],
+    )).rows;
+    const settings = Object.fromEntries(rows.map((r) => [r.name, r.unit === '8kB' ? `${(Number(r.setting) * 8) / 1024}MB` : r.unit ? `${r.setting}${r.unit}` : r.setting]));
+    const label = `${kind} PostgreSQL ${version.split(' ')[0]} (shared_buffers ${settings.shared_buffers}, synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync})`;
+    return { kind, version, settings, label };
+  } finally {
+    await client.end();
+  }
+}
+
+let currentDatabase: BenchDatabase | null = null;
+export const setBenchDatabase = (database: BenchDatabase) => {
+  currentDatabase = database;
+};
+/** The database of this `npm run bench`, recorded in every results file. */
+export const benchDatabase = (): BenchDatabase | null => currentDatabase;
+
+/** Drops the benchmarks' own databases (liya_bench*) on a reused PostgreSQL. */
+export async function dropBenchDatabases(adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>("select datname from pg_database where datname like 'liya\_bench%'");
+    for (const row of rows) await client.query(`drop database ${client.escapeIdentifier(row.datname)} with (force)`);
+  } finally {
+    await client.end();
+  }
+}
 
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
@@ -206,6 +254,42 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   const payload = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
   res.end(payload);
+}
+
+/**
+ * A baseline's plain node:http server on a free loopback port: `handle` answers each request (a
+ * throw is a 500, or a dropped connection once headers went out); `close` also runs `onClose`.
+ */
+export async function serveBaseline(
+  handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+  onClose: () => Promise<void> = async () => undefined,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) sendJson(res, 500, { success: false, error: { code: 'INTERNAL_ERROR', message: 'An internal error occurred' } });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 10_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+  } catch (err) {
+    await onClose();
+    throw err;
+  }
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await onClose();
+    },
+  };
 }
 
 /** Baseline servers: the request body as JSON. */

@@ -97,7 +97,7 @@ async function fastifyOrm(liya: RunningServer, cleanup: Cleanup, withZod: boolea
   const app = Fastify({ logger: false });
   app.get(ROUTE, async (req) => {
     const scope = await authenticateApiKey(deps, req.headers);
-    const body = envelope(await listCollections(deps.orm.em.fork(), scope.tenantId));
+    const body = envelope(await listCollections(deps.sql, scope.tenantId));
     return withZod ? outputSchema.parse(body) : body;
   });
   const name = withZod ? 'fastify+orm+zod' : 'fastify+orm';

@@ -19,6 +19,9 @@
 // BENCH_EVAL_CASES (200, evals' measured runs), BENCH_EVAL_WARMUP_CASES (20), BENCH_EVAL_CONCURRENCY
 // (10, the server's EVAL_CONCURRENCY), BENCH_EVAL_LATENCY_MS (500, the fake provider's latency in
 // evals' second run).
+// BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
+// liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
+// start` makes one at default settings.
 // Exit code 0 whatever the figures; non-zero only when a benchmark broke.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,7 +36,7 @@ import { runKnowledgeBench } from './knowledge.bench.js';
 import { runWebhooksBench } from './webhooks.bench.js';
 import { runWorkflowsBench } from './workflows.bench.js';
 import { freePort } from '../support/free-port.js';
-import { Cleanup } from './lib.js';
+import { Cleanup, describeDatabase, dropBenchDatabases, setBenchDatabase } from './lib.js';
 
 function intSetting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -137,16 +140,24 @@ async function main() {
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'liya-bench-'));
   cleanup.add('temp folder', () => rm(dir, { recursive: true, force: true }));
-  console.log('starting an embedded PostgreSQL ...');
-  const embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
-  cleanup.add('embedded postgres', () => embedded.stop());
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  if (!adminUrl) {
+    console.log('starting an embedded PostgreSQL ...');
+    const embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+    cleanup.add('embedded postgres', () => embedded.stop());
+    adminUrl = embedded.url('postgres');
+  }
+  const database = await describeDatabase(adminUrl, process.env.BENCH_DATABASE_URL ? 'external' : 'embedded');
+  setBenchDatabase(database);
+  console.log(`database: ${database.label}`);
 
   for (const name of selected) {
     console.log(`\n=== ${name} ===`);
     // Each benchmark's servers are stopped before the next one starts.
     const benchCleanup = new Cleanup();
     cleanup.add(name, () => benchCleanup.run());
-    await BENCHES[name](embedded.url('postgres'), benchCleanup);
+    if (process.env.BENCH_DATABASE_URL) await dropBenchDatabases(adminUrl);
+    await BENCHES[name](adminUrl, benchCleanup);
     await benchCleanup.run();
   }
 }

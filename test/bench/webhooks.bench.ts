@@ -2,13 +2,18 @@
 // workflow with no model call (trigger webhook > transform > end), the job worker draining them
 // in the same server process (WORKER on). Two figures:
 //   - accepted calls/s: HTTP 202s per second while the load generator sends (from the first call
-//     sent to the last answer), target >= 500;
+//     sent to the last answer), target >= 600;
 //   - completed runs/s: the batch's calls / the time from the first 202 until the batch's last run
-//     has status completed (polled in the database every POLL_MS), target >= 300.
+//     has status completed (polled in the database every POLL_MS), target >= 450.
 // For context (not measured here): a tuned n8n on this kind of machine completes 50-66 runs/s of a
 // comparable webhook workflow. In the same run, the HTTP floor: an authenticated cheap route of the
 // same server (GET /v1/workflows with the API key, autocannon for BENCH_WEBHOOK_DURATION_SECONDS).
-// Reported as PASS/MISS, never asserted.
+// Reported as PASS/MISS, never asserted. Also in the same run, the baseline
+// (workflow-baseline-server.ts): the same signed calls into a bare node:http + pg handler with the
+// same guarantees (signature, webhook-id claim, a durable run before the 202, each step stored
+// before the next), its own tenant and workflow in the same tables; for both, the main thread's CPU
+// per accepted-and-completed run. BENCH_WEBHOOK_PROFILE=1 samples Liya's main thread through the
+// measured batch and prints where its time goes.
 //
 // Every call carries its own webhook-id and signature: a pool of signed calls is computed before
 // each load phase (signing is not measured) and the load generator's thread takes the next one per
@@ -38,7 +43,9 @@ import { ensureDatabase } from '../../db/orm.js';
 import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { checkRun } from './collections-list.bench.js';
-import { callJson, deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, measure, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
+import { startCpuProfile, type CpuProfileSummary } from './instrument.js';
+import { startWebhookBaselineServer } from './workflow-baseline-server.js';
+import { benchDatabase, callJson, deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, measure, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
 
 // The parts of autocannon's options this benchmark adds to test/bench/autocannon.d.ts.
 declare module 'autocannon' {
@@ -60,7 +67,7 @@ const DEFINITION = [
   { id: 'done', step_type: 'end', config: { output: { ok: true } } },
 ];
 const EXPECTED_OUTPUT = { ok: true };
-const TARGETS = { minAcceptedPerSec: 500, minCompletedPerSec: 300 };
+const TARGETS = { minAcceptedPerSec: 600, minCompletedPerSec: 450 };
 const N8N_CONTEXT = 'a tuned n8n on this kind of machine completes 50-66 runs/s of a comparable webhook workflow (figure quoted, not measured here)';
 /** How often the completion poller counts the workflow's completed runs. */
 const POLL_MS = 100;
@@ -335,6 +342,33 @@ function startPoller(client: pg.Client, workflowId: string) {
   };
 }
 
+/** A batch fired and drained: accepted and completed per second, and the main thread's CPU per run. */
+async function drainedBatch(o: {
+  dir: string; webhook: Webhook; url: string; label: string; count: number; connections: number; pollClient: pg.Client; workflowId: string;
+  /** The workflow's runs before the batch. */
+  before: number;
+}) {
+  const cpuBefore = process.threadCpuUsage();
+  const poller = startPoller(o.pollClient, o.workflowId);
+  let batch: Batch;
+  let reached: Sample;
+  try {
+    batch = await fireBatch(o.dir, o.webhook, o.url, o.label, o.count, o.connections);
+    checkBatch(batch, o.count);
+    reached = await poller.until(o.before + batch.accepted, `${o.label} drain`);
+  } finally {
+    await poller.stop();
+  }
+  const cpuAfter = process.threadCpuUsage();
+  const completionMs = reached.at - batch.summary.firstAcceptedAt!;
+  return {
+    batch,
+    completionMs,
+    completedPerSec: (1000 * batch.accepted) / completionMs,
+    cpuUsPerRun: (cpuAfter.user - cpuBefore.user + cpuAfter.system - cpuBefore.system) / batch.accepted,
+  };
+}
+
 // ---------------------------------------------------------------- set-up
 
 interface Setup {
@@ -442,6 +476,15 @@ async function storedCounts(db: pg.Client, setup: Setup, batchRunIds: string[]) 
 
 // ---------------------------------------------------------------- the benchmark
 
+/** The sampled self time per accepted-and-completed run: packages, then the heaviest functions. */
+function printProfile(profile: CpuProfileSummary, runs: number) {
+  const per = (ms: number) => `${fmt((1000 * ms) / runs, 0)} us`;
+  console.log(`main-thread profile (sampled, self time per run): busy ${per(profile.busyMs)}`);
+  for (const b of profile.packages.slice(0, 14)) console.log(`  ${per(b.ms).padStart(8)}  ${b.name}`);
+  console.log('  heaviest functions:');
+  for (const f of profile.functions.slice(0, 25)) console.log(`  ${per(f.ms).padStart(8)}  ${f.name}`);
+}
+
 export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, settings: WebhooksSettings) {
   const serverSource = await sourceHash();
   await ensureDatabase(adminUrl, DATABASE);
@@ -479,6 +522,18 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
       ` the run completed through ${STEP_IDS.join(' > ')} with output ${JSON.stringify(EXPECTED_OUTPUT)}; 1 run stored`,
   );
 
+  // The baseline (workflow-baseline-server.ts): its own tenant and webhook workflow, the same checks.
+  const baseSetup = await tenantWithWebhookWorkflow(liya.url, db);
+  const [{ live_version: baseVersion }] = (await db.query<{ live_version: number }>('select live_version from workflows where id = $1', [baseSetup.workflowId])).rows;
+  const baseline = await startWebhookBaselineServer({
+    url: databaseUrl, poolMax: Math.max(2, Math.ceil(settings.poolMax / 2)), tenantId: baseSetup.tenantId, workflowId: baseSetup.workflowId, version: baseVersion, secret: baseSetup.secret,
+  });
+  cleanup.add('webhook baseline server', () => baseline.close());
+  const baseWebhook = new Webhook(baseSetup.secret);
+  const baseUrl = `${baseline.url}/webhooks/baseline`;
+  const baseCheck = await checkRoute(baseUrl, baseWebhook, baseSetup, db);
+  console.log(`baseline (node:http + pg) verified the same way (forged: ${baseCheck.forgedStatus})`);
+
   const c = settings.connections;
   const analyze = () => db.query('analyze');
 
@@ -510,6 +565,9 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
     await warmPoller.stop();
   }
   console.log(`${''.padEnd(6)} ${fmt(warm.acceptedPerSec)} accepted/s; drained`);
+  console.log(`baseline warm-up batch: ${settings.warmupCalls} signed calls, ${c} connections, then drained ...`);
+  const baseWarm = await drainedBatch({ dir, webhook: baseWebhook, url: baseUrl, label: 'baseline-warmup', count: settings.warmupCalls, connections: c, pollClient, workflowId: baseSetup.workflowId, before: 1 });
+  console.log(`${''.padEnd(6)} ${fmt(baseWarm.batch.acceptedPerSec)} accepted/s; drained`);
 
   const calls = settings.calls ?? Math.min(MAX_CALLS, Math.max(MIN_CALLS, Math.round((warm.acceptedPerSec * settings.durationSeconds) / 100) * 100));
   await analyze();
@@ -521,6 +579,8 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
     `measured batch: ${calls} signed calls${settings.calls === undefined ? ` (the warm-up's rate x ${settings.durationSeconds}s)` : ''}, ${c} connections, then until the last run completed ...`,
   );
   const cpuBefore = process.threadCpuUsage();
+  // BENCH_WEBHOOK_PROFILE=1: the main thread (HTTP and the runs) sampled through the measured batch.
+  const profiler = process.env.BENCH_WEBHOOK_PROFILE === '1' ? await startCpuProfile() : null;
   const poller = startPoller(pollClient, setup.workflowId);
   let batch: Batch;
   let reached: Sample;
@@ -533,6 +593,8 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
     await poller.stop();
   }
   const cpuAfter = process.threadCpuUsage();
+  const profile: CpuProfileSummary | null = profiler ? await profiler.stop() : null;
+  if (profile) printProfile(profile, calls);
   const s = batch.summary;
   const firstAcceptedAt = s.firstAcceptedAt!;
   const lastAnswerAt = s.lastResponseAt!;
@@ -543,6 +605,20 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
   const completedDuringLoad = atLastAnswer ? atLastAnswer.completed - base : 0;
   const serverCpuUsPerRun = (cpuAfter.user - cpuBefore.user + cpuAfter.system - cpuBefore.system) / batch.accepted;
   console.log(`${''.padEnd(6)} ${fmt(batch.acceptedPerSec)} accepted/s, ${fmt(completedPerSec)} completed runs/s`);
+
+  // The baseline's measured batch: as many calls, right after.
+  await analyze();
+  console.log(`baseline measured batch: ${calls} signed calls, ${c} connections, then until the last run completed ...`);
+  const baseStatementsBefore = baseline.statements();
+  const baseRun = await drainedBatch({ dir, webhook: baseWebhook, url: baseUrl, label: 'baseline-measured', count: calls, connections: c, pollClient, workflowId: baseSetup.workflowId, before: 1 + baseWarm.batch.accepted });
+  const baseStatementsPerRun = (baseline.statements() - baseStatementsBefore) / baseRun.batch.accepted;
+  console.log(`${''.padEnd(6)} ${fmt(baseRun.batch.acceptedPerSec)} accepted/s, ${fmt(baseRun.completedPerSec)} completed runs/s`);
+  const baseStored = await storedCounts(db, baseSetup, baseRun.batch.summary.runIds);
+  const baseExpectedRuns = 1 + baseWarm.batch.accepted + baseRun.batch.accepted;
+  const baseVerified =
+    baseStored.runs === baseExpectedRuns && baseStored.byStatus.length === 1 && baseStored.byStatus[0].status === 'completed' &&
+    baseStored.runStepShapes[STEP_IDS.map((id) => `${id}:completed`).join(',')] === baseExpectedRuns && baseStored.distinctBodies === baseExpectedRuns &&
+    baseStored.batch.acceptedRunIdsCompleted === baseRun.batch.accepted;
 
   // A replayed webhook-id of the batch: answered with its run, no second run.
   const replayed = batch.calls[0];
@@ -594,6 +670,8 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
         ['HTTP floor: GET /v1/workflows (API key)', c, floor.figures.totalRequests, fmt(floor.figures.reqPerSec), floor.figures.latencyP50Ms, floor.figures.latencyP90Ms, floor.figures.latencyP99Ms, floor.figures.latencyMaxMs, fmt(floor.figures.durationSeconds, 1), floor.figures.non2xx],
         ['webhook calls accepted (202)', c, batch.accepted, fmt(batch.acceptedPerSec), r.latency.p50, r.latency.p90, r.latency.p99, r.latency.max, fmt(batch.spanMs / 1000, 2), r.non2xx],
         ['runs completed (first 202 > last completed)', '-', batch.accepted, fmt(completedPerSec), '-', '-', '-', '-', fmt(completionMs / 1000, 2), '-'],
+        ['baseline (node:http + pg): calls accepted', c, baseRun.batch.accepted, fmt(baseRun.batch.acceptedPerSec), baseRun.batch.result.latency.p50, baseRun.batch.result.latency.p90, baseRun.batch.result.latency.p99, baseRun.batch.result.latency.max, fmt(baseRun.batch.spanMs / 1000, 2), baseRun.batch.result.non2xx],
+        ['baseline: runs completed', '-', baseRun.batch.accepted, fmt(baseRun.completedPerSec), '-', '-', '-', '-', fmt(baseRun.completionMs / 1000, 2), '-'],
       ],
     ),
   );
@@ -606,6 +684,11 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
       ` server main thread (HTTP + worker) ${fmt(serverCpuUsPerRun, 0)} us CPU per run`,
   );
   console.log(`webhook accepted/s / HTTP floor req/s: ${fmt(batch.acceptedPerSec / floor.figures.reqPerSec, 2)}`);
+  console.log(
+    `baseline (same run, after Liya's batch): main thread ${fmt(baseRun.cpuUsPerRun, 0)} us CPU per accepted-and-completed run against Liya's ${fmt(serverCpuUsPerRun, 0)} us;` +
+      ` ${fmt(baseStatementsPerRun, 2)} statements per run; Liya / baseline: accepted ${fmt(batch.acceptedPerSec / baseRun.batch.acceptedPerSec, 2)}, completed ${fmt(completedPerSec / baseRun.completedPerSec, 2)};` +
+      ` baseline rows ${baseVerified ? 'OK' : `MISMATCH ${JSON.stringify(baseStored)}`}`,
+  );
   console.log('');
   console.log(`target: at least ${TARGETS.minAcceptedPerSec} accepted calls/s: ${fmt(batch.acceptedPerSec)}  ${verdict(acceptedPass)}`);
   console.log(`target: at least ${TARGETS.minCompletedPerSec} completed runs/s: ${fmt(completedPerSec)}  ${verdict(completedPass)}`);
@@ -625,7 +708,7 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
     benchmark: 'webhooks',
     route: 'POST /webhooks/workflows/<slug> (signed, Standard Webhooks), 3 steps: trigger webhook, transform, end; no model call; job worker in the same process',
     date: new Date().toISOString(),
-    environment: { serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg(), note },
+    environment: { database: benchDatabase(), serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg(), note },
     settings: { ...settings, calls, workerConcurrencyEffective: config.WORKER_CONCURRENCY, pollMs: POLL_MS, logLevel: 'silent', loadGeneratorWorkers: 1 },
     definition: DEFINITION,
     httpFloor: { route: 'GET /v1/workflows (API key)', connections: c, ...floor.figures },
@@ -644,6 +727,19 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
       databaseSpanMs: dbSpanMs,
       serverCpuUsPerRun,
     },
+    baseline: {
+      server: 'node:http + pg (test/bench/workflow-baseline-server.ts): signature verified, webhook-id claimed, run and trigger step in one synchronous statement before the 202, then each step stored (asynchronous commit) before the next',
+      calls,
+      accepted: baseRun.batch.accepted,
+      acceptedPerSec: baseRun.batch.acceptedPerSec,
+      latency: { p50Ms: baseRun.batch.result.latency.p50, p90Ms: baseRun.batch.result.latency.p90, p99Ms: baseRun.batch.result.latency.p99, maxMs: baseRun.batch.result.latency.max },
+      completedPerSec: baseRun.completedPerSec,
+      completionSpanMs: baseRun.completionMs,
+      serverCpuUsPerRun: baseRun.cpuUsPerRun,
+      statementsPerRun: baseStatementsPerRun,
+      stored: baseStored,
+      verified: baseVerified,
+    },
     verification: { route: check, stored, checks, verified },
     targets: {
       acceptedPerSec: { min: TARGETS.minAcceptedPerSec, measured: batch.acceptedPerSec, pass: acceptedPass },
@@ -655,5 +751,6 @@ export async function runWebhooksBench(adminUrl: string, cleanup: Cleanup, setti
   await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
   if (!verified) throw new Error(`webhooks: stored runs do not match the accepted calls: ${JSON.stringify(checks)}`);
+  if (!baseVerified) throw new Error(`webhooks: the baseline's stored runs do not match its accepted calls: ${JSON.stringify(baseStored)}`);
   return results;
 }

@@ -17,11 +17,11 @@
 //
 // The `log` step: Liya runs with LOG_LEVEL=silent in the bench, so its log call is a no-op; the
 // baseline builds the same message and does not print it either.
-import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createHash, randomUUID } from 'node:crypto';
+import type http from 'node:http';
 import pg from 'pg';
-import { sendJson as send, readJsonBody as readJson } from './lib.js';
+import { Webhook } from 'standardwebhooks';
+import { sendJson as send, readJsonBody as readJson, serveBaseline } from './lib.js';
 
 export interface WorkflowBaselineOptions {
   /** Write each run's rows (one statement per run); absent: in memory only. */
@@ -137,25 +137,139 @@ export async function startWorkflowBaselineServer(options: WorkflowBaselineOptio
     send(res, 200, { success: true, data: run });
   }
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) send(res, 500, { success: false });
-      else res.destroy();
-    });
+  const served = await serveBaseline(handle, async () => {
+    await pool?.end();
   });
-  server.keepAliveTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    statements: () => statements,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool?.end();
-    },
+  return { ...served, statements: () => statements };
+}
+
+// ---------------------------------------------------------------- the webhooks benchmark's yardstick
+
+// A node:http server that answers signed webhook deliveries into the webhooks benchmark's 3-step
+// workflow (trigger, transform {x: trigger.n}, end {ok: true}) by hand, with the guarantees Liya
+// gives: the Standard Webhooks signature verified (the same `standardwebhooks` package, over the
+// raw body, within its 5-minute window), the webhook-id claimed (a repeat answers the first run and
+// starts nothing), the run and its trigger step stored in ONE statement committed synchronously
+// before the 202 (an accepted call is on disk), then each of the two other steps stored (row and
+// the run's new position, the last one with the run's end) before the next starts, with
+// asynchronous commit as Liya's step rows. Same tables, the baseline's own tenant and workflow. No
+// routing framework, no lookup (the one workflow and its secret are given), no engine, no queue:
+// each accepted call's steps run at once in the request's own async chain; and no recovery (a
+// process that died after the 202 would leave its runs running: Liya's owner and heartbeat columns
+// and its sweep are what that costs).
+export interface WebhookBaselineOptions {
+  url: string;
+  poolMax: number;
+  tenantId: string;
+  workflowId: string;
+  version: number;
+  /** The workflow's whsec_ secret. */
+  secret: string;
+}
+
+export interface WebhookBaselineServer {
+  url: string;
+  /** Statements sent to PostgreSQL so far. */
+  statements(): number;
+  close(): Promise<void>;
+}
+
+const STEP_INSERT = `insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
+                         cost_usd, latency_ms, error, started_at, completed_at)`;
+
+// The claim, the run (positioned after its trigger) and the trigger's row: one durable statement.
+const ACCEPT_SQL = `
+with claim as (
+  insert into idempotency_keys (tenant_id, scope, key, request_hash, run_id, result, created_at) values ($1, $2, $3, $4, $5, null, now())
+  on conflict (tenant_id, scope, key) do nothing
+  returning run_id
+),
+run as (
+  insert into workflow_runs (id, tenant_id, workflow_id, version, scope, conversation_id, status, triggered_by, input, next_step_id, steps_done, executions, started_at, updated_at)
+  select run_id, $1, $6, $7, 'live', gen_random_uuid(), 'running', 'webhook', $8::jsonb, 'x', 1, 1, now(), now() from claim
+  returning id
+),
+step as (
+  ${STEP_INSERT}
+  select gen_random_uuid(), $1, 'workflow', id, 0, 'trigger', 't', 't', 'completed', 'null'::jsonb, $8::jsonb, 0, 0, 0, 0, null, now(), now() from run
+  returning 1
+)
+select (select id::text from run) as created, (select count(*) from step)::int as stepped`;
+
+const FIRST_RUN_SQL = 'select run_id::text from idempotency_keys where tenant_id = $1 and scope = $2 and key = $3';
+
+// A step's row and the run's new position (or its end), asynchronous commit.
+const STEP_SQL_BASELINE = `
+with async_commit as (select set_config('synchronous_commit', 'off', true)),
+run as (
+  update workflow_runs set next_step_id = $4, steps_done = $3 + 1, executions = $3 + 1, status = $5, output = $6::jsonb, updated_at = now(),
+         completed_at = case when $5 = 'completed' then now() else null end
+   where id = $2
+  returning 1
+),
+step as (
+  ${STEP_INSERT}
+  select gen_random_uuid(), $1, 'workflow', $2, $3, $7, $8, $8, 'completed', $9::jsonb, $10::jsonb, 0, 0, 0, 0, null, $11, now() from run
+  returning 1
+)
+select (select count(*) from step) + (select count(*) from async_commit) as written`;
+
+export async function startWebhookBaselineServer(options: WebhookBaselineOptions): Promise<WebhookBaselineServer> {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolMax });
+  pool.on('error', () => undefined);
+  const verifier = new Webhook(options.secret);
+  const scope = `webhook:${options.workflowId}`;
+  let statements = 0;
+  const query = async <T extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => {
+    statements++;
+    return (await pool.query<T>({ name, text, values })).rows;
   };
+
+  /** The two steps after the trigger, each stored before the next starts. */
+  async function runSteps(tenantId: string, runId: string, input: Record<string, unknown>) {
+    let started = new Date();
+    const x = { x: input.n };
+    await query('bench_webhook_baseline_step', STEP_SQL_BASELINE, [tenantId, runId, 1, 'done', 'running', null, 'action', 'x', JSON.stringify({ output: x }), JSON.stringify(x), started]);
+    started = new Date();
+    const done = { ok: true };
+    await query('bench_webhook_baseline_step', STEP_SQL_BASELINE, [tenantId, runId, 2, null, 'completed', JSON.stringify(done), 'end', 'done', JSON.stringify({ output: done }), JSON.stringify(done), started]);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    if (req.method !== 'POST' || !(req.url ?? '').startsWith('/webhooks/')) return send(res, 404, { success: false });
+    const headers: Record<string, string> = {};
+    for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+      const value = req.headers[name];
+      if (typeof value !== 'string') return send(res, 401, { success: false });
+      headers[name] = value;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    let input: unknown;
+    try {
+      input = verifier.verify(raw, headers);
+    } catch {
+      return send(res, 401, { success: false });
+    }
+    if (!input || typeof input !== 'object' || Array.isArray(input)) return send(res, 400, { success: false });
+    const runId = randomUUID();
+    const key = headers['webhook-id'].slice(0, 255);
+    const requestHash = createHash('sha256').update(raw).digest('hex');
+    const [accepted] = await query<{ created: string | null }>('bench_webhook_baseline_accept', ACCEPT_SQL, [
+      options.tenantId, scope, key, requestHash, runId, options.workflowId, options.version, raw.toString('utf8'),
+    ]);
+    if (!accepted.created) {
+      const [first] = await query<{ run_id: string }>('bench_webhook_baseline_first', FIRST_RUN_SQL, [options.tenantId, scope, key]);
+      return send(res, 202, { success: true, data: { run_id: first?.run_id ?? null, duplicate: true } });
+    }
+    send(res, 202, { success: true, data: { run_id: runId } });
+    // Not awaited by the answer: a failure is a run left running, which the bench's checks report.
+    runSteps(options.tenantId, runId, input as Record<string, unknown>).catch(() => undefined);
+  }
+
+  const served = await serveBaseline(handle, async () => {
+    await pool.end();
+  });
+  return { ...served, statements: () => statements };
 }

@@ -27,7 +27,7 @@ import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { checkRun } from './collections-list.bench.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
-import { deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash } from './lib.js';
+import { benchDatabase, deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash } from './lib.js';
 import { startWorkflowBaselineServer } from './workflow-baseline-server.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'workflows.json');
@@ -565,7 +565,7 @@ export async function runWorkflowsBench(adminUrl: string, cleanup: Cleanup, sett
     benchmark: 'workflows',
     route: `POST /v1/workflows/{key}/run (${STEPS} steps: trigger, condition, transform, log, end; no model call)`,
     date: new Date().toISOString(),
-    environment: { backgroundCpu: background, serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
+    environment: { database: benchDatabase(), backgroundCpu: background, serverSourceHash: serverSource, node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), note },
     settings: { ...settings, seedRuns: SEED_RUNS, analyzeBeforeEachPhase: true, logLevel: 'silent', loadGeneratorWorkers: 1, order: phases.map((p) => `${p.server}@${p.connections}`) },
     definition: DEFINITION,
     baselines: {

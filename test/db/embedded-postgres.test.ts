@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -99,5 +99,24 @@ describe('readiness follows the database', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('a first start that did not finish', () => {
+  it('initialises the data folder again when the previous initialisation was not synced to disk', async () => {
+    const own = path.join(dir, 'interrupted');
+    const ownPort = await freePort();
+    const first = await startEmbeddedPostgres({ dataDir: own, port: ownPort });
+    started.push(first);
+    expect(existsSync(`${own}.initialising`)).toBe(false);
+    await query(first.url(), 'create table from_the_first_start (v int)');
+    await first.stop();
+    // What a crash between initdb and the end of its sync leaves behind.
+    writeFileSync(`${own}.initialising`, '1\n');
+    const second = await startEmbeddedPostgres({ dataDir: own, port: ownPort });
+    started.push(second);
+    expect(existsSync(`${own}.initialising`)).toBe(false);
+    expect(await query(second.url(), "select to_regclass('from_the_first_start') as t")).toEqual([{ t: null }]);
+    expect(readFileSync(path.join(own, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
   });
 });

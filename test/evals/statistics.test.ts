@@ -3,9 +3,11 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { describe, expect, it } from 'vitest';
+import { quantileSorted } from 'simple-statistics';
 import {
   bootstrapMeanCi,
   comparePaired,
+  comparePairedSeries,
   DEFAULT_SEED,
   PAIRED_TEST_NAME,
   passRateDiff,
@@ -271,6 +273,47 @@ describe('bootstrapMeanCi', () => {
     expect(() => bootstrapMeanCi(diffs, { seed: 0.5 })).toThrow(RangeError);
     expect(() => bootstrapMeanCi(diffs, { level: 1 })).toThrow(RangeError);
     expect(() => bootstrapMeanCi([1, Number.POSITIVE_INFINITY])).toThrow(RangeError);
+  });
+});
+
+describe('the bootstrap against its reference (one series at a time, pure-rand\'s generator object)', () => {
+  /** The interval as it was first computed: pure-rand's next() per draw, one series per loop. */
+  function referenceCi(diffs: readonly number[], seed = DEFAULT_SEED, resamples = 10_000): [number, number] | null {
+    const n = diffs.length;
+    if (n < 2) return null;
+    if (diffs.every((d) => d === diffs[0])) return [diffs[0] === 0 ? 0 : diffs[0], diffs[0] === 0 ? 0 : diffs[0]];
+    const rng = xoroshiro128plus(seed);
+    const means = new Float64Array(resamples);
+    for (let r = 0; r < resamples; r += 1) {
+      let sum = 0;
+      for (let i = 0; i < n; i += 1) sum += diffs[Math.floor(((rng.next() >>> 0) * n) / 4294967296)];
+      means[r] = sum / n;
+    }
+    const sorted = Array.from(means.sort());
+    const fix = (x: number) => (x === 0 ? 0 : x);
+    return [fix(quantileSorted(sorted, 0.025)), fix(quantileSorted(sorted, 0.975))];
+  }
+
+  it('gives bit for bit the reference interval, for several seeds and sizes', () => {
+    for (const [n, seed] of [[2, 42], [3, 1], [40, 7], [997, 42], [1500, -5], [64, 2 ** 40 + 3]]) {
+      const { a, b } = seededScores(n, seed % 1000);
+      const diffs = a.map((score, i) => score - b[i] + (i % 3) / 7);
+      expect(bootstrapMeanCi(diffs, { seed }), `n=${n} seed=${seed}`).toEqual(referenceCi(diffs, seed));
+    }
+  });
+
+  it('series compared together (shared draws for equal lengths) give each one\'s own comparison', () => {
+    const sets = [seededScores(300, 1), seededScores(300, 2), seededScores(299, 3), seededScores(300, 4), seededScores(1, 5), seededScores(300, 6)];
+    const series = sets.map(({ a, b }) => pairsOf(a, b));
+    series.push(pairsOf([3, 3, 3], [1, 1, 1])); // constant differences: [2, 2], no resampling
+    const together = comparePairedSeries(series);
+    expect(together).toEqual(series.map((pairs) => comparePaired(pairs)));
+    for (const [k, pairs] of series.entries()) {
+      const diffs = [...pairs].sort((x, y) => (x.caseId < y.caseId ? -1 : 1)).map((p) => p.a - p.b);
+      expect(together[k].ci95, `series ${k}`).toEqual(referenceCi(diffs));
+    }
+    // The first faulty series (in order) is the one reported, as when compared one by one.
+    expect(() => comparePairedSeries([series[0], [{ caseId: 'x', a: Number.NaN, b: 1 }], [{ caseId: 'y', a: 1, b: 1 }, { caseId: 'y', a: 1, b: 1 }]])).toThrow(/non-finite/);
   });
 });
 

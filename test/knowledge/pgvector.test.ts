@@ -7,8 +7,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqlPool, type SqlPool } from '../../db/sql-pool.js';
-import { backfillVectors } from '../../server/knowledge/pgvector.js';
-import { PGVECTOR_SCAN_MAX_VALUES, VECTOR_SCAN_MAX } from '../../server/knowledge/knowledge.service.js';
+import { VECTOR_SCAN_MAX } from '../../server/knowledge/knowledge.service.js';
+import { backfillVectors, nearestChunkIds, PGVECTOR_SCAN_MAX_VALUES } from '../../server/knowledge/pgvector.js';
 import { bearer } from '../support/client.js';
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
@@ -27,6 +27,9 @@ if (!pgvector) {
 let a: SignedUpTenant;
 let sql: SqlPool;
 let collectionId: string;
+/** The large collection of the ranking test, and its chunk whose vector is the question's. */
+let plants: string;
+let hiddenId: string;
 
 /** pgvector's text form parsed back to float32 values. */
 const parseVector = (text: string) => Float32Array.from(JSON.parse(text) as number[]);
@@ -89,7 +92,7 @@ describe.skipIf(!pgvector)('pgvector', () => {
     // A collection of its own, so the earlier tests' documents about expenses are not in scope.
     const created = await t.api.post('/v1/collections', { slug: 'plants', label: 'Plants', domain_keys: ['hiring'] }, { headers: bearer(a.apiKey) });
     expect(created.status, created.text).toBe(201);
-    const plants = created.body.data.collection.id as string;
+    plants = created.body.data.collection.id as string;
     // More embedded filler chunks than the portable scan reads, none sharing a word with the question.
     const fillers = Array.from({ length: VECTOR_SCAN_MAX + 200 }, (_, i) => `Filler note ${i} about potted office plants.`);
     const [doc] = await t.sql<{ id: string }>(
@@ -113,12 +116,53 @@ describe.skipIf(!pgvector)('pgvector', () => {
     const res = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.results[0]).toEqual(expect.objectContaining({ chunk_id: hidden.id, document_name: 'Plants', text: 'Zebra quokka marmalade.' }));
+    hiddenId = hidden.id;
 
-    // Past the exact-scan bound (chunks x dimensions, from the documents' chunk counts) the portable
-    // path answers: it compares only the lexical candidates, and there are none here.
+    // Past the exact-scan bound (chunks x dimensions, from the documents' chunk counts) and without
+    // an HNSW index of the dimension yet, the portable path answers: it compares only the lexical
+    // candidates, and there are none here. That query asks for the index to be built.
     await t.sql('update documents set chunk_count = $2 where id = $1', [doc.id, Math.ceil(PGVECTOR_SCAN_MAX_VALUES / 64) + 1]);
     const bounded = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
     expect(bounded.status, bounded.text).toBe(200);
     expect(bounded.body.data.results).toEqual([]);
+
+    // Once built, the index ranks the large scope: the hidden chunk is found again.
+    const found = await waitFor(async () => {
+      const res = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.results[0]?.chunk_id === hidden.id && res.body.data.results;
+    }, 'the HNSW index to rank the scope', 60_000);
+    expect(found[0]).toEqual(expect.objectContaining({ document_name: 'Plants', text: 'Zebra quokka marmalade.' }));
+    const [index] = await t.sql<{ definition: string; valid: boolean }>(
+      `select pg_get_indexdef(x.indexrelid) as definition, x.indisvalid as valid from pg_index x join pg_class i on i.oid = x.indexrelid where i.relname = 'document_chunks_embedding_hnsw_64'`,
+    );
+    expect(index).toEqual({ definition: expect.stringMatching(/USING hnsw .*vector_cosine_ops\) WHERE \(vector_dims\(embedding_vector\) = 64\)/), valid: true });
+  });
+
+  it('keeps chunks of other tenants out of the HNSW ranking', async () => {
+    // Another tenant's chunk that is the question itself (so its vector is the question's), in a
+    // collection of the same name: the index holds it, the scope must not let it through.
+    const b = await signupTenant(t.api, { companyName: 'Other Vector Corp' });
+    const created = await t.api.post('/v1/collections', { slug: 'plants', label: 'Plants', domain_keys: ['hiring'] }, { headers: bearer(b.apiKey) });
+    expect(created.status, created.text).toBe(201);
+    const question = 'How do I claim travel expenses?';
+    const { chunkIds } = await insertDocument(t.sql, {
+      tenantId: b.tenantId,
+      name: 'Secret plants',
+      collectionIds: [created.body.data.collection.id],
+      chunks: [question],
+      embeddingModel: 'fake-embedding',
+    });
+    const own = await t.api.post('/v1/domains/hiring/knowledge/query', { query: question, top_k: 50 }, { headers: bearer(a.apiKey) });
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.data.results.length).toBeGreaterThan(0);
+    expect(own.body.data.results.map((r: { chunk_id: string }) => r.chunk_id)).not.toContain(chunkIds[0]);
+
+    // The vector leg itself, through the index (a scope past the exact bound): the other tenant's
+    // chunk, as near as can be, is not among the candidates; this tenant's is first.
+    const nearest = await nearestChunkIds({ sql, log: pino({ level: 'silent' }) }, { tenantId: a.tenantId, collectionIds: [plants], category: null }, 'fake-embedding', Float32Array.from(fakeEmbedding(question)), 20_000, 10);
+    expect(nearest?.exact).toBe(false);
+    expect(nearest?.ids[0]).toBe(hiddenId);
+    expect(nearest?.ids).not.toContain(chunkIds[0]);
   });
 });

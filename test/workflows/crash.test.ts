@@ -426,7 +426,8 @@ describe('a process killed with SIGKILL, then another started on the same databa
     await poll(() => hitsOf('/s7/slow').length === 1, 'the first run to send its slow request');
     const stoppingId = await processIdOf(stopping);
     const [inFlight, ...waiting] = [...new Set([runIdOfKey(hitsOf('/s7/slow')[0].key), ...runIds])];
-    for (const row of await runRows(waiting)) expect(row).toMatchObject({ status: 'running', owner_id: stoppingId, steps_done: 0 });
+    // Accepted with their trigger step stored (at intake), owned by the process, not started.
+    for (const row of await runRows(waiting)) expect(row).toMatchObject({ status: 'running', owner_id: stoppingId, steps_done: 1, next_step_id: 'first' });
 
     stopping.child.kill('SIGTERM');
     // Handed over while the process still waits for its running run: owner cleared, a job each.

@@ -207,6 +207,31 @@ describe('webhook triggers', () => {
     expect(await runTotal(a, wf.workflow_key)).toBe(before + 6);
   });
 
+  it('a burst of deliveries, each id sent three times at once, is one run per id (accepted together in one statement); each run stores its trigger once', async () => {
+    const before = await runTotal(a, wf.workflow_key);
+    const ids = Array.from({ length: 8 }, (_, i) => `msg_together_${i}_${Date.now()}`);
+    // Interleaved, so the repeats of an id arrive in the same moment as the other ids.
+    const sends = [0, 1, 2].flatMap(() => ids.map((id, i) => ({ id, i })));
+    const answers = await Promise.all(sends.map(({ id, i }) => deliver(url, secret, { candidate: `T${i}`, n: i }, { id })));
+    for (const res of answers) expect(res.status, res.text).toBe(202);
+    const runOf = new Map<string, Set<string>>();
+    sends.forEach(({ id }, k) => runOf.set(id, (runOf.get(id) ?? new Set()).add(answers[k].body.data.run_id)));
+    // Every answer for an id names the same run; different ids have different runs.
+    for (const id of ids) expect(runOf.get(id)!.size, id).toBe(1);
+    const runIds = ids.map((id) => [...runOf.get(id)!][0]);
+    expect(new Set(runIds).size).toBe(ids.length);
+    // Each id: exactly one answer started its run, the others are marked duplicates.
+    for (const id of ids) expect(sends.filter((x, k) => x.id === id && answers[k].body.data.duplicate === undefined).length, id).toBe(1);
+    const runs = await Promise.all(runIds.map((runId) => finished(a, wf.workflow_key, runId)));
+    runs.forEach((run, i) => {
+      expect(run).toMatchObject({ status: 'completed', output: { got: `T${i}`, n: i }, input: { candidate: `T${i}`, n: i } });
+      // The trigger step, stored with the run at intake, then the end step: each once, in order.
+      expect(run.trace.map((s: { step_id: string; status: string }) => [s.step_id, s.status])).toEqual([['t', 'completed'], ['done', 'completed']]);
+      expect(run.trace[0]).toMatchObject({ step_type: 'trigger', input: null, output: { candidate: `T${i}`, n: i } });
+    });
+    expect(await runTotal(a, wf.workflow_key)).toBe(before + ids.length);
+  });
+
   it('a redelivery while the first run still holds the only slot (max_concurrent_runs) answers the first run, not 429', async () => {
     const slow = await create(a, 'Inbound, one at a time', [
       { id: 't', step_type: 'trigger', config: { trigger_subtype: 'webhook' } },

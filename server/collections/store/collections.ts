@@ -1,9 +1,11 @@
-// The collections and collection_domains tables; this module alone writes them.
+// The collections and collection_domains tables; this module alone writes them (collections.domain_keys
+// is derived: a trigger on collection_domains keeps it).
 import { LockMode } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { Collection, CollectionDomain, type ICollection } from '../../../db/entities/collection.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
+import type { SqlPool } from '../../../db/sql-pool.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
 import type { CollectionDto } from '../collections.schemas.js';
 
@@ -25,24 +27,33 @@ export interface CollectionRow {
   domain_keys: string[] | null;
 }
 
-// Collections with their domain keys aggregated in the same statement.
-// Raw: GET /v1/collections is a benchmarked hot path (test/bench reuses this text as it is), and the
-// domain keys are built with json_agg in a correlated subquery.
+// Collections with their domain keys (collections.domain_keys, which a trigger on collection_domains
+// keeps sorted and current: listing is one index scan).
+// Raw: GET /v1/collections is a benchmarked hot path (test/bench reuses this text as it is).
 export const COLLECTION_SELECT = `
   select c.id, c.slug, c.label, c.color, c.created_at, c.tags, c.visibility, c.last_synced_at, c.retrieval_config,
-         c.default_embedding_model, c.default_chunking_strategy, c.default_chunk_size, c.default_chunk_overlap,
-         (select coalesce(json_agg(d.domain_key order by d.domain_key), '[]'::json) from collection_domains d where d.collection_id = c.id) as domain_keys
+         c.default_embedding_model, c.default_chunking_strategy, c.default_chunk_size, c.default_chunk_overlap, c.domain_keys
     from collections c`;
 
-/** The tenant's collections, oldest first. */
+const LIST_SQL = `${COLLECTION_SELECT} where c.tenant_id = $1 order by c.created_at, c.id`;
+
+/**
+ * The tenant's collections, oldest first, for GET /v1/collections: outside any transaction, so on
+ * the plain pool as a named prepared statement (planned once per connection, not per request).
+ */
+export async function listCollectionRows(sql: SqlPool, tenantId: string): Promise<CollectionRow[]> {
+  return sql.query<CollectionRow & Record<string, unknown>>(LIST_SQL, [tenantId], 'collections_list');
+}
+
+/** The tenant's collections, oldest first, read through `em` (inside its transaction, if any). */
 export async function selectCollectionRows(em: EntityManager, tenantId: string): Promise<CollectionRow[]> {
-  // Raw: COLLECTION_SELECT (hot path, json_agg).
+  // Raw: COLLECTION_SELECT (hot path).
   return em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.tenant_id = ? order by c.created_at, c.id`, [tenantId]);
 }
 
 /** One collection of the tenant (undefined when there is none). */
 export async function selectCollectionRow(em: EntityManager, tenantId: string, id: string): Promise<CollectionRow | undefined> {
-  // Raw: COLLECTION_SELECT (hot path, json_agg).
+  // Raw: COLLECTION_SELECT (hot path).
   const [row] = await em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.id = ? and c.tenant_id = ?`, [id, tenantId]);
   return row;
 }
@@ -55,11 +66,6 @@ export async function findCollectionForUpdate(tx: EntityManager, tenantId: strin
 /** The collection's id, slug and visibility, locked `for update` until the end of `tx`'s transaction. */
 export async function lockCollectionRow(tx: EntityManager, tenantId: string, id: string): Promise<{ id: string; slug: string; visibility: string } | undefined> {
   return kyselyOf(tx).selectFrom('collections').select(['id', 'slug', 'visibility']).where('id', '=', id).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
-}
-
-/** Which of `ids` (valid UUIDs, not empty) are collections of the tenant. */
-export async function selectTenantCollectionIds(em: EntityManager, tenantId: string, ids: string[]): Promise<{ id: string }[]> {
-  return kyselyOf(em).selectFrom('collections').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
 }
 
 /** The ingestion defaults of those of `ids` (valid UUIDs, not empty) that are collections of the tenant. */

@@ -1,4 +1,6 @@
-// The documents and document_collections tables; this module alone writes them.
+// The documents and document_collections tables; this module writes them, except for an upload's
+// intake (document-uploads.ts) and an ingestion's completion (ingestion-completion.ts), each one
+// statement.
 import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
@@ -82,41 +84,6 @@ export async function lockDocument(tx: EntityManager, tenantId: string, id: stri
   return kyselyOf(tx).selectFrom('documents').select(['id', 'name']).where('id', '=', id).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
-export interface NewDocument {
-  id: string;
-  tenantId: string;
-  name: string;
-  category: string;
-  mimeType: string;
-  sizeBytes: number;
-  contentHash: string;
-  uploadedBy: string;
-}
-
-/** Inserts an uploaded document, `processing` until its ingestion completes. */
-export async function insertDocument(tx: EntityManager, values: NewDocument): Promise<void> {
-  await kyselyOf(tx)
-    .insertInto('documents')
-    .values({
-      id: values.id,
-      tenant_id: values.tenantId,
-      name: values.name,
-      category: values.category,
-      mime_type: values.mimeType,
-      size_bytes: values.sizeBytes,
-      content_hash: values.contentHash,
-      status: 'processing',
-      characters: 0,
-      pages: null,
-      chunk_count: 0,
-      embedding_model: null,
-      uploaded_by: values.uploadedBy,
-      uploaded_at: sql<Date>`now()`,
-      updated_at: sql<Date>`now()`,
-    })
-    .execute();
-}
-
 /** Deletes the document; its chunks, collection references and the jobs' links go by cascade. */
 export async function deleteDocumentRow(tx: EntityManager, id: string): Promise<void> {
   await kyselyOf(tx).deleteFrom('documents').where('id', '=', id).execute();
@@ -125,24 +92,6 @@ export async function deleteDocumentRow(tx: EntityManager, id: string): Promise<
 /** Marks the document failed: no chunks. */
 export async function markDocumentFailed(tx: EntityManager, id: string): Promise<void> {
   await kyselyOf(tx).updateTable('documents').set({ status: 'failed', chunk_count: 0, updated_at: sql<Date>`now()` }).where('id', '=', id).execute();
-}
-
-/** Marks the document ready with what its ingestion found. */
-export async function markDocumentReady(
-  tx: EntityManager,
-  id: string,
-  values: { characters: number; pages: number | null; chunkCount: number; embeddingModel: string | null },
-): Promise<void> {
-  await kyselyOf(tx)
-    .updateTable('documents')
-    .set({ status: 'ready', characters: values.characters, pages: values.pages, chunk_count: values.chunkCount, embedding_model: values.embeddingModel, updated_at: sql<Date>`now()` })
-    .where('id', '=', id)
-    .execute();
-}
-
-/** References the document from a collection (the reference must not exist yet). */
-export async function insertDocumentCollection(tx: EntityManager, tenantId: string, documentId: string, collectionId: string): Promise<void> {
-  await kyselyOf(tx).insertInto('document_collections').values({ document_id: documentId, collection_id: collectionId, tenant_id: tenantId, created_at: sql<Date>`now()` }).execute();
 }
 
 /** References the document from a collection; false when it was referenced already. */

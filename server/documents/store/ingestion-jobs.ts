@@ -1,7 +1,11 @@
-// The ingestion_jobs table; this module alone writes it.
+// The ingestion_jobs table; this module writes it, except for an upload's intake (document-uploads.ts)
+// and an ingestion's completion (ingestion-completion.ts), each one statement.
 import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
+import type { SqlPool } from '../../../db/sql-pool.js';
+import { ingestDocumentJob } from '../../jobs/contracts.js';
+import { addJobSql } from '../../jobs/store/job-queue.js';
 import type { IngestionJobOptions } from '../ingestion-options.js';
 
 export type IngestionJobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
@@ -39,37 +43,6 @@ export async function selectIngestionJobRow(em: EntityManager, tenantId: string,
   return kyselyOf(em).selectFrom('ingestion_jobs').select(JOB_COLUMNS).where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
-export interface NewIngestionJob {
-  id: string;
-  tenantId: string;
-  documentId: string;
-  name: string;
-  options: IngestionJobOptions;
-  content: Buffer;
-  createdBy: string;
-}
-
-/** Inserts a pending upload job holding the uploaded bytes. */
-export async function insertIngestionJob(tx: EntityManager, values: NewIngestionJob): Promise<void> {
-  await kyselyOf(tx)
-    .insertInto('ingestion_jobs')
-    .values({
-      id: values.id,
-      tenant_id: values.tenantId,
-      document_id: values.documentId,
-      source_type: 'upload',
-      name: values.name,
-      status: 'pending',
-      stage: null,
-      progress: 0,
-      options: sql<Record<string, unknown>>`${JSON.stringify(values.options)}::jsonb`,
-      content: values.content,
-      created_by: values.createdBy,
-      created_at: sql<Date>`now()`,
-    })
-    .execute();
-}
-
 /** Locks the jobs of the tenant's document `for update` until the end of `tx`'s transaction. */
 export async function lockDocumentIngestionJobs(tx: EntityManager, tenantId: string, documentId: string): Promise<void> {
   await kyselyOf(tx).selectFrom('ingestion_jobs').select('id').where('document_id', '=', documentId).where('tenant_id', '=', tenantId).forUpdate().execute();
@@ -79,7 +52,7 @@ export async function lockDocumentIngestionJobs(tx: EntityManager, tenantId: str
 export async function cancelDocumentIngestionJobs(tx: EntityManager, documentId: string): Promise<void> {
   await kyselyOf(tx)
     .updateTable('ingestion_jobs')
-    .set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()` })
+    .set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()`, owner_id: null })
     .where('document_id', '=', documentId)
     .where('status', 'in', ['pending', 'running'])
     .execute();
@@ -97,7 +70,7 @@ export async function lockIngestionJob(tx: EntityManager, id: string) {
 
 /** Marks the job cancelled, dropping its stored bytes. */
 export async function markIngestionJobCancelled(tx: EntityManager, id: string): Promise<void> {
-  await kyselyOf(tx).updateTable('ingestion_jobs').set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()` }).where('id', '=', id).execute();
+  await kyselyOf(tx).updateTable('ingestion_jobs').set({ status: 'cancelled', content: null, completed_at: sql<Date>`now()`, owner_id: null }).where('id', '=', id).execute();
 }
 
 /**
@@ -134,6 +107,11 @@ export async function advanceIngestionJob(em: EntityManager, id: string, stage: 
   return rows.length > 0;
 }
 
+/** The job's status (undefined when there is no such job). */
+export async function selectIngestionJobStatus(em: EntityManager, id: string): Promise<IngestionJobStatus | undefined> {
+  return (await kyselyOf(em).selectFrom('ingestion_jobs').select('status').where('id', '=', id).executeTakeFirst())?.status;
+}
+
 /** The job's stored upload (null once it was dropped; undefined when there is no such job). */
 export async function selectIngestionJobContent(em: EntityManager, id: string): Promise<Buffer | null | undefined> {
   const row = await kyselyOf(em).selectFrom('ingestion_jobs').select('content').where('id', '=', id).executeTakeFirst();
@@ -154,24 +132,50 @@ export async function saveResolvedIngestionSettings(em: EntityManager, id: strin
 export async function markIngestionJobFailed(tx: EntityManager, id: string, message: string): Promise<void> {
   await kyselyOf(tx)
     .updateTable('ingestion_jobs')
-    .set({ status: 'failed', error_message: message, content: null, completed_at: sql<Date>`now()` })
+    .set({ status: 'failed', error_message: message, content: null, completed_at: sql<Date>`now()`, owner_id: null })
     .where('id', '=', id)
     .execute();
 }
 
-/** Marks the job completed with its result, dropping its stored bytes. */
-export async function markIngestionJobCompleted(tx: EntityManager, id: string, result: Record<string, unknown>): Promise<void> {
-  await kyselyOf(tx)
-    .updateTable('ingestion_jobs')
-    .set({
-      status: 'completed',
-      stage: 'completed',
-      progress: 100,
-      result: sql<Record<string, unknown>>`${JSON.stringify(result)}::jsonb`,
-      error_message: null,
-      content: null,
-      completed_at: sql<Date>`now()`,
-    })
-    .where('id', '=', id)
-    .execute();
+// Jobs ingested by the process that accepted them (owner_id set, no graphile job yet). Raw SQL on
+// the SqlPool: graphile_worker.add_job in the same statement as the ownership change, so a job is
+// never left both unowned and unqueued.
+
+/**
+ * Gives a job this process owns to the job runner: clears the ownership and queues its graphile job.
+ * Nothing happens when the job is no longer pending or running under `ownerId`.
+ */
+export async function handOverIngestionJob(sql: SqlPool, jobId: string, ownerId: string): Promise<void> {
+  await sql.query(
+    `with released as (
+       update ingestion_jobs set owner_id = null where id = $1 and owner_id = $2 and status in ('pending', 'running') returning id
+     )
+     select count(${addJobSql(ingestDocumentJob, { jobId: 'id::text' })})::int as queued from released`,
+    [jobId, ownerId],
+    'ingestion-hand-over',
+  );
+}
+
+/**
+ * Queues a graphile job for each pending or running job whose owner has not beaten for
+ * `staleAfterSeconds` (a process that stopped before finishing it), at most 500 a call, and clears
+ * the owner of every job it looked at. Only jobs older than `idleSeconds` are looked at.
+ */
+export async function queueOrphanedIngestionJobs(sql: SqlPool, idleSeconds: number, staleAfterSeconds: number): Promise<number> {
+  // Raw: graphile_worker's add_job, and the process heartbeats of server/runs.
+  const [row] = await sql.query<{ queued: number }>(
+    `with orphans as (
+       select j.id from ingestion_jobs j
+        where j.owner_id is not null and j.created_at < now() - make_interval(secs => $1)
+          and not exists (select 1 from worker_heartbeats h where h.worker_id = j.owner_id and h.last_seen_at > now() - make_interval(secs => $2))
+        order by j.created_at
+        limit 500
+        for update skip locked
+     ), released as (
+       update ingestion_jobs j set owner_id = null from orphans o where j.id = o.id returning j.id, j.status
+     )
+     select count(${addJobSql(ingestDocumentJob, { jobId: 'id::text' })})::int as queued from released where status in ('pending', 'running')`,
+    [idleSeconds, staleAfterSeconds],
+  );
+  return row?.queued ?? 0;
 }

@@ -245,15 +245,23 @@ export async function insertGateRun(tx: SqlRunner, v: GateRunValues): Promise<Ad
   return row;
 }
 
-/** Cancels the run when it is pending, running or failed; false when it was not (it changed nothing). */
-export async function cancelActiveRun(sql: SqlRunner, runId: string, tenantId: string): Promise<boolean> {
+/**
+ * Cancels the run when it is pending, running or failed; false when it was not (it changed nothing).
+ * The status changes once the case writes in flight are committed (they hold the run's row in share
+ * mode), and the counters are then set from the results, in a second statement that sees them.
+ */
+export async function cancelActiveRun(sql: SqlPool, runId: string, tenantId: string): Promise<boolean> {
   // Raw: SqlPool (see the header).
-  const rows = await sql.query(
-    `update eval_runs set status = 'cancelled', stage = null, completed_at = now(), updated_at = now()
-      where id = $1 and tenant_id = $2 and status in ('pending', 'running', 'failed') returning 1`,
-    [runId, tenantId],
-  );
-  return rows.length > 0;
+  return sql.transaction(async (query) => {
+    const rows = await query(
+      `update eval_runs set status = 'cancelled', stage = null, completed_at = now(), updated_at = now()
+        where id = $1 and tenant_id = $2 and status in ('pending', 'running', 'failed') returning 1`,
+      [runId, tenantId],
+    );
+    if (!rows.length) return false;
+    await query(`update eval_runs r set ${COUNTERS_FROM_RESULTS} where r.id = $1`, [runId]);
+    return true;
+  });
 }
 
 /** Drops the run's queued job, if there is one (best effort: errors are ignored). */
@@ -368,24 +376,29 @@ export interface CaseResultWrite {
 }
 
 // Raw: a hot statement of the run loop, a named prepared statement on the SqlPool (one per case).
-// The case's result (only while the run is running and the case not written yet), the run's
-// counters, the judge's usage (metered whatever happens to the case) and the case's trace rows.
+// The case's result (only while the run is running, checked under a share lock of the run's row
+// that a cancel waits for, and the case not written yet) with its judge's
+// calls, cost and failures (added to the pending result when the write is refused: they happened),
+// the judge's usage (metered whatever happens to the case) and the case's trace rows; it answers
+// the run's status. The run's row is not written here: its counters and progress are recomputed
+// from the results by RUN_COUNTERS_SQL, at most every few hundred milliseconds (every case
+// updating one row made the cases of a run queue on its lock).
+// Asynchronous commit, as an intent run's record: the statement is atomic, so a database crash can
+// lose the last fraction of a second of cases (pending again, run again, their lost usage with
+// them), never part of a case; waiting for the WAL flush held the tenant's usage counter row
+// locked through every flush.
 const CASE_SQL = `
-with res as (
+with async_commit as (select set_config('synchronous_commit', 'off', true)),
+res as (
   update eval_results set status = $3, output = $4::jsonb, "check" = $5::jsonb, score = $6, dimension_scores = $7::jsonb, judge_reasoning = $8,
-         custom_score = $9, passed = $10, latency_ms = $11, cost_usd = $12, error = $13, completed_at = now()
-   where id = $1 and status = 'pending' and exists (select 1 from eval_runs where id = $2 and status = 'running')
+         custom_score = $9, passed = $10, latency_ms = $11, cost_usd = $12, error = $13, completed_at = now(),
+         judge_calls = judge_calls + $15, judge_cost_usd = judge_cost_usd + $14, judge_failures = judge_failures + $16
+   where id = $1 and status = 'pending' and exists (select 1 from eval_runs where id = $2 and status = 'running' for share)
   returning position),
-run as (
-  update eval_runs set
-         cases_done = cases_done + case when exists (select 1 from res) and $3 <> 'skipped' then 1 else 0 end,
-         cases_passed = cases_passed + case when exists (select 1 from res) and $10 then 1 else 0 end,
-         judge_total_cost_usd = judge_total_cost_usd + $14, judge_calls = judge_calls + $15, judge_failures = judge_failures + $16,
-         progress = case when exists (select 1 from res) then least(99, floor(100.0 * (cases_done + 1) / greatest(cases_total, 1))::int) else progress end,
-         stage = case when exists (select 1 from res) and status = 'running' then 'case ' || (cases_done + 1) || '/' || cases_total else stage end,
-         updated_at = now()
-   where id = $2
-  returning status),
+spent as (
+  update eval_results set judge_calls = judge_calls + $15, judge_cost_usd = judge_cost_usd + $14, judge_failures = judge_failures + $16
+   where id = $1 and $15 > 0 and not exists (select 1 from res)
+  returning 1),
 events as (${insertUsageEventsSql('$17')}),
 counter as (
   insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) select $18, $19, 0, $20, $14 where $15 > 0
@@ -401,8 +414,46 @@ steps as (
    where exists (select 1 from res)
   on conflict (run_id, index) do nothing
   returning 1)
-select (select count(*) from res)::int as written, (select status from run) as run_status,
-       (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) as side`;
+select (select count(*) from res)::int as written, (select status from eval_runs where id = $2) as run_status,
+       (select count(*) from spent) + (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) + (select count(*) from async_commit) as side`;
+
+// The run's counters as its results have them (SET clauses over eval_runs aliased r): cases done
+// (scored or errored), passed, and the judge's calls, cost and failures. A statement that sets
+// them is exact whatever was written before, so it may run at any time, any number of times.
+const COUNTERS_FROM_RESULTS = `
+  (cases_done, cases_passed, judge_calls, judge_total_cost_usd, judge_failures) = (
+    select count(*) filter (where x.status in ('scored', 'errored')), count(*) filter (where x.passed), coalesce(sum(x.judge_calls), 0),
+           coalesce(sum(x.judge_cost_usd), 0), coalesce(sum(x.judge_failures), 0)
+      from eval_results x where x.run_id = r.id)`;
+
+// Raw: the run loop's statement on the SqlPool (see the header), a named prepared statement.
+// A running run's counters, progress (under 100 until it completes) and stage, from its results.
+const RUN_COUNTERS_SQL = `
+update eval_runs r set cases_done = x.done, cases_passed = x.passed, judge_calls = x.calls, judge_total_cost_usd = x.cost, judge_failures = x.failures,
+       progress = least(99, floor(100.0 * x.done / greatest(r.cases_total, 1))::int), stage = 'case ' || x.done || '/' || r.cases_total, updated_at = now()
+  from (select count(*) filter (where status in ('scored', 'errored'))::int as done, count(*) filter (where passed)::int as passed,
+               coalesce(sum(judge_calls), 0)::int as calls, coalesce(sum(judge_cost_usd), 0) as cost, coalesce(sum(judge_failures), 0)::int as failures
+          from eval_results where run_id = $1) x
+ where r.id = $1 and r.status = 'running'
+returning r.status`;
+
+/**
+ * Sets a running run's counters, progress and stage from its results; answers its status (null:
+ * it is not running any more, and nothing was written).
+ */
+export async function updateRunCounters(sql: SqlRunner, runId: string): Promise<string | null> {
+  const [row] = await sql.query<{ status: string }>(RUN_COUNTERS_SQL, [runId], 'liya_eval_run_counters');
+  return row?.status ?? null;
+}
+
+/**
+ * Sets the counters of a run that was cancelled or failed while its cases were being written, once
+ * they all are: a case whose write began before the run stopped is counted.
+ */
+export async function settleRunCounters(sql: SqlRunner, runId: string): Promise<void> {
+  // Raw: SqlPool (see the header).
+  await sql.query(`update eval_runs r set ${COUNTERS_FROM_RESULTS}, updated_at = now() where r.id = $1 and r.status in ('cancelled', 'failed')`, [runId]);
+}
 
 /**
  * Writes one case (see CASE_SQL) and answers the run's status after it (null: the run is gone).
@@ -445,7 +496,8 @@ export async function claimRun(sql: SqlRunner, runId: string, tenantId: string):
 export async function markRunFailed(sql: SqlRunner, runId: string, error: { code: string; message: string }): Promise<void> {
   // Raw: SqlPool (see the header).
   await sql.query(
-    `update eval_runs set status = 'failed', stage = null, completed_at = now(), updated_at = now(), error = $2::jsonb where id = $1 and status in ('pending', 'running')`,
+    `update eval_runs r set status = 'failed', stage = null, completed_at = now(), updated_at = now(), error = $2::jsonb, ${COUNTERS_FROM_RESULTS}
+      where r.id = $1 and r.status in ('pending', 'running')`,
     [runId, JSON.stringify(error)],
   );
 }
@@ -461,14 +513,13 @@ export async function completeRun(sql: SqlRunner, runId: string, capReached: boo
                              error = 'JUDGE_CAP_REACHED: the monthly judge budget ran out before this case was judged'
                        where run_id = $1 and status = 'pending' and $2::boolean returning 1),
           scored as (select score, dimension_scores from eval_results where run_id = $1 and status = 'scored')
-     update eval_runs set status = 'completed', stage = null, progress = 100, completed_at = now(), updated_at = now(),
-            judge_cap_reached = judge_cap_reached or $2::boolean,
-            cases_passed = (select count(*) from eval_results where run_id = $1 and passed),
+     update eval_runs r set status = 'completed', stage = null, progress = 100, completed_at = now(), updated_at = now(),
+            judge_cap_reached = judge_cap_reached or $2::boolean, ${COUNTERS_FROM_RESULTS},
             mean_score = (select avg(score) from scored),
             dimension_scores = (select case when count(*) = 0 then null else jsonb_build_object(
                 'correctness', avg((dimension_scores ->> 'correctness')::float), 'completeness', avg((dimension_scores ->> 'completeness')::float),
                 'relevance', avg((dimension_scores ->> 'relevance')::float), 'safety', avg((dimension_scores ->> 'safety')::float)) end from scored)
-      where id = $1 and status = 'running' and (select count(*) from skipped) >= 0`,
+      where r.id = $1 and r.status = 'running' and (select count(*) from skipped) >= 0`,
     [runId, capReached],
   );
 }
@@ -487,4 +538,16 @@ export async function countPendingResults(sql: SqlRunner, runId: string): Promis
   // Raw: SqlPool (see the header).
   const [left] = await sql.query<{ n: number }>(`select count(*)::int as n from eval_results where run_id = $1 and status = 'pending'`, [runId]);
   return left.n;
+}
+
+/**
+ * Whether any job is ready to run that no worker has picked up: a run's slice then gives its job
+ * slot back at the end of its turn.
+ */
+export async function isJobWaiting(sql: SqlRunner): Promise<boolean> {
+  // Raw: graphile_worker's own table, which no entity maps (on the SqlPool of the run loop).
+  const [row] = await sql.query<{ waiting: boolean }>(
+    `select exists (select 1 from graphile_worker._private_jobs where locked_at is null and run_at <= now() and attempts < max_attempts) as waiting`,
+  );
+  return row.waiting;
 }

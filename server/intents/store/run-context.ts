@@ -1,5 +1,7 @@
-// The read before an intent run's model call: usage_counters, tenant_provider_keys and intent_cache in one statement.
+// The read before an intent run's model call: usage_counters, tenant_provider_keys and intent_cache
+// in one statement; or the same together with the API key lookup (api_keys, tenants, environments).
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { API_KEY_LOOKUP_COLUMNS, API_KEY_LOOKUP_FROM, type ApiKeyLookupRow } from '../../keys/store/api-keys.js';
 
 export interface RunContextRow {
   requests: string | null;
@@ -25,5 +27,29 @@ select c.requests::text, c.tokens::text, c.cost_usd::text,
 /** The run context of `tenantId` for `month` (YYYY-MM), the `provider` key and the cache entry `cacheKey` (null: none). */
 export async function selectRunContext(sql: SqlPool, tenantId: string, month: string, provider: string, cacheKey: string | null): Promise<RunContextRow> {
   const [row] = await sql.query<RunContextRow>(RUN_CONTEXT_SQL, [tenantId, month, provider, cacheKey], 'liya_run_context');
+  return row;
+}
+
+// The API key lookup and the run context in ONE round trip: a run whose key this process has
+// seen before prepares with the key's remembered scope and sends this instead of two statements.
+// Every tenant-scoped join goes through the key's own tenant (k.tenant_id), never a value the
+// caller passed, so a stale guess can read nothing of another tenant. The key row comes back
+// whatever its state (revoked, tenant inactive): the caller checks it as the lookup's caller does.
+// Raw: a hot statement on the SqlPool, run as the named prepared statement `liya_key_run_context`.
+const KEY_RUN_CONTEXT_SQL = `
+select ${API_KEY_LOOKUP_COLUMNS},
+       c.requests::text, c.tokens::text, c.cost_usd::text,
+       (select p.encrypted_key from tenant_provider_keys p where p.tenant_id = k.tenant_id and p.provider = $3) as provider_key,
+       h.cache_key is not null as cache_hit, h.output as cached_output, h.model as cached_model
+  from ${API_KEY_LOOKUP_FROM}
+  left join usage_counters c on c.tenant_id = k.tenant_id and c.month = $2
+  left join intent_cache h on h.cache_key = $4 and h.tenant_id = k.tenant_id and h.expires_at > now()
+ where k.key_hash = $1`;
+
+/** The key with this hash (revoked or not) with its tenant, and that tenant's run context as selectRunContext reads it; undefined when there is no such key. */
+export async function selectKeyAndRunContext(
+  sql: SqlPool, keyHash: string, month: string, provider: string, cacheKey: string | null,
+): Promise<(ApiKeyLookupRow & RunContextRow) | undefined> {
+  const [row] = await sql.query<ApiKeyLookupRow & RunContextRow>(KEY_RUN_CONTEXT_SQL, [keyHash, month, provider, cacheKey], 'liya_key_run_context');
   return row;
 }

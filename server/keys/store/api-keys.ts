@@ -18,15 +18,17 @@ export interface ApiKeyLookupRow extends TenantRuntimeRow {
 }
 
 // One indexed query per request: key -> environment -> tenant. It also carries the tenant's
-// runtime settings, so an intent run needs no second read of the tenant.
+// runtime settings, so an intent run needs no second read of the tenant. The columns and joins
+// are exported for the one statement that reads the key together with a run's own first data
+// (server/intents/store/run-context.ts): the key is checked the same way whichever reads it.
 // Raw: a hot statement on the SqlPool, run as a named prepared statement.
-const LOOKUP_SQL = `
-  select k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
-         t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}
-    from api_keys k
+export const API_KEY_LOOKUP_COLUMNS = `k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
+         t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}`;
+/** From api_keys `k` (filter on k.key_hash) to its tenant `t` and environment `e`. */
+export const API_KEY_LOOKUP_FROM = `api_keys k
     join tenants t on t.id = k.tenant_id
-    left join environments e on e.id = k.environment_id
-   where k.key_hash = $1`;
+    left join environments e on e.id = k.environment_id`;
+const LOOKUP_SQL = `select ${API_KEY_LOOKUP_COLUMNS} from ${API_KEY_LOOKUP_FROM} where k.key_hash = $1`;
 
 /** The key with this hash (revoked or not), its environment and its tenant; undefined when there is none. */
 export async function lookupApiKey(sql: SqlPool, keyHash: string): Promise<ApiKeyLookupRow | undefined> {

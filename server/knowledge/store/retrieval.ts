@@ -36,52 +36,78 @@ const SCOPE_SQL = `
 const CHUNK_COLUMNS = `ch.id::text as id, ch.document_id::text as document_id, ch.ordinal, ch.text, ch.locator, d.name as document_name,
   (select array_agg(dc2.collection_id::text order by dc2.collection_id) from document_collections dc2 where dc2.document_id = d.id and dc2.tenant_id = $1) as collection_ids`;
 
+/** One pass over the matches of a tsquery; `dense`: it matches a large share of the chunks. */
+export interface MatchPass {
+  tsquery: string;
+  dense: boolean;
+}
+
 /**
- * Chunks matching the tsquery `any`, ranked by ts_rank_cd: up to `limits.matchCap` matches are
- * ranked (plus up to as many matching `all` first, when given) and the best `limits.candidates` kept.
+ * Up to `cap` chunks in scope matching the tsquery in `param`. A sparse tsquery is looked up in the
+ * GIN index (its cost is the posting lists it reads). A dense one is not: its posting lists are long
+ * (a GIN bitmap of 84k matches took ~280 ms at 1M chunks) while its matches are everywhere, so the
+ * scope's documents are read in turn, their chunks tested with ts_match_vq (the function behind @@,
+ * which no index serves), until `cap` match: about cap / density chunks, and only chunks in scope.
+ */
+function matchingSql(param: string, dense: boolean, cap: number): string {
+  if (!dense) {
+    return `(select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
+       where ch.search_vector @@ ${param}::tsquery and ${SCOPE_SQL} limit ${cap})`;
+  }
+  // offset 0 keeps the lateral subquery a per-document index scan (document_id, ordinal).
+  return `(select m.id, m.search_vector from documents d
+       cross join lateral (select ch.id, ch.search_vector from document_chunks ch
+                            where ch.document_id = d.id and ch.tenant_id = $1 and ts_match_vq(ch.search_vector, ${param}::tsquery) offset 0) m
+       where d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
+         and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
+       limit ${cap})`;
+}
+
+/**
+ * Chunks matching any pass's tsquery (each pass yields up to `limits.matchCap` matches), ranked by
+ * ts_rank_cd against `rank`; the best `limits.candidates` are kept.
  */
 export async function selectFullTextMatches(
   sql: SqlPool,
   scope: RetrievalScope,
-  any: string,
-  all: string | null,
+  rank: string,
+  passes: MatchPass[],
   limits: { matchCap: number; candidates: number },
 ): Promise<ChunkRow[]> {
-  // Raw: full-text search (@@, ts_rank_cd) in a CTE, a named prepared statement on the hot path.
-  const both = all !== null;
-  const matching = (tsquery: string) =>
-    `(select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
-       where ch.search_vector @@ ${tsquery}::tsquery and ${SCOPE_SQL} limit ${limits.matchCap})`;
+  // Raw: full-text search (@@, ts_match_vq, ts_rank_cd) in a CTE, a named prepared statement per
+  // shape (which passes, dense or sparse) on the hot path.
+  const matched = passes.map((pass, i) => matchingSql(`$${5 + i}`, pass.dense, limits.matchCap)).join(' union ');
   return sql.query<ChunkRow>(
     `with matched as (
-       ${both ? `${matching('$5')} union ${matching('$4')}` : matching('$4')}
+       ${matched}
      ), ranked as (
        select id, ts_rank_cd(search_vector, $4::tsquery) as rank from matched order by rank desc, id limit ${limits.candidates}
      )
      select ${CHUNK_COLUMNS}, r.rank
        from ranked r join document_chunks ch on ch.id = r.id join documents d on d.id = ch.document_id
       order by r.rank desc, ch.id`,
-    [scope.tenantId, scope.collectionIds, scope.category, any, ...(both ? [all] : [])],
-    both ? 'liya_knowledge_leg_all_any' : 'liya_knowledge_leg_any',
+    [scope.tenantId, scope.collectionIds, scope.category, rank, ...passes.map((p) => p.tsquery)],
+    `liya_knowledge_leg_${passes.map((p) => (p.dense ? 'dense' : 'sparse')).join('_')}`,
   );
 }
 
 /** The query's lexemes as ingestion computes them: to_tsvector('english', unaccent(query)). */
 export async function selectQueryLexemes(sql: SqlPool, query: string): Promise<string[]> {
-  // Raw: text-search functions, run through the SqlPool on the hot path.
-  const [row] = await sql.query<{ lexemes: string[] }>(`select tsvector_to_array(to_tsvector('english', unaccent($1))) as lexemes`, [query]);
+  // Raw: text-search functions, a named prepared statement on the hot path.
+  const [row] = await sql.query<{ lexemes: string[] }>(`select tsvector_to_array(to_tsvector('english', unaccent($1))) as lexemes`, [query], 'liya_knowledge_query_lexemes');
   return row?.lexemes ?? [];
 }
 
-/** The embedding model of most of the ready documents in scope (undefined: none was embedded), with their chunk count. */
-export async function selectScopeEmbeddingModel(sql: SqlPool, scope: RetrievalScope): Promise<{ embedding_model: string; chunks: string } | undefined> {
-  // Raw: run through the SqlPool on the hot path with the scope's uuid[] and nullable-category casts.
-  const [row] = await sql.query<{ embedding_model: string; chunks: string }>(
-    `select d.embedding_model, sum(d.chunk_count)::text as chunks from documents d
+/** The embedding model of most of the ready documents in scope (undefined: none was embedded), with their chunk and document counts. */
+export async function selectScopeEmbeddingModel(sql: SqlPool, scope: RetrievalScope): Promise<{ embedding_model: string; chunks: string; documents: number } | undefined> {
+  // Raw: the scope's uuid[] and nullable-category casts, a named prepared statement on the hot path.
+  const [row] = await sql.query<{ embedding_model: string; chunks: string; documents: number }>(
+    `select d.embedding_model, sum(d.chunk_count)::text as chunks, count(*)::int as documents from documents d
       where d.tenant_id = $1 and d.status = 'ready' and d.embedding_model is not null and ($3::text is null or d.category = $3)
         and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
       group by d.embedding_model order by count(*) desc, d.embedding_model limit 1`,
     [scope.tenantId, scope.collectionIds, scope.category],
+    'liya_knowledge_scope_model',
   );
   return row;
 }
@@ -98,6 +124,33 @@ export async function selectNearestChunkIds(sql: SqlPool, scope: RetrievalScope,
     'liya_knowledge_leg_pgvector',
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * The ids of about the `limit` chunks in scope embedded by `model` nearest `vectorLiteral`, through
+ * the HNSW index of `dimensions` (vector-support.ts; pgvector >= 0.8): approximate, with
+ * ef_search = limit, and an iterative scan that goes on past chunks out of scope up to
+ * hnsw.max_scan_tuples (20,000 by default). Nearest first, ties by id.
+ */
+export async function selectNearestChunkIdsIndexed(sql: SqlPool, scope: RetrievalScope, model: string, vectorLiteral: string, dimensions: number, limit: number): Promise<string[]> {
+  // Raw: pgvector's `<=>` on the vector cast to the index's dimension (a literal, so the partial
+  // index's predicate is proven and one named prepared statement serves each dimension), and its
+  // scan settings, which are per transaction: set local, then the statement, in one transaction.
+  const d = Math.trunc(dimensions);
+  return sql.transaction(async (query) => {
+    await query(`set local hnsw.ef_search = ${Math.max(40, Math.trunc(limit))}; set local hnsw.iterative_scan = relaxed_order`);
+    // relaxed_order may hand back a few rows out of order: the outer sort restores it.
+    const rows = await query<{ id: string }>(
+      `with nearest as materialized (
+         select ch.id, ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) as distance from document_chunks ch join documents d on d.id = ch.document_id
+          where ${SCOPE_SQL} and d.embedding_model = $4 and vector_dims(ch.embedding_vector) = ${d}
+          order by ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) limit ${Math.trunc(limit)})
+       select id::text as id from nearest order by distance, id`,
+      [scope.tenantId, scope.collectionIds, scope.category, model, vectorLiteral],
+      `liya_knowledge_leg_hnsw_${d}`,
+    );
+    return rows.map((r) => r.id);
+  });
 }
 
 const modelScope = `${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding is not null`;
@@ -122,10 +175,11 @@ export async function selectChunkEmbeddingsByIds(sql: SqlPool, scope: RetrievalS
 
 /** Those of the chunks `ids` that are in scope. */
 export async function selectChunkRows(sql: SqlPool, scope: RetrievalScope, ids: string[]): Promise<ChunkRow[]> {
-  // Raw: shares SCOPE_SQL and CHUNK_COLUMNS with the full-text leg, run through the SqlPool on the hot path.
+  // Raw: shares SCOPE_SQL and CHUNK_COLUMNS with the full-text leg, a named prepared statement on the hot path.
   return sql.query<ChunkRow>(
     `select ${CHUNK_COLUMNS} from document_chunks ch join documents d on d.id = ch.document_id where ${SCOPE_SQL} and ch.id = any($4::uuid[])`,
     [scope.tenantId, scope.collectionIds, scope.category, ids],
+    'liya_knowledge_chunk_rows',
   );
 }
 
@@ -140,7 +194,7 @@ export async function selectDomainCollections(
   tenantId: string,
   domainKey: string,
 ): Promise<{ enabled_domains: string[] | null; custom_active: boolean | null; collections: DomainCollectionRow[] } | undefined> {
-  // Raw: json_agg(json_build_object(...)) in correlated subqueries, run through the SqlPool on the hot path.
+  // Raw: json_agg(json_build_object(...)) in correlated subqueries, a named prepared statement on the hot path.
   const [row] = await sql.query<{ enabled_domains: string[] | null; custom_active: boolean | null; collections: DomainCollectionRow[] }>(
     `select t.enabled_domains,
             (select cd.is_active from custom_domains cd where cd.tenant_id = t.id and cd.domain_key = $2) as custom_active,
@@ -149,6 +203,7 @@ export async function selectDomainCollections(
               where c.tenant_id = t.id and x.tenant_id = t.id and x.domain_key = $2) as collections
        from tenants t where t.id = $1`,
     [tenantId, domainKey],
+    'liya_knowledge_domain_collections',
   );
   return row;
 }

@@ -3,6 +3,7 @@
 // executes itself (LocalRuns, which AppDeps carries), and what an execution streams
 // (WorkflowRunEvent; what it answers is the wire type WorkflowRunResult, declared with its schema).
 // Types only, so that holding them needs nothing of the engine.
+import type { TraceStep } from '../../runs/run-steps.js';
 import type { TraceEntry } from '../workflows.schemas.js';
 import type { TenantScope } from '../../tenants/tenant-scope.js';
 import type { StepDef } from '../step-types.js';
@@ -43,7 +44,15 @@ export interface StoredRun {
   executions: number;
   /** 1, or deeper when another run started this one (an agent's workflow tool). */
   depth: number;
+  /**
+   * The steps stored so far, when whoever hands the run over holds them (a queued run's trigger,
+   * done at intake): executing it then reads none. Absent: read from the database.
+   */
+  doneSteps?: DoneStep[];
 }
+
+/** A stored step as the engine reads it back (run_steps). */
+type DoneStep = Pick<TraceStep, 'step_id' | 'type' | 'name' | 'status' | 'input' | 'output' | 'error' | 'started_at' | 'completed_at'>;
 
 /** A run as the intake wrote it: what it runs and where it stands (its trigger step). */
 export interface LocalRun {

@@ -27,10 +27,11 @@ import type { TraceEntry, WorkflowRunResult } from '../workflows.schemas.js';
 import type { RunTarget, StoredRun, WorkflowRunEvent } from './run-types.js';
 import { loadState } from '../store/workflow-state.js';
 import { RunCancelledError, RunGuard } from './run-guard.js';
+import { storeRunStep } from './step-writes.js';
 import { renderTemplate } from '../../common/templates.js';
 import {
-  claimRun as claimRunRow, completeEmptyRun, failRun, findRunOutcome, insertRun, writeRunStep, writeRunWait,
-  type ClaimedRunRow, type NewRunRow, type StepRowValues, type StoredRunRow,
+  claimRun as claimRunRow, completeEmptyRun, failRun, findRunOutcome, insertRun, writeRunWait,
+  type ClaimedRunRow, type IntakeStepValues, type NewRunRow, type StepRowValues, type StoredRunRow,
 } from '../store/workflow-runs.js';
 
 export const FINAL_STATUSES: readonly WorkflowRunStatus[] = ['completed', 'failed', 'cancelled', 'rejected'];
@@ -109,6 +110,33 @@ export function newRunValues(target: RunTarget, input: Record<string, unknown>, 
   return { stored, row };
 }
 
+/**
+ * A queued run's trigger step, done at intake so it is stored with the run (one statement, one
+ * commit, instead of a step write of its own). A trigger step gives the run's input and nothing else
+ * can happen in it: this does what executing it does (one step execution counted, the input
+ * counted in the run's state, the next step by on_success or order) and positions `stored` after
+ * it. Null, leaving the trigger to the engine, when the run does not start at a trigger with a
+ * successor or the plan's limits would stop the step (the engine then fails it as it fails any).
+ */
+export function completeTriggerAtIntake(target: RunTarget, stored: StoredRun, limits: PlanLimits): IntakeStepValues | null {
+  const definition = compileDefinition(target.steps);
+  const trigger = definition.trigger;
+  if (!trigger || stored.nextStepId !== trigger.id || stored.stepsDone !== 0 || stored.executions !== 0) return null;
+  const next = trigger.on_success_step_id ?? nextInOrder(trigger, definition);
+  if (!next || !definition.byId.has(next)) return null;
+  if (limits.run_steps < 1 || jsonSize(stored.input, Number.MAX_SAFE_INTEGER) + jsonSize(null, Number.MAX_SAFE_INTEGER) > limits.run_state_bytes) return null;
+  const at = new Date();
+  const name = (trigger.name ?? trigger.id).slice(0, 200);
+  const output = boundedValue(stored.input);
+  stored.nextStepId = next;
+  stored.stepsDone = 1;
+  stored.executions = 1;
+  stored.doneSteps = [{
+    step_id: trigger.id, type: trigger.step_type, name, status: 'completed', input: null, output, error: null, started_at: at.toISOString(), completed_at: at.toISOString(),
+  }];
+  return { type: trigger.step_type, name, stepId: trigger.id, input: 'null', output: JSON.stringify(output), startedAt: at, completedAt: at };
+}
+
 /** Creates the run row, positioned at the trigger step and owned by this process. */
 export async function createWorkflowRun(sql: SqlPool, target: RunTarget, input: Record<string, unknown>, options: CreateRunOptions): Promise<StoredRun> {
   const { stored, row } = newRunValues(target, input, options);
@@ -161,7 +189,7 @@ const stepRow = (tenantId: string, runId: string, w: StepWrite, completed: Date)
 /** Writes a step; null when this process no longer owns the run (nothing written). */
 async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite): Promise<Date | null> {
   const completed = new Date();
-  const owned = await writeRunStep(sql, stepRow(tenantId, run.id, w, completed), {
+  const owned = await storeRunStep(sql, stepRow(tenantId, run.id, w, completed), {
     nextStepId: w.next, status: w.runStatus,
     output: w.runOutput === undefined ? null : JSON.stringify(w.runOutput), error: w.runError === null ? null : JSON.stringify(w.runError),
     queueCallback: run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), ownerId: PROCESS_ID, executions: w.executions,
@@ -270,7 +298,8 @@ async function executeWorkflowRunNow(
   const runId = run.id;
   const tenantId = target.scope.tenantId;
   const definition = compileDefinition(target.steps);
-  const done = run.stepsDone > 0 ? await readRunSteps(deps.sql, tenantId, 'workflow', runId) : [];
+  const done = run.stepsDone > 0 ? (run.doneSteps ?? (await readRunSteps(deps.sql, tenantId, 'workflow', runId))) : [];
+  run.doneSteps = undefined;
   const stepsVar: Record<string, { output: unknown; status: string }> = {};
   const trace: TraceEntry[] = done.map((s) => ({
     step_id: s.step_id, step_type: s.type, name: s.name, status: s.status, input: s.input, output: s.output, error: s.error, started_at: s.started_at, completed_at: s.completed_at,
@@ -279,8 +308,9 @@ async function executeWorkflowRunNow(
   for (const s of done) if (s.step_id) stepsVar[s.step_id] = { output: s.type === 'trigger' ? run.input : s.output, status: s.status };
   const limits = limitsForPlan(target.scope.plan, deps.config.PLAN_LIMITS);
   const unbounded = Number.MAX_SAFE_INTEGER;
-  // What the run holds already: its input and the values of the steps it stored.
-  const stateBytes = done.reduce((sum, s) => sum + jsonSize(s.input, unbounded) + jsonSize(s.output, unbounded), jsonSize(run.input, unbounded));
+  // What the run holds already: its input and the values of the steps it stored (a trigger's output
+  // is the input, counted once, as when the trigger runs in this execution).
+  const stateBytes = done.reduce((sum, s) => sum + jsonSize(s.input, unbounded) + (s.type === 'trigger' ? 0 : jsonSize(s.output, unbounded)), jsonSize(run.input, unbounded));
   const guard = new RunGuard(limits, options.lineage ?? rootLineage(run.depth), { executions: run.executions, stateBytes });
   try {
     return await executeSteps(em, deps, target, run, { emit, definition, stepsVar, trace, guard });

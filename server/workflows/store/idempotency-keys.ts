@@ -24,6 +24,19 @@ const CLAIM_SQL = `
    where idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
   returning 1`;
 
+/**
+ * Claims the keys of several requests at once, inside a larger statement: `source` names a
+ * relation with columns tenant_id, claim_scope, claim_key, request_hash and id (the run a key is
+ * claimed for; rows whose claim_key is null claim nothing; no two rows may name the same key). As
+ * CLAIM_SQL, per row; returns the run_id of each key taken.
+ */
+export const claimKeysSql = (source: string) => `
+  insert into idempotency_keys (tenant_id, scope, key, request_hash, run_id, result, created_at)
+  select tenant_id, claim_scope, claim_key, request_hash, id, null, now() from ${source} where claim_key is not null
+  on conflict (tenant_id, scope, key) do update set request_hash = excluded.request_hash, run_id = excluded.run_id, result = null, created_at = now()
+   where idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+  returning run_id`;
+
 /** The statement (and its params, $1-$5) that claims a key; usable inside a larger statement. */
 export const claimKeyStatement = (claim: KeyClaim) => ({ text: CLAIM_SQL, params: [claim.tenantId, claim.scope, claim.key, claim.requestHash, claim.runId] });
 

@@ -39,6 +39,22 @@ export async function findWebhookWorkflow(sql: SqlPool, slug: string): Promise<W
   return workflow ?? null;
 }
 
+/**
+ * `findWebhookWorkflow` for several slugs in one statement (the deliveries arriving at the same
+ * moment), keyed by slug; a slug without an active webhook workflow has no entry.
+ */
+export async function findWebhookWorkflows(sql: SqlPool, slugs: string[]): Promise<Map<string, WebhookWorkflowRow>> {
+  const rows = await sql.query<WebhookWorkflowRow & { slug: string }>(
+    `select w.webhook_slug as slug, w.id::text, w.tenant_id::text, w.workflow_key, w.live_version, w.max_concurrent_runs, w.webhook_secret, w.previous_webhook_secret,
+            coalesce(w.previous_secret_valid_until > now(), false) as previous_valid, ${TENANT_SCOPE_COLUMNS}
+       from workflows w join tenants t on t.id = w.tenant_id
+      where w.webhook_slug = any($1::text[]) and w.is_active and w.live_version is not null and w.trigger_type = 'webhook' and t.is_active`,
+    [slugs],
+    'liya_webhook_workflows',
+  );
+  return new Map(rows.map(({ slug, ...row }) => [slug, row]));
+}
+
 /** The tenant's active, deployed workflows triggered by the event, by key. */
 export async function listEventWorkflows(sql: SqlPool, tenantId: string, eventName: string) {
   return sql.query<{ id: string; workflow_key: string; live_version: number; max_concurrent_runs: number | null }>(

@@ -5,6 +5,7 @@
 // not change); many embed graphile_worker.add_job / remove_job so a run's change and its job are one
 // statement; the rest read or write the same rows on the same pool (Kysely is bound to an
 // EntityManager's connection, not to the SqlPool).
+import { createHash } from 'node:crypto';
 import type { WorkflowRunStatus } from '../../../db/column-values.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { TENANT_SCOPE_COLUMNS, type TenantScopeRow } from '../../tenants/tenant-scope.js';
@@ -13,6 +14,7 @@ import type { StepDef } from '../step-types.js';
 import type { StateScope } from './workflow-state.js';
 import { workflowCallbackJob, workflowContinueJob, workflowWakeJob } from '../../jobs/contracts.js';
 import { addJobSql, jobKeySql, removeJobSql } from '../../jobs/store/job-queue.js';
+import { claimKeysSql } from './idempotency-keys.js';
 
 
 type Query = SqlPool['query'];
@@ -65,10 +67,13 @@ export interface NewRunRow {
 const RUN_COLUMNS = `id, tenant_id, workflow_id, version, definition, scope, conversation_id, status, triggered_by, input, output,
   next_step_id, steps_done, error, environment_id, callback_key, callback_url, depth, owner_id, started_at, updated_at, completed_at`;
 
-/** The run's values: params $1..$14 of `runParams`, owner $15, each numbered `offset` higher (after a guard's params). */
-const runValues = (offset: number) => {
+/**
+ * The run's values: params $1..$14 of `runParams`, owner $15, each numbered `offset` higher (after a
+ * guard's params); `stepsDone` is the steps_done expression (0 for a run that has run nothing).
+ */
+const runValues = (offset: number, stepsDone = '0') => {
   const $ = (n: number) => `$${n + offset}`;
-  return `${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}::jsonb, ${$(6)}, ${$(7)}, 'running', ${$(8)}, ${$(9)}::jsonb, null, ${$(10)}, 0, null, ${$(11)}, ${$(12)}, ${$(13)}, ${$(14)}, ${$(15)}, now(), now(), null`;
+  return `${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}::jsonb, ${$(6)}, ${$(7)}, 'running', ${$(8)}, ${$(9)}::jsonb, null, ${$(10)}, ${stepsDone}, null, ${$(11)}, ${$(12)}, ${$(13)}, ${$(14)}, ${$(15)}, now(), now(), null`;
 };
 
 /** The run's params in insert order ($1..$14 of `runValues`). */
@@ -93,25 +98,130 @@ export interface QueuedRunGuard {
   params: unknown[];
 }
 
+/** A queued run's trigger step, done at intake (its row is stored with the run, index 0). */
+export interface IntakeStepValues {
+  type: string;
+  name: string;
+  stepId: string;
+  /** JSON. */
+  input: string;
+  /** JSON. */
+  output: string;
+  startedAt: Date;
+  completedAt: Date;
+}
+
+/** Prepared-statement names of the queued-run statements, one per text (one per guard statement). */
+const queuedRunNames = new Map<string, string>();
+const queuedRunName = (text: string) => {
+  let name = queuedRunNames.get(text);
+  if (!name) {
+    name = `liya_workflow_queued_run_${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
+    queuedRunNames.set(text, name);
+  }
+  return name;
+};
+
 /**
- * A queued run: the guard row and the run in one statement (all or nothing), and unless `ownerId`
- * is set (this process executes it) the job that runs it. That job's run is new, so no job can hold
- * its key yet: it is added in graphile-worker's plain-insert mode (`unsafe_dedupe`).
+ * A queued run: the guard row and the run in one statement (all or nothing), its trigger step when
+ * the intake did it (`trigger`: the row, and the run positioned after it), and unless `ownerId` is
+ * set (this process executes it) the job that runs it. That job's run is new, so no job can hold
+ * its key yet: it is added in graphile-worker's plain-insert mode (`unsafe_dedupe`). Committed
+ * durably (the caller answers that the run is accepted). A named prepared statement: its text
+ * depends only on the guard statement's text, of which there are few.
  */
 export async function insertQueuedRun(
   query: Query,
-  values: { guard: QueuedRunGuard; run: NewRunRow; ownerId: string | null; queueJob: boolean },
+  values: { guard: QueuedRunGuard; run: NewRunRow; ownerId: string | null; queueJob: boolean; trigger: IntakeStepValues | null },
 ): Promise<{ guarded: number; created: number; queued: number }> {
   const offset = values.guard.params.length;
+  const $ = (n: number) => `$${n + offset}`;
   // Raw: graphile_worker.add_job in the same statement as the run (and a guard statement given as text).
   const text = `
     with guard as (${values.guard.text}),
-    run as (insert into workflow_runs (${RUN_COLUMNS}) select ${runValues(offset)} where exists (select 1 from guard) returning id),
-    job as (select ${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: `$${offset + 2}::text` }, { keyMode: 'unsafe_dedupe' })} from run where $${offset + 16}::boolean)
-    select (select count(*) from guard)::int as guarded, (select count(*) from run)::int as created, (select count(*) from job)::int as queued`;
-  // `queued` is selected so the job CTE runs (a SELECT CTE nobody reads is never evaluated).
-  const [row] = await query<{ guarded: number; created: number; queued: number }>(text, [...values.guard.params, ...runParams(values.run), values.ownerId, values.queueJob]);
+    run as (insert into workflow_runs (${RUN_COLUMNS}, executions) select ${runValues(offset, `${$(17)}::int`)}, ${$(17)}::int where exists (select 1 from guard) returning id),
+    step as (
+      insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
+                             cost_usd, latency_ms, error, started_at, completed_at)
+      select gen_random_uuid(), ${$(2)}, 'workflow', id, 0, ${$(18)}::text, ${$(19)}::text, ${$(20)}::text, 'completed', ${$(21)}::jsonb, ${$(22)}::jsonb, 0, 0, 0, 0, null, ${$(23)}::timestamptz, ${$(24)}::timestamptz
+        from run where ${$(18)}::text is not null
+      returning 1),
+    job as (select ${addJobSql(workflowContinueJob, { run_id: 'id::text', tenant_id: `${$(2)}::text` }, { keyMode: 'unsafe_dedupe' })} from run where ${$(16)}::boolean)
+    select (select count(*) from guard)::int as guarded, (select count(*) from run)::int as created, (select count(*) from job)::int as queued,
+           (select count(*) from step)::int as stepped`;
+  // `queued` and `stepped` are selected so those CTEs run (a CTE nobody reads is never evaluated).
+  const t = values.trigger;
+  const [row] = await query<{ guarded: number; created: number; queued: number }>(
+    text,
+    [
+      ...values.guard.params, ...runParams(values.run), values.ownerId, values.queueJob, t ? 1 : 0,
+      t?.type ?? null, t?.name ?? null, t?.stepId ?? null, t?.input ?? null, t?.output ?? null, t?.startedAt ?? null, t?.completedAt ?? null,
+    ],
+    queuedRunName(text),
+  );
   return row;
+}
+
+/** A queued run of `insertQueuedRuns`: its values and its idempotency key's claim (when it has one). */
+export interface QueuedRunValues {
+  run: NewRunRow;
+  ownerId: string | null;
+  queueJob: boolean;
+  trigger: IntakeStepValues | null;
+  claim: { scope: string; key: string; requestHash: string } | null;
+}
+
+// Several queued runs in one statement (one round trip, one durable commit): each row of the arrays
+// is what insertQueuedRun writes for one run, with the idempotency key claim as its guard (rows
+// without a claim are not guarded). No two rows may claim the same key.
+// Raw: graphile_worker.add_job, and the idempotency store's multi-row claim, in the same statement.
+const QUEUED_RUNS_SQL = `
+with w as (
+  select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::text[], $11::uuid[],
+                       $12::text[], $13::text[], $14::int[], $15::text[], $16::boolean[], $17::int[],
+                       $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::timestamptz[], $24::text[], $25::text[], $26::text[])
+    as w(id, tenant_id, workflow_id, version, definition, scope, conversation_id, triggered_by, input, next_step_id, environment_id,
+         callback_key, callback_url, depth, owner_id, queue_job, steps_done,
+         step_type, step_name, step_id, step_input, step_output, step_at, claim_scope, claim_key, request_hash)
+),
+claim as (${claimKeysSql('w')}),
+run as (
+  insert into workflow_runs (${RUN_COLUMNS}, executions)
+  select id, tenant_id, workflow_id, version, definition::jsonb, scope, conversation_id, 'running', triggered_by, input::jsonb, null,
+         next_step_id, steps_done, null, environment_id, callback_key, callback_url, depth, owner_id, now(), now(), null, steps_done
+    from w where claim_key is null or id in (select run_id from claim)
+  returning id
+),
+step as (
+  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
+                         cost_usd, latency_ms, error, started_at, completed_at)
+  select gen_random_uuid(), w.tenant_id, 'workflow', w.id, 0, w.step_type, w.step_name, w.step_id, 'completed', w.step_input::jsonb, w.step_output::jsonb, 0, 0, 0, 0, null, w.step_at, w.step_at
+    from w join run on run.id = w.id where w.step_type is not null
+  returning 1
+),
+job as (
+  select ${addJobSql(workflowContinueJob, { run_id: 'w.id::text', tenant_id: 'w.tenant_id::text' }, { keyMode: 'unsafe_dedupe' })}
+    from w join run on run.id = w.id where w.queue_job
+)
+select array(select id::text from run) as created, (select count(*) from step)::int + (select count(*) from job)::int as written`;
+
+/** Writes several queued runs in one durable statement; the ids of the runs created (a run whose key was taken already is not). */
+export async function insertQueuedRuns(sql: SqlPool, runs: QueuedRunValues[]): Promise<Set<string>> {
+  const column = <T>(pick: (r: QueuedRunValues) => T) => runs.map(pick);
+  const [row] = await sql.query<{ created: string[] }>(
+    QUEUED_RUNS_SQL,
+    [
+      column((r) => r.run.id), column((r) => r.run.tenantId), column((r) => r.run.workflowId), column((r) => r.run.version), column((r) => r.run.definition),
+      column((r) => r.run.scope), column((r) => r.run.conversationId), column((r) => r.run.triggeredBy), column((r) => r.run.input), column((r) => r.run.nextStepId),
+      column((r) => r.run.environmentId), column((r) => r.run.callbackKey), column((r) => r.run.callbackUrl), column((r) => r.run.depth), column((r) => r.ownerId),
+      column((r) => r.queueJob), column((r) => (r.trigger ? 1 : 0)),
+      column((r) => r.trigger?.type ?? null), column((r) => r.trigger?.name ?? null), column((r) => r.trigger?.stepId ?? null), column((r) => r.trigger?.input ?? null),
+      column((r) => r.trigger?.output ?? null), column((r) => r.trigger?.startedAt ?? null),
+      column((r) => r.claim?.scope ?? null), column((r) => r.claim?.key ?? null), column((r) => r.claim?.requestHash ?? null),
+    ],
+    'liya_workflow_queued_runs',
+  );
+  return new Set(row.created);
 }
 
 /** Statuses that hold one of a workflow's concurrent-run slots. */
@@ -274,28 +384,85 @@ select (select count(*) from run)::int as waited,
        (select count(*) from step) + (select count(*) from approval) + (select count(*) from wake) as written`;
 
 /** Writes a step and the run's new position; whether `ownerId` still owned the running run (otherwise nothing was written). */
-export async function writeRunStep(
-  sql: SqlPool,
-  step: StepRowValues,
-  run: {
-    nextStepId: string | null;
-    status: WorkflowRunStatus;
-    /** The run's output as JSON (null keeps the stored one). */
-    output: string | null;
-    /** The run's error as JSON. */
-    error: string | null;
-    /** Queue the delivery of the final run to its callback URL. */
-    queueCallback: boolean;
-    ownerId: string;
-    executions: number;
-  },
-): Promise<boolean> {
+export async function writeRunStep(sql: SqlPool, step: StepRowValues, run: StepRunValues): Promise<boolean> {
   const [row] = await sql.query<{ owned: number }>(
     STEP_SQL,
     [...stepRowParams(step), run.nextStepId, run.status, run.output, run.error, run.queueCallback, run.ownerId, run.executions],
     'liya_workflow_step',
   );
   return row.owned > 0;
+}
+
+// Steps of several runs in one statement: the same writes as STEP_SQL, one row of the arrays per
+// step (each run's own fence). The runs are found by `id = any(...)` (the primary key). The status
+// is compared with a subquery's value, not a constant, so the partial index of running runs cannot
+// serve the statement: its statistics, taken when few runs were running, make a scan of the whole
+// index look free, and under a backlog that scan reads every running run of the process.
+// Raw: the hot path's prepared statement, with graphile_worker.add_job.
+const STEPS_SQL = `
+with async_commit as (select set_config('synchronous_commit', 'off', true)),
+w as (
+  select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[],
+                       $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::boolean[], $19::text[], $20::int[])
+    as w(tenant_id, run_id, idx, type, name, step_id, status, input, output, latency_ms, error, started_at, completed_at,
+         next_step_id, run_status, run_output, run_error, queue_callback, owner_id, executions)
+),
+run as (
+  update workflow_runs r set next_step_id = w.next_step_id, steps_done = w.idx + 1, executions = w.executions, status = w.run_status,
+         output = coalesce(w.run_output::jsonb, r.output), error = w.run_error::jsonb,
+         resume = null, wait_kind = null, approval_id = null, resume_at = null, owner_id = case when w.run_status = 'running' then r.owner_id else null end,
+         updated_at = now(), completed_at = case when w.run_status in ('completed', 'failed', 'cancelled', 'rejected') then now() else null end
+    from w
+   where r.id = any($2::uuid[]) and r.id = w.run_id and r.tenant_id = w.tenant_id and r.owner_id = w.owner_id and r.status = (select 'running'::text)
+  returning r.id, r.tenant_id, w.queue_callback
+),
+step as (
+  insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
+                         cost_usd, latency_ms, error, started_at, completed_at)
+  select gen_random_uuid(), w.tenant_id, 'workflow', w.run_id, w.idx, w.type, w.name, w.step_id, w.status, w.input::jsonb, w.output::jsonb, 0, 0, 0,
+         w.latency_ms, w.error, w.started_at, w.completed_at
+    from w join run on run.id = w.run_id
+  on conflict (run_id, index) do nothing
+  returning 1
+),
+notify as (
+  select ${addJobSql(workflowCallbackJob, { run_id: 'id::text', tenant_id: 'tenant_id::text' })}
+    from run where queue_callback
+)
+select array(select id::text from run) as owned, (select count(*) from step) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
+
+/** What `writeRunStep` stores of the run with its step. */
+export interface StepRunValues {
+  nextStepId: string | null;
+  status: WorkflowRunStatus;
+  /** The run's output as JSON (null keeps the stored one). */
+  output: string | null;
+  /** The run's error as JSON. */
+  error: string | null;
+  /** Queue the delivery of the final run to its callback URL. */
+  queueCallback: boolean;
+  ownerId: string;
+  executions: number;
+}
+
+/**
+ * Writes the steps of several runs (at most one each) and their runs' new positions in one
+ * statement, as `writeRunStep` writes one; the ids of the runs `ownerId` still owned (the others
+ * got nothing written).
+ */
+export async function writeRunSteps(sql: SqlPool, writes: { step: StepRowValues; run: StepRunValues }[]): Promise<Set<string>> {
+  const column = <T>(pick: (w: { step: StepRowValues; run: StepRunValues }) => T) => writes.map(pick);
+  const [row] = await sql.query<{ owned: string[] }>(
+    STEPS_SQL,
+    [
+      column((w) => w.step.tenantId), column((w) => w.step.runId), column((w) => w.step.index), column((w) => w.step.type), column((w) => w.step.name),
+      column((w) => w.step.stepId), column((w) => w.step.status), column((w) => w.step.input), column((w) => w.step.output), column((w) => w.step.latencyMs),
+      column((w) => w.step.error), column((w) => w.step.startedAt), column((w) => w.step.completedAt), column((w) => w.run.nextStepId), column((w) => w.run.status),
+      column((w) => w.run.output), column((w) => w.run.error), column((w) => w.run.queueCallback), column((w) => w.run.ownerId), column((w) => w.run.executions),
+    ],
+    'liya_workflow_steps',
+  );
+  return new Set(row.owned);
 }
 
 /** Writes a waiting step with the run's wait (and its approval and wake-up job). Not `waited` when a callback arrived first; not `owned` when `ownerId` lost the run. */

@@ -1,0 +1,127 @@
+// Small text uploads accepted by a process that runs the job runner are ingested by that process
+// straight away, with the bytes and settings the upload already holds, and without a graphile job:
+// no job insert (graphile-worker's add_job and the NOTIFY that wakes every runner), no fetch, lock,
+// claim, content read or delete, and no stage writes on the way (runLocalIngestion). This is what
+// server/workflows/local-runs.ts does for queued workflow runs.
+//
+// Nothing is lost when the process is not there to finish: the upload's job row is committed owned
+// by this process (owner_id, its heartbeat id). A pending or running job whose owner's heartbeat
+// stopped is given a graphile job by the recovery sweep (recoverLocalIngestions, run by every job
+// runner), and any process ingests it from the stored upload. A run that fails with an error (the
+// database out of reach), one that waited here too long, and those still waiting when the job
+// runner stops are handed over at once (owner cleared, a job queued), so the job runner's retries
+// with backoff apply. The completion is gated on the job row, so a job that runs twice completes once.
+import type { AppDeps } from '../deps.js';
+import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
+import { runLocalIngestion, type LocalIngestion } from './ingest-document.js';
+import type { SupportedMediaType } from './media-types.js';
+import { handOverIngestionJob, queueOrphanedIngestionJobs } from './store/ingestion-jobs.js';
+
+/** A local ingestion still waiting this long after its upload goes to the job runner instead. */
+const LOCAL_MAX_WAIT_MS = 10_000;
+/** Uploads waiting in one process at most (their bytes are held in memory). */
+const MAX_WAITING = 2000;
+const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+/** Larger files go to the job runner, which reports their stages as they go. */
+const MAX_LOCAL_BYTES = 1024 * 1024;
+/** Extracted in this process without a parser library (extract-text.ts). */
+const LOCAL_MEDIA_TYPES: ReadonlySet<SupportedMediaType> = new Set(['text/plain', 'text/markdown', 'application/json']);
+/**
+ * A hand-over that failed (the database out of reach) is tried again after this long, doubling up
+ * to the last; while the process lives, its jobs are not recovered by the sweep, so it keeps trying.
+ */
+const HANDOVER_RETRY_MS = [250, 500, 1000, 2000, 5000];
+
+type Deps = Pick<AppDeps, 'orm' | 'sql' | 'pgvector' | 'log' | 'config' | 'localRuns'>;
+
+class LocalIngestionQueue {
+  private readonly waiting: { item: LocalIngestion; acceptedAt: number }[] = [];
+  private head = 0;
+  private waitingBytes = 0;
+  private active = 0;
+
+  constructor(private readonly deps: Deps) {}
+
+  /** The job runner runs in this process: while it stops, nothing more is taken. */
+  private running(): boolean {
+    return this.deps.localRuns !== null;
+  }
+
+  hasRoom(bytes: number): boolean {
+    return this.running() && this.waiting.length - this.head < MAX_WAITING && this.waitingBytes + bytes <= MAX_WAITING_BYTES;
+  }
+
+  /** An upload whose job row, owned by this process, has committed. */
+  push(item: LocalIngestion): void {
+    this.waiting.push({ item, acceptedAt: Date.now() });
+    this.waitingBytes += item.content.length;
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.active < this.deps.config.WORKER_CONCURRENCY && this.head < this.waiting.length) {
+      const { item, acceptedAt } = this.waiting[this.head++];
+      this.waitingBytes -= item.content.length;
+      if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+        this.waiting.splice(0, this.head);
+        this.head = 0;
+      }
+      if (!this.running() || Date.now() - acceptedAt > LOCAL_MAX_WAIT_MS) {
+        this.handOver(item.jobId);
+        continue;
+      }
+      this.active++;
+      runLocalIngestion(this.deps, item)
+        .catch((err: unknown) => {
+          this.deps.log.warn({ err, jobId: item.jobId }, 'ingestion failed in this process; handed to the job runner');
+          this.handOver(item.jobId);
+        })
+        .finally(() => {
+          this.active--;
+          this.pump();
+        });
+    }
+  }
+
+  /**
+   * Clears this process's ownership and queues a graphile job, trying until the database takes it
+   * (or the job runner stops: this process's heartbeat then goes, and the sweep of another process
+   * recovers the job). Also for an upload whose intake may have committed although its answer was
+   * lost: a job that does not exist, or is not this process's, is left alone.
+   */
+  handOver(jobId: string, attempt = 0): void {
+    handOverIngestionJob(this.deps.sql, jobId, PROCESS_ID).catch((err: unknown) => {
+      if (!this.running()) return;
+      this.deps.log.warn({ err, jobId }, 'could not hand an ingestion over to the job runner; trying again');
+      setTimeout(() => this.handOver(jobId, attempt + 1), HANDOVER_RETRY_MS[Math.min(attempt, HANDOVER_RETRY_MS.length - 1)]).unref();
+    });
+  }
+}
+
+/** The owner_id of the jobs this process ingests itself. */
+export const LOCAL_OWNER = PROCESS_ID;
+
+const queues = new WeakMap<Deps, LocalIngestionQueue>();
+
+/**
+ * This process's queue of local ingestions when it may take an upload of `bytes` of `mediaType`
+ * with no embedding model to call (else null: the job runner ingests it). The upload's job row is
+ * then written owned by LOCAL_OWNER.
+ */
+export function localIngestionFor(deps: Deps, upload: { mediaType: SupportedMediaType; bytes: number; embeddingModel: string | null }): LocalIngestionQueue | null {
+  if (deps.localRuns === null || upload.embeddingModel !== null || upload.bytes > MAX_LOCAL_BYTES || !LOCAL_MEDIA_TYPES.has(upload.mediaType)) return null;
+  let queue = queues.get(deps);
+  if (!queue) {
+    queue = new LocalIngestionQueue(deps);
+    queues.set(deps, queue);
+  }
+  return queue.hasRoom(upload.bytes) ? queue : null;
+}
+
+/** Queues the ingestions of processes that stopped before finishing them; run by each job runner's recovery. */
+export async function recoverLocalIngestions(deps: Pick<AppDeps, 'sql' | 'config' | 'log'>): Promise<number> {
+  const staleSeconds = staleAfterMs(deps.config.HEARTBEAT_MS) / 1000;
+  const queued = await queueOrphanedIngestionJobs(deps.sql, staleSeconds / 2, staleSeconds);
+  if (queued) deps.log.warn({ jobs: queued, by: PROCESS_ID }, 'ingestions of stopped processes queued');
+  return queued;
+}
