@@ -12,6 +12,7 @@ import type { AppConfig } from './config.js';
 import type { AppDeps } from './deps.js';
 import { closeWorkerPool } from './common/worker-pool.js';
 import { stopOcrProcess } from './workflows/ocr.js';
+import { preloadOpenAiSdk } from './llm/client-cache.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
 import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
@@ -184,6 +185,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (built.status === 'rejected') throw built.reason;
     const app = built.value;
     await app.listen({ port: config.PORT, host: config.HOST });
+    // Loaded after the start instead of during it; before the first model call, most likely.
+    preloadOpenAiSdk();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;

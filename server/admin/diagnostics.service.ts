@@ -2,10 +2,9 @@
 // runner and the model provider, each answered with what was found and, when it fails, what to do;
 // and which optional features this install has.
 import { createRequire } from 'node:module';
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
-import { createOpenAiClient, NO_KEY, type CreateClient } from '../llm/client-cache.js';
+import { createOpenAiClient, loadOpenAiSdk, NO_KEY, type CreateClient } from '../llm/client-cache.js';
 import { DEFAULT_PROVIDER, listProviders, parseModelRef } from '../llm/providers.js';
 import { staleAfterMs } from '../runs/process-identity.js';
 import { selectJobQueueBacklog, selectJobRunnerState, selectServerVersion } from './store/diagnostics.js';
@@ -155,6 +154,7 @@ async function checkProvider(deps: AppDeps, createClient: CreateClient, timeoutM
   const checkUrl = isDefault ? `Check OPENAI_BASE_URL (${describeUrl(provider.baseUrl)}) and that this host can reach it.` : `Check the baseUrl of "${provider.name}" in LLM_PROVIDERS and that this host can reach it.`;
   const checkKey = isDefault ? 'Check OPENAI_API_KEY.' : `Check the key of "${provider.name}" in LLM_PROVIDERS.`;
 
+  const { APIConnectionError, APIConnectionTimeoutError, APIError } = await loadOpenAiSdk();
   const client = createClient({ baseURL: provider.baseUrl, apiKey: provider.apiKey ?? NO_KEY, maxRetries: 0, timeout: timeoutMs, log });
   const started = performance.now();
   try {

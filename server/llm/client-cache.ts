@@ -1,6 +1,27 @@
 // One SDK client per (base URL, key): clients hold connection pools, so they are reused, not rebuilt per call.
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { Logger } from 'pino';
+
+type OpenAiSdk = typeof import('openai');
+let sdk: OpenAiSdk | undefined;
+let loading: Promise<OpenAiSdk> | undefined;
+
+/**
+ * The openai SDK, loaded on first use: its ~240 modules took 100-150 ms of every start, before
+ * the server could answer. `preloadOpenAiSdk` loads it once the server is ready.
+ */
+export function loadOpenAiSdk(): Promise<OpenAiSdk> {
+  loading ??= import('openai').then((loaded) => (sdk = loaded));
+  return loading;
+}
+
+/** The SDK if it was loaded (an error can only be one of its errors once it is). */
+export const loadedOpenAiSdk = (): OpenAiSdk | undefined => sdk;
+
+/** Loads the SDK in the background (after start), so the first model call does not wait for it. */
+export function preloadOpenAiSdk(): void {
+  setTimeout(() => void loadOpenAiSdk().catch(() => undefined), 0).unref();
+}
 
 export interface ClientSpec {
   baseURL: string;
@@ -16,9 +37,10 @@ export type CreateClient = (spec: ClientSpec) => OpenAI;
 // The SDK insists on a key; keyless servers (a local model server) ignore this one.
 export const NO_KEY = 'no-key';
 
-/** The openai SDK client, with everything it would otherwise read from the environment set explicitly. */
-export const createOpenAiClient: CreateClient = (spec) =>
-  new OpenAI({
+/** The openai SDK client, with everything it would otherwise read from the environment set explicitly (after `loadOpenAiSdk`). */
+export const createOpenAiClient: CreateClient = (spec) => {
+  if (!sdk) throw new Error('createOpenAiClient needs the openai SDK loaded first (await loadOpenAiSdk())');
+  return new sdk.OpenAI({
     baseURL: spec.baseURL,
     apiKey: spec.apiKey,
     organization: null,
@@ -35,9 +57,11 @@ export const createOpenAiClient: CreateClient = (spec) =>
       debug: () => undefined,
     },
   });
+};
 
 export interface ClientCache {
-  get(baseURL: string, apiKey: string): OpenAI;
+  /** The client for this provider and key (loading the SDK first, the first time). */
+  get(baseURL: string, apiKey: string): Promise<OpenAI>;
   readonly size: number;
 }
 
@@ -49,7 +73,8 @@ export function createClientCache(
   const maxEntries = options.maxEntries ?? 200;
   const clients = new Map<string, OpenAI>();
   return {
-    get(baseURL, apiKey) {
+    async get(baseURL, apiKey) {
+      if (!sdk) await loadOpenAiSdk();
       const id = `${baseURL}\n${apiKey}`;
       let client = clients.get(id);
       if (client) {

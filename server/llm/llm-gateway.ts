@@ -1,5 +1,4 @@
 // The model layer: routes a call to a provider, asks for schema-valid JSON, embeds texts, meters every provider call.
-import { APIConnectionTimeoutError, APIError } from 'openai';
 import { observeModelCall } from '../observability/telemetry.js';
 import type {
   ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam,
@@ -10,7 +9,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { recordUsage as recordUsageDefault, type UsageEventInput } from '../usage/usage.service.js';
-import { createClientCache, NO_KEY, type CreateClient } from './client-cache.js';
+import { createClientCache, loadedOpenAiSdk, NO_KEY, type CreateClient } from './client-cache.js';
 import { createSchemaValidatorCache, type SchemaValidatorCache } from '../common/json-schema.js';
 import { buildRepairMessage, checkJsonAnswer, type OutputIssue } from './json-output.js';
 import type {
@@ -41,9 +40,10 @@ const notConfigured = (message: string, details?: Record<string, unknown>) => ne
 
 /** No secret reaches the message: providers' error texts can echo part of the key, so only the status is kept. */
 function toProviderError(err: unknown, provider: string): AppError | null {
-  if (!(err instanceof APIError)) return null;
+  const sdk = loadedOpenAiSdk();
+  if (!sdk || !(err instanceof sdk.APIError)) return null;
   const status = typeof err.status === 'number' ? err.status : undefined;
-  const what = err instanceof APIConnectionTimeoutError ? 'timed out' : status ? `answered HTTP ${status}` : 'could not be reached';
+  const what = err instanceof sdk.APIConnectionTimeoutError ? 'timed out' : status ? `answered HTTP ${status}` : 'could not be reached';
   return new AppError('LLM_PROVIDER_ERROR', `The model provider "${provider}" ${what}`, status ? { provider, status } : { provider });
 }
 
@@ -142,7 +142,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     if (issues.length) throw new AppError('INVALID_INPUT', 'The output schema is not a valid JSON Schema', { issues });
     const validate = schemas.validatorFor(request.schema);
     const target = await resolveTarget(em, request.usage.tenantId, request.model, request.storedKey);
-    const client = clients.get(target.baseURL, target.apiKey);
+    const client = await clients.get(target.baseURL, target.apiKey);
     const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
 
     const messages: ChatCompletionMessageParam[] = request.messages.map((m) => ({ role: m.role, content: m.content }));
@@ -226,7 +226,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
 
   async function completeChat(em: EntityManager, request: ChatCallRequest): Promise<ChatCallResult> {
     const target = request.target ?? (await resolveTarget(em, request.usage.tenantId, request.model, request.storedKey));
-    const client = clients.get(target.baseURL, target.apiKey);
+    const client = await clients.get(target.baseURL, target.apiKey);
     const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
     const wanted = request.maxTokens ?? null;
     const reservation = await reserveCall(request.budget, target, request.messages, request.tools, wanted ?? Number.MAX_SAFE_INTEGER);
@@ -318,7 +318,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     const cacheKey = request.cache ? embeddingCacheKey(request.usage.tenantId, target, request.input) : null;
     const hit = cacheKey ? request.cache?.get(cacheKey) : undefined;
     if (hit) return { vectors: hit, model: target.modelRef };
-    const client = clients.get(target.baseURL, target.apiKey);
+    const client = await clients.get(target.baseURL, target.apiKey);
     const started = now();
     let response: CreateEmbeddingResponse;
     try {
