@@ -127,14 +127,16 @@ function postmasterPid(dataDir: string): number | null {
 }
 
 // What `pg_ctl status` decides (the pid in postmaster.pid is alive), without starting a process.
+// Like PostgreSQL itself, a pid that is this process or its parent (pids repeat after a container
+// restart) or another user's process (EPERM: the server would run as us, or we are root) is stale.
 function isRunning(dataDir: string): boolean {
   const pid = postmasterPid(dataDir);
-  if (pid === null) return false;
+  if (pid === null || pid === process.pid || pid === process.ppid) return false;
   try {
     process.kill(pid, 0);
     return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, but another user's
+  } catch {
+    return false;
   }
 }
 

@@ -172,13 +172,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       config.WORKER ? startWorker(deps, jobPool) : Promise.resolve(null),
       appModule.then(({ buildApp }) => buildApp(deps)),
     ]);
+    // After app.close() and the job runner's stop (cleanups run in reverse): the requests and jobs
+    // under way finish their pool tasks first, and none starts a new pool after it closed.
+    cleanups.push(() => closeWorkerPool());
     if (started.status === 'fulfilled' && started.value) {
       worker = started.value;
       cleanups.push(() => worker!.stop());
     }
 
-    // After app.close() (cleanups run in reverse): the requests under way finish their pool tasks first.
-    cleanups.push(() => closeWorkerPool());
     cleanups.push(async () => stopOcrProcess());
     if (built.status === 'fulfilled') cleanups.push(() => built.value.close());
     if (started.status === 'rejected') throw started.reason;

@@ -14,7 +14,7 @@ import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } 
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
 import { recoverOrphanedRuns } from '../server/workflows/run-jobs.js';
-import { recoverLocalIngestions } from '../server/documents/local-ingestion.js';
+import { recoverLocalIngestions, stopLocalIngestions } from '../server/documents/local-ingestion.js';
 import { onLostJobWrite } from './lost-job-writes.js';
 
 
@@ -279,7 +279,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
       // A replacement being started stops itself once it has started (or gives up).
       if (replacing) await Promise.race([replacing, sleep(REPLACEMENT_STOP_WAIT_MS, undefined, { ref: false })]);
       await Promise.all([...live].map((g) => g.runner.stop().catch((err: unknown) => log.warn({ err }, 'the job runner did not stop cleanly'))));
-      await localRuns.stop(LOCAL_RUNS_STOP_WAIT_MS);
+      await Promise.all([localRuns.stop(LOCAL_RUNS_STOP_WAIT_MS), stopLocalIngestions(deps, LOCAL_RUNS_STOP_WAIT_MS)]);
       finish();
       // graphile-worker does not wait for the last outcomes it writes: one still being retried may
       // yet fail, and must not end the process while it shuts down.

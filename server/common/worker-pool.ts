@@ -56,6 +56,8 @@ const POOL_THREAD_NICENESS = process.platform === 'win32' ? 0 : 10;
  * same cores while holding memory. A second thread is started only when two tasks meet.
  */
 const MAX_THREADS = Math.max(1, Math.min(2, availableParallelism()));
+/** Tasks queued for a thread at most, across tenants (see maxQueue below). */
+const MAX_QUEUED_TASKS = 16;
 /**
  * Each thread's heap: a 1 MB scan or a 20,000-case comparison needs a few tens of MB. A task past
  * this ends its thread (ERR_WORKER_OUT_OF_MEMORY, the request fails) rather than the server.
@@ -88,6 +90,9 @@ function workerPool(): Promise<Pool> {
         closeTimeout: CLOSE_TIMEOUT_MS,
         niceIncrement: POOL_THREAD_NICENESS,
         resourceLimits: RESOURCE_LIMITS,
+        // Tasks waiting for a thread at most: past that a request is refused (429), so a burst of
+        // large comparisons cannot queue minutes of work ahead of everyone's scans.
+        maxQueue: MAX_QUEUED_TASKS,
       });
       // Piscina reports a close that outlived CLOSE_TIMEOUT_MS as an 'error' event (then ends the
       // threads anyway); without a listener the event would throw.
@@ -111,7 +116,14 @@ export async function runPoolTask<Input, Output>(task: PoolTask<Input, Output>, 
   if (size > task.maxSize) {
     throw new AppError('UNPROCESSABLE', `The work this request asks for is too large for one task (${size} > ${task.maxSize})`, { size, max: task.maxSize });
   }
-  return (await (await workerPool()).run({ name: task.name, input })) as Output;
+  try {
+    return (await (await workerPool()).run({ name: task.name, input })) as Output;
+  } catch (err) {
+    if (err instanceof Error && err.message === 'Task queue is at limit') {
+      throw new AppError('CONCURRENCY_LIMIT', 'The server is busy with other large tasks; try again shortly', { queued: MAX_QUEUED_TASKS }, { 'retry-after': '2' });
+    }
+    throw err;
+  }
 }
 
 /** Tasks the current pool has completed (0 without a pool): tells whether work ran off the event loop. */

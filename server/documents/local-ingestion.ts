@@ -19,6 +19,8 @@ import { handOverIngestionJob, queueOrphanedIngestionJobs } from './store/ingest
 
 /** A local ingestion still waiting this long after its upload goes to the job runner instead. */
 const LOCAL_MAX_WAIT_MS = 10_000;
+/** A job still owned this long after its upload is recovered even though its owner lives (it lost it). */
+const ABANDONED_AFTER_MS = 6 * LOCAL_MAX_WAIT_MS;
 /** Uploads waiting in one process at most (their bytes are held in memory). */
 const MAX_WAITING = 2000;
 const MAX_WAITING_BYTES = 64 * 1024 * 1024;
@@ -84,6 +86,20 @@ class LocalIngestionQueue {
   }
 
   /**
+   * The job runner stops: every waiting upload is handed over now (while the database and this
+   * process's heartbeat are still there), and the running ones get up to `waitMs` to finish.
+   */
+  async stop(waitMs: number): Promise<void> {
+    const waiting = this.waiting.splice(this.head);
+    this.waiting.length = 0;
+    this.head = 0;
+    this.waitingBytes = 0;
+    await Promise.all(waiting.map(({ item }) => handOverIngestionJob(this.deps.sql, item.jobId, PROCESS_ID).catch(() => undefined)));
+    const deadline = Date.now() + waitMs;
+    while (this.active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  /**
    * Clears this process's ownership and queues a graphile job, trying until the database takes it
    * (or the job runner stops: this process's heartbeat then goes, and the sweep of another process
    * recovers the job). Also for an upload whose intake may have committed although its answer was
@@ -118,10 +134,18 @@ export function localIngestionFor(deps: Deps, upload: { mediaType: SupportedMedi
   return queue.hasRoom(upload.bytes) ? queue : null;
 }
 
+/**
+ * Hands this process's waiting local ingestions to the job runner and waits up to `waitMs` for the
+ * running ones; called by the job runner as it stops (what it misses, the recovery sweep finds).
+ */
+export async function stopLocalIngestions(deps: Deps, waitMs: number): Promise<void> {
+  await queues.get(deps)?.stop(waitMs);
+}
+
 /** Queues the ingestions of processes that stopped before finishing them; run by each job runner's recovery. */
 export async function recoverLocalIngestions(deps: Pick<AppDeps, 'sql' | 'config' | 'log'>): Promise<number> {
   const staleSeconds = staleAfterMs(deps.config.HEARTBEAT_MS) / 1000;
-  const queued = await queueOrphanedIngestionJobs(deps.sql, staleSeconds / 2, staleSeconds);
+  const queued = await queueOrphanedIngestionJobs(deps.sql, staleSeconds / 2, staleSeconds, ABANDONED_AFTER_MS / 1000);
   if (queued) deps.log.warn({ jobs: queued, by: PROCESS_ID }, 'ingestions of stopped processes queued');
   return queued;
 }

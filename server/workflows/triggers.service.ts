@@ -7,6 +7,7 @@ import type { SqlPool } from '../../db/sql-pool.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { rejectNulInJson } from '../common/reject-nul.js';
+import { createTurnBatcher, perPool } from '../common/turn-batcher.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/callback-tokens.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
@@ -58,53 +59,26 @@ export type WebhookWorkflow = WebhookWorkflowRow;
  * statement; a lone one as the single-slug statement.
  */
 export async function findWebhookWorkflow(deps: AppDeps, slug: string): Promise<WebhookWorkflow> {
-  const workflow = await lookupOf(deps.sql).find(slug);
+  const workflow = await lookupOf(deps.sql).send(slug);
   if (!workflow) throw notFound('Webhook');
   return workflow;
 }
 
-class WebhookLookups {
-  private pending = new Map<string, { resolve: (row: WebhookWorkflowRow | null) => void; reject: (err: unknown) => void }[]>();
-  private scheduled = false;
-
-  constructor(private readonly sql: SqlPool) {}
-
-  find(slug: string): Promise<WebhookWorkflowRow | null> {
-    return new Promise((resolve, reject) => {
-      const waiting = this.pending.get(slug);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.pending.set(slug, [{ resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.scheduled = false;
-    const batch = this.pending;
-    this.pending = new Map();
-    const slugs = [...batch.keys()];
-    try {
-      const found = slugs.length === 1 ? new Map([[slugs[0], await findWebhookWorkflowRow(this.sql, slugs[0])]]) : await findWebhookWorkflows(this.sql, slugs);
+const lookupOf = perPool((sql: SqlPool) =>
+  createTurnBatcher<string, WebhookWorkflowRow | null>({
+    // The route is unauthenticated: a statement never carries more than this many slugs.
+    maxBatch: 64,
+    sendOne: (slug) => findWebhookWorkflowRow(sql, slug),
+    sendMany: async (slugs) => {
+      const found = await findWebhookWorkflows(sql, [...new Set(slugs)]);
       // Each caller gets its own copy: the rows are read-only here, but a shared object would be one mistake away.
-      for (const [slug, waiting] of batch) for (const w of waiting) w.resolve(found.get(slug) ? { ...found.get(slug)! } : null);
-    } catch (err) {
-      for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
-    }
-  }
-}
-
-const lookups = new WeakMap<SqlPool, WebhookLookups>();
-const lookupOf = (sql: SqlPool) => {
-  let found = lookups.get(sql);
-  if (!found) {
-    found = new WebhookLookups(sql);
-    lookups.set(sql, found);
-  }
-  return found;
-};
+      return slugs.map((slug) => {
+        const row = found.get(slug);
+        return row ? { ...row } : null;
+      });
+    },
+  }),
+);
 
 /**
  * A signed delivery to `/webhooks/workflows/<slug>` (its workflow from findWebhookWorkflow):

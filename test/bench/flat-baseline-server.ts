@@ -33,7 +33,7 @@ export async function createFlatTables(databaseUrl: string): Promise<void> {
         select k.key_hash, k.tenant_id, k.revoked_at is not null, t.is_active from api_keys k join tenants t on t.id = k.tenant_id;
       insert into flat_collections
         select c.tenant_id, c.created_at, c.id, c.slug, c.label, coalesce(c.color, $color$${DEFAULT_COLLECTION_COLOR}$color$),
-               coalesce((select array_agg(d.domain_key order by d.domain_key) from collection_domains d where d.collection_id = c.id), '{}'),
+               c.domain_keys,
                c.tags, c.visibility, c.last_synced_at, c.retrieval_config, c.default_embedding_model,
                c.default_chunking_strategy, c.default_chunk_size, c.default_chunk_overlap
           from collections c;`);

@@ -58,6 +58,7 @@ const chunksOf = (documentId: string) =>
 let queuedReference: string;
 let orphaned: string;
 let liveOwned: string;
+let abandoned: string;
 let liveOwner: string;
 
 beforeAll(async () => {
@@ -79,10 +80,13 @@ beforeAll(async () => {
   // one owned by a process that still beats (this one: the idle server's heartbeat row).
   orphaned = await upload(idle, { name: 'orphaned.md', content_base64: b64(TEXT) });
   liveOwned = await upload(idle, { name: 'live.md', content_base64: b64(TEXT) });
+  // And one its living owner lost long ago (a completion lost with an asynchronous commit, say).
+  abandoned = await upload(idle, { name: 'abandoned.md', content_base64: b64(TEXT) });
   [{ worker_id: liveOwner }] = await idle.sql<{ worker_id: string }>(`select worker_id from worker_heartbeats where worker_id like 'process:%' order by last_seen_at desc limit 1`);
-  for (const [jobId, owner] of [[orphaned, 'process:gone:1:dead'], [liveOwned, liveOwner]]) {
+  const ages: [string, string, string][] = [[orphaned, 'process:gone:1:dead', '1 hour'], [liveOwned, liveOwner, '5 seconds'], [abandoned, liveOwner, '1 hour']];
+  for (const [jobId, owner, age] of ages) {
     await idle.sql('select graphile_worker.remove_job($1)', [jobId]);
-    await idle.sql(`update ingestion_jobs set owner_id = $2, created_at = now() - interval '1 hour' where id = $1`, [jobId, owner]);
+    await idle.sql(`update ingestion_jobs set owner_id = $2, created_at = now() - $3::interval where id = $1`, [jobId, owner, age]);
   }
 
   t = await startTestServer({ HEARTBEAT_MS: '200' }, { databaseUrl: idle.databaseUrl });
@@ -160,10 +164,11 @@ describe('a small text upload accepted by a process with a job runner', () => {
 });
 
 describe('recovery', () => {
-  it('the job of a process that stopped is queued by the sweep and completes; one whose process lives is left alone', async () => {
-    const job = await waitForJob(orphaned);
-    expect(job.status).toBe('completed');
-    expect((await jobRow(orphaned)).owner_id).toBeNull();
+  it('the job of a process that stopped, or one its living owner lost a minute ago, is queued by the sweep and completes; a recent one whose process lives is left alone', async () => {
+    for (const jobId of [orphaned, abandoned]) {
+      expect((await waitForJob(jobId)).status).toBe('completed');
+      expect((await jobRow(jobId)).owner_id).toBeNull();
+    }
     expect(await jobRow(liveOwned)).toEqual(expect.objectContaining({ status: 'pending', owner_id: liveOwner }));
     expect(await queuedJobs(liveOwned)).toEqual([]);
   });

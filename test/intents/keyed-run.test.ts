@@ -54,25 +54,24 @@ describe('runs of a key served before', () => {
     expect(texts[1]).toMatch(/insert into session_messages/);
   });
 
-  it('a key rotated since is 401 API_KEY_REVOKED, before its input or intent is judged, with no provider call and nothing stored', async () => {
+  // Each request is the first one after its key's rotation: the process still remembers the key's
+  // scope, so it is the remembered path that must answer the key's 401 (a 401 makes it forget).
+  it.each([
+    ['a valid run', careerPath()],
+    ['an input the schema refuses', { domain: 'hiring', intent: 'career-path', input: {} }],
+    ['an intent that does not exist', { domain: 'hiring', intent: 'nope', input: { user_id: 'u' } }],
+    ['a hiring route', null],
+  ] as const)('a key rotated since is 401 API_KEY_REVOKED for %s, before its input or intent is judged, with no provider call and nothing stored', async (_what, body) => {
     const tenant = await servedTenant();
     const sessions = await sessionCount(tenant.tenantId);
     const calls = fake.chatRequests().length;
     expect((await t.api.post('/dashboard/api-key/rotate', undefined, { headers: bearer(tenant.token) })).status).toBe(200);
 
-    const run = await t.api.post('/v1/run', careerPath(), key(tenant));
-    expect(run.status).toBe(401);
-    expect(run.body.error.code).toBe('API_KEY_REVOKED');
-    // An input the schema refuses, and an intent that does not exist: still the key's 401.
-    const invalid = await t.api.post('/v1/run', { domain: 'hiring', intent: 'career-path', input: {} }, key(tenant));
-    expect(invalid.status).toBe(401);
-    expect(invalid.body.error.code).toBe('API_KEY_REVOKED');
-    const unknown = await t.api.post('/v1/run', { domain: 'hiring', intent: 'nope', input: { user_id: 'u' } }, key(tenant));
-    expect(unknown.status).toBe(401);
-    expect(unknown.body.error.code).toBe('API_KEY_REVOKED');
-    const hiringRoute = await t.api.post('/v1/hiring/career-path', { input: { user_id: 'u', current_role: 'Teacher' } }, key(tenant));
-    expect(hiringRoute.status).toBe(401);
-
+    const res = body === null
+      ? await t.api.post('/v1/hiring/career-path', { input: { user_id: 'u', current_role: 'Teacher' } }, key(tenant))
+      : await t.api.post('/v1/run', body, key(tenant));
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('API_KEY_REVOKED');
     expect(fake.chatRequests()).toHaveLength(calls);
     expect(await sessionCount(tenant.tenantId)).toBe(sessions);
   });

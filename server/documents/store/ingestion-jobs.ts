@@ -158,16 +158,20 @@ export async function handOverIngestionJob(sql: SqlPool, jobId: string, ownerId:
 
 /**
  * Queues a graphile job for each pending or running job whose owner has not beaten for
- * `staleAfterSeconds` (a process that stopped before finishing it), at most 500 a call, and clears
- * the owner of every job it looked at. Only jobs older than `idleSeconds` are looked at.
+ * `staleAfterSeconds` (a process that stopped before finishing it) or that is still owned after
+ * `abandonedSeconds` (its owner lives but lost it: a completion lost with an asynchronous commit,
+ * an intake whose answer was lost), at most 500 a call, and clears the owner of every job it looked
+ * at. Only jobs older than `idleSeconds` are looked at. A job its owner still runs completes once:
+ * the completion is gated on the job row.
  */
-export async function queueOrphanedIngestionJobs(sql: SqlPool, idleSeconds: number, staleAfterSeconds: number): Promise<number> {
+export async function queueOrphanedIngestionJobs(sql: SqlPool, idleSeconds: number, staleAfterSeconds: number, abandonedSeconds: number): Promise<number> {
   // Raw: graphile_worker's add_job, and the process heartbeats of server/runs.
   const [row] = await sql.query<{ queued: number }>(
     `with orphans as (
        select j.id from ingestion_jobs j
         where j.owner_id is not null and j.created_at < now() - make_interval(secs => $1)
-          and not exists (select 1 from worker_heartbeats h where h.worker_id = j.owner_id and h.last_seen_at > now() - make_interval(secs => $2))
+          and (not exists (select 1 from worker_heartbeats h where h.worker_id = j.owner_id and h.last_seen_at > now() - make_interval(secs => $2))
+               or j.created_at < now() - make_interval(secs => $3))
         order by j.created_at
         limit 500
         for update skip locked
@@ -175,7 +179,7 @@ export async function queueOrphanedIngestionJobs(sql: SqlPool, idleSeconds: numb
        update ingestion_jobs j set owner_id = null from orphans o where j.id = o.id returning j.id, j.status
      )
      select count(${addJobSql(ingestDocumentJob, { jobId: 'id::text' })})::int as queued from released where status in ('pending', 'running')`,
-    [idleSeconds, staleAfterSeconds],
+    [idleSeconds, staleAfterSeconds, abandonedSeconds],
   );
   return row?.queued ?? 0;
 }

@@ -547,7 +547,7 @@ export async function countPendingResults(sql: SqlRunner, runId: string): Promis
 export async function isJobWaiting(sql: SqlRunner): Promise<boolean> {
   // Raw: graphile_worker's own table, which no entity maps (on the SqlPool of the run loop).
   const [row] = await sql.query<{ waiting: boolean }>(
-    `select exists (select 1 from graphile_worker._private_jobs where locked_at is null and run_at <= now() and attempts < max_attempts) as waiting`,
+    `select exists (select 1 from graphile_worker._private_jobs where is_available = true and run_at <= now()) as waiting`,
   );
   return row.waiting;
 }

@@ -54,14 +54,21 @@ function matchingSql(param: string, dense: boolean, cap: number): string {
     return `(select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
        where ch.search_vector @@ ${param}::tsquery and ${SCOPE_SQL} limit ${cap})`;
   }
-  // offset 0 keeps the lateral subquery a per-document index scan (document_id, ordinal).
-  return `(select m.id, m.search_vector from documents d
-       cross join lateral (select ch.id, ch.search_vector from document_chunks ch
-                            where ch.document_id = d.id and ch.tenant_id = $1 and ts_match_vq(ch.search_vector, ${param}::tsquery) offset 0) m
-       where d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
-         and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
+  // offset 0 keeps the lateral subquery a per-document index scan (document_id, ordinal). At most
+  // DENSE_EXAMINED_PER_MATCH x cap chunks in scope are read (the density was judged tenant-wide; in
+  // a scope where the word is rare, the pass returns what it found instead of reading the scope).
+  return `(select e.id, e.search_vector from (
+       select c.id, c.search_vector from documents d
+         cross join lateral (select ch.id, ch.search_vector from document_chunks ch where ch.document_id = d.id and ch.tenant_id = $1 offset 0) c
+        where d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
+          and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
+        limit ${cap * DENSE_EXAMINED_PER_MATCH}) e
+       where ts_match_vq(e.search_vector, ${param}::tsquery)
        limit ${cap})`;
 }
+
+/** A dense pass reads at most this many chunks per match it may keep (4x what a density of 0.2 needs). */
+const DENSE_EXAMINED_PER_MATCH = 20;
 
 /**
  * Chunks matching any pass's tsquery (each pass yields up to `limits.matchCap` matches), ranked by
