@@ -199,7 +199,7 @@ function tsxInstalled() {
 }
 
 /**
- * Runs `entry` (e.g. `cli/main.js`) from the compiled output: dist/, rebuilt first when the sources
+ * Runs `entry` (e.g. `cli/main.js`, or its bundle) from the compiled output: dist/, rebuilt first when the sources
  * changed, or the folder named by LIYA_DIST (the test suite's own build, used as it is). Without a
  * usable dist/ and no compiler to make one, the TypeScript sources run through tsx, with a warning:
  * slower to start and ~60 MB more memory, but never code older than the sources.
@@ -219,7 +219,10 @@ export async function runCompiled(entry) {
       return runTypeScript(source);
     }
   }
-  const file = path.join(dist, entry);
+  // The build's bundle of the CLI (scripts/build.mjs), unless LIYA_BUNDLE=0: the same code, started
+  // in about 0.3 s less than from its 1,700 modules.
+  const bundled = entry === 'cli/main.js' && process.env.LIYA_BUNDLE !== '0' ? path.join(dist, 'bundle', 'liya.js') : null;
+  const file = bundled && existsSync(bundled) ? bundled : path.join(dist, entry);
   if (!existsSync(file)) {
     console.error(`liya is not built (${file} is missing): run npm run build`);
     process.exit(1);

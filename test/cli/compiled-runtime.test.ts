@@ -11,6 +11,10 @@ import { projectRoot } from '../../scripts/build.mjs';
 import { DOCX_MIME } from '../../server/documents/media-types.js';
 import { makeDocx, makePdf } from '../fixtures/make-files.js';
 import { runLiya } from '../support/cli.js';
+import { signupTenant } from '../support/fixtures.js';
+import { startServerProcess, stopServerProcess } from '../support/server-process.js';
+import { createTestDatabase } from '../support/server.js';
+import { bearer } from '../support/client.js';
 
 /**
  * Packages a server start-up must not load: the CLI's UI, the parsers of uploaded files (they run
@@ -124,6 +128,71 @@ describe('the compiled output', () => {
   });
 });
 
+describe('the bundle', () => {
+  it('holds the CLI and what it imports, but none of the packages loaded on demand', () => {
+    const bundle = path.join(inject('liyaDist'), 'bundle');
+    expect(existsSync(path.join(bundle, 'liya.js'))).toBe(true);
+    // esbuild heads each module it takes in with a comment naming its file.
+    const taken = new Set<string>();
+    for (const file of readdirSync(bundle)) {
+      for (const match of readFileSync(path.join(bundle, file), 'utf8').matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)) taken.add(match[1]);
+    }
+    expect(taken).toContain('fastify');
+    expect(taken).toContain('@mikro-orm/core');
+    expect(LOADED_ON_DEMAND.filter((name) => taken.has(name))).toEqual([]);
+  });
+
+  it('serves as `liya start`: the files beside its modules are found, nothing on demand is loaded', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'liya-bundle-'));
+    // Every module the server's main thread loads, written when it exits (one file per process: the
+    // parser process inherits NODE_OPTIONS too).
+    const record = `${RECORD_LOADS}
+      import { isMainThread } from 'node:worker_threads';
+      import { writeFileSync } from 'node:fs';
+      if (isMainThread) process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/loaded-' + process.pid + '.json', JSON.stringify([...loaded])));`;
+    let server: Awaited<ReturnType<typeof startServerProcess>> | undefined;
+    try {
+      server = await startServerProcess('bundled', { DATABASE_URL: await createTestDatabase(), NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(record)}` });
+      const api = server.api;
+      const tenant = await signupTenant(api);
+      const key = { headers: bearer(tenant.apiKey) };
+      // Over 64 K characters: scanned on the worker-thread pool, whose worker is a file beside the pool's module.
+      const scan = await api.post('/v1/guardrails/check', { stage: 'pre_llm', content: 'Please review my application. '.repeat(2_500) }, key);
+      expect(scan.status).toBe(200);
+      // The document parser process, another file beside its client's module.
+      const collection = await api.post('/v1/collections', { slug: 'handbook', label: 'Handbook', domain_keys: ['hiring'] }, key);
+      expect(collection.status).toBe(201);
+      const upload = await api.post(
+        '/dashboard/documents',
+        { name: 'remote.pdf', content_base64: makePdf(['Remote work is allowed three days a week.']).toString('base64'), collection_ids: [collection.body.data.collection.id] },
+        { headers: bearer(tenant.token) },
+      );
+      expect(upload.status).toBe(202);
+      let status = 'pending';
+      for (let i = 0; i < 300 && (status === 'pending' || status === 'running'); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = (await api.get(`/dashboard/ingestion-jobs/${upload.body.data.jobId}`, { headers: bearer(tenant.token) })).body.data.job.status;
+      }
+      expect(status).toBe('completed');
+      // openapi.json, written by the build beside the compiled modules.
+      const openapi = await api.get('/openapi.json');
+      expect(openapi.status).toBe(200);
+      expect(Object.keys(openapi.body.paths as object).length).toBeGreaterThan(50);
+      const pid = server.child.pid!;
+      await stopServerProcess(server);
+      const loaded = JSON.parse(readFileSync(path.join(dir, `loaded-${pid}.json`), 'utf8')) as string[];
+      expect(loaded.some((url) => url.endsWith('/bundle/liya.js'))).toBe(true);
+      const packages = packagesOf(loaded);
+      expect(LOADED_ON_DEMAND.filter((name) => packages.has(name))).toEqual([]);
+      // Bundled packages are not loaded a second time from node_modules.
+      expect(packages.has('fastify') || packages.has('@mikro-orm/core') || packages.has('zod')).toBe(false);
+    } finally {
+      await stopServerProcess(server);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bin/liya.mjs', () => {
   let fakeDist: string;
 
@@ -159,6 +228,19 @@ describe('bin/liya.mjs', () => {
     }
     const remote = await launch(['health']);
     expect(remote.execArgv).toEqual([]);
+  });
+
+  it('runs the bundle when the build has one, the modules with LIYA_BUNDLE=0', async () => {
+    await mkdir(path.join(fakeDist, 'bundle'), { recursive: true });
+    await writeFile(path.join(fakeDist, 'bundle', 'liya.js'), `console.log(JSON.stringify({ bundle: true, args: process.argv.slice(2) }));\n`);
+    try {
+      const bundled = (await launch(['health'])) as unknown as { bundle?: boolean; args: string[] };
+      expect(bundled).toEqual({ bundle: true, args: ['health'] });
+      const unbundled = (await launch(['health'], { LIYA_BUNDLE: '0' })) as unknown as { bundle?: boolean };
+      expect(unbundled.bundle).toBeUndefined();
+    } finally {
+      await rm(path.join(fakeDist, 'bundle'), { recursive: true, force: true });
+    }
   });
 
   it('leaves settings the user chose', async () => {
