@@ -15,6 +15,13 @@ export interface SqlPool {
   query<T extends pg.QueryResultRow>(text: string, params?: unknown[], prepare?: string): Promise<T[]>;
   /** Runs `work` in one transaction on one connection (rolled back when it throws). */
   transaction<T>(work: (query: SqlPool['query']) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` on a connection of its own, opened outside the pool and closed after it, with no
+   * statement timeout: for maintenance that may take minutes (an index build), which must never hold
+   * one of the few connections the hot paths share. Statements run one by one, outside any
+   * transaction (CREATE INDEX CONCURRENTLY needs that), and session locks end with the connection.
+   */
+  session<T>(work: (query: SqlPool['query']) => Promise<T>): Promise<T>;
   /** Its connections now (open, idle, requests waiting for one) and its size, for metrics. */
   connections(): { total: number; idle: number; waiting: number; max: number };
   end(): Promise<void>;
@@ -50,6 +57,17 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
         throw err;
       } finally {
         client.release();
+      }
+    },
+    async session(work) {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', connectionError);
+      await client.connect();
+      try {
+        await client.query('set statement_timeout = 0');
+        return await work(async (text, params = []) => (await client.query({ text, values: params })).rows);
+      } finally {
+        await client.end().catch(() => undefined);
       }
     },
     connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),

@@ -9,8 +9,10 @@
 // stopped is given a graphile job by the recovery sweep (recoverLocalIngestions, run by every job
 // runner), and any process ingests it from the stored upload. A run that fails with an error (the
 // database out of reach), one that waited here too long, and those still waiting when the job
-// runner stops are handed over at once (owner cleared, a job queued), so the job runner's retries
-// with backoff apply. The completion is gated on the job row, so a job that runs twice completes once.
+// runner stops are handed over at once (owner cleared, a job queued; common/local-queue.ts), so the
+// job runner's retries with backoff apply. The completion is gated on the job row, so a job that
+// runs twice completes once.
+import { LocalQueue } from '../common/local-queue.js';
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
 import { runLocalIngestion, type LocalIngestion } from './ingest-document.js';
@@ -28,89 +30,53 @@ const MAX_WAITING_BYTES = 64 * 1024 * 1024;
 const MAX_LOCAL_BYTES = 1024 * 1024;
 /** Extracted in this process without a parser library (extract-text.ts). */
 const LOCAL_MEDIA_TYPES: ReadonlySet<SupportedMediaType> = new Set(['text/plain', 'text/markdown', 'application/json']);
-/**
- * A hand-over that failed (the database out of reach) is tried again after this long, doubling up
- * to the last; while the process lives, its jobs are not recovered by the sweep, so it keeps trying.
- */
-const HANDOVER_RETRY_MS = [250, 500, 1000, 2000, 5000];
 
 type Deps = Pick<AppDeps, 'orm' | 'sql' | 'pgvector' | 'log' | 'config' | 'localRuns'>;
 
 class LocalIngestionQueue {
-  private readonly waiting: { item: LocalIngestion; acceptedAt: number }[] = [];
-  private head = 0;
-  private waitingBytes = 0;
-  private active = 0;
+  private readonly queue: LocalQueue<LocalIngestion>;
 
-  constructor(private readonly deps: Deps) {}
-
-  /** The job runner runs in this process: while it stops, nothing more is taken. */
-  private running(): boolean {
-    return this.deps.localRuns !== null;
+  constructor(private readonly deps: Deps) {
+    this.queue = new LocalQueue<LocalIngestion>({
+      what: 'ingestions',
+      log: deps.log,
+      concurrency: deps.config.WORKER_CONCURRENCY,
+      execute: (item) => runLocalIngestion(deps, item),
+      // Clears this process's ownership and queues a graphile job. Also for an upload whose intake
+      // may have committed although its answer was lost: a job that does not exist, or is not this
+      // process's, is left alone.
+      idOf: (item) => item.jobId,
+      handOver: async (jobIds) => {
+        await Promise.all(jobIds.map((jobId) => handOverIngestionJob(deps.sql, jobId, PROCESS_ID)));
+      },
+      sizeOf: (item) => item.content.length,
+      maxWaitMs: LOCAL_MAX_WAIT_MS,
+      // The job runner runs in this process: while it stops, nothing more is started.
+      accepting: () => deps.localRuns !== null,
+    });
   }
 
   hasRoom(bytes: number): boolean {
-    return this.running() && this.waiting.length - this.head < MAX_WAITING && this.waitingBytes + bytes <= MAX_WAITING_BYTES;
+    const waiting = this.queue.waitingNow();
+    return this.deps.localRuns !== null && this.queue.isOpen() && waiting.items < MAX_WAITING && waiting.bytes + bytes <= MAX_WAITING_BYTES;
   }
 
   /** An upload whose job row, owned by this process, has committed. */
   push(item: LocalIngestion): void {
-    this.waiting.push({ item, acceptedAt: Date.now() });
-    this.waitingBytes += item.content.length;
-    this.pump();
+    this.queue.push(item);
   }
 
-  private pump(): void {
-    while (this.active < this.deps.config.WORKER_CONCURRENCY && this.head < this.waiting.length) {
-      const { item, acceptedAt } = this.waiting[this.head++];
-      this.waitingBytes -= item.content.length;
-      if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-        this.waiting.splice(0, this.head);
-        this.head = 0;
-      }
-      if (!this.running() || Date.now() - acceptedAt > LOCAL_MAX_WAIT_MS) {
-        this.handOver(item.jobId);
-        continue;
-      }
-      this.active++;
-      runLocalIngestion(this.deps, item)
-        .catch((err: unknown) => {
-          this.deps.log.warn({ err, jobId: item.jobId }, 'ingestion failed in this process; handed to the job runner');
-          this.handOver(item.jobId);
-        })
-        .finally(() => {
-          this.active--;
-          this.pump();
-        });
-    }
+  /** Gives the upload's job to the job runner, trying until the database takes it. */
+  handOver(jobId: string): void {
+    this.queue.handOver([jobId]);
   }
 
   /**
    * The job runner stops: every waiting upload is handed over now (while the database and this
    * process's heartbeat are still there), and the running ones get up to `waitMs` to finish.
    */
-  async stop(waitMs: number): Promise<void> {
-    const waiting = this.waiting.splice(this.head);
-    this.waiting.length = 0;
-    this.head = 0;
-    this.waitingBytes = 0;
-    await Promise.all(waiting.map(({ item }) => handOverIngestionJob(this.deps.sql, item.jobId, PROCESS_ID).catch(() => undefined)));
-    const deadline = Date.now() + waitMs;
-    while (this.active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-
-  /**
-   * Clears this process's ownership and queues a graphile job, trying until the database takes it
-   * (or the job runner stops: this process's heartbeat then goes, and the sweep of another process
-   * recovers the job). Also for an upload whose intake may have committed although its answer was
-   * lost: a job that does not exist, or is not this process's, is left alone.
-   */
-  handOver(jobId: string, attempt = 0): void {
-    handOverIngestionJob(this.deps.sql, jobId, PROCESS_ID).catch((err: unknown) => {
-      if (!this.running()) return;
-      this.deps.log.warn({ err, jobId }, 'could not hand an ingestion over to the job runner; trying again');
-      setTimeout(() => this.handOver(jobId, attempt + 1), HANDOVER_RETRY_MS[Math.min(attempt, HANDOVER_RETRY_MS.length - 1)]).unref();
-    });
+  stop(waitMs: number): Promise<void> {
+    return this.queue.stop(waitMs);
   }
 }
 

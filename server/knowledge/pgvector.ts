@@ -13,7 +13,7 @@ import { selectChunksWithoutVector, updateChunkVectors } from '../documents/stor
 import { decodeEmbedding } from './query-embedding.js';
 import { selectNearestChunkIds, selectNearestChunkIdsIndexed, type RetrievalScope } from './store/retrieval.js';
 import {
-  addEmbeddingVectorColumn, createVectorExtension, createVectorIndex, selectVectorExtensionInstalled, selectVectorExtensionState, selectVectorIndexState,
+  addEmbeddingVectorColumn, buildVectorIndex, createVectorExtension, selectVectorExtensionInstalled, selectVectorExtensionState, selectVectorIndexState,
 } from './store/vector-support.js';
 
 const BACKFILL_BATCH = 500;
@@ -87,6 +87,8 @@ export const PGVECTOR_SCAN_MAX_VALUES = 1_000_000;
 export const HNSW_MIN_SCOPE_SHARE = 0.01;
 /** How often the catalog is asked again about an HNSW index (its validity and size). */
 const INDEX_RECHECK_MS = 30_000;
+/** A process starts a build of one index at most this often (a build that keeps failing is not retried in a loop). */
+const INDEX_REBUILD_MS = 10 * 60_000;
 
 interface IndexState {
   valid: boolean;
@@ -94,8 +96,9 @@ interface IndexState {
   tuples: number;
   checkedAt: number;
   checking: Promise<void> | null;
-  /** This process asked for the index already (it is built once; a failed build is only logged). */
-  requested: boolean;
+  /** When this process last started a build of the index (0: never); one build at a time. */
+  buildStartedAt: number;
+  building: boolean;
 }
 const indexStates = new Map<number, IndexState>();
 
@@ -106,33 +109,50 @@ const iterativeScans = (version: string | null) => {
   return major > 0 || minor >= 8;
 };
 
+/**
+ * Builds the HNSW index of `dimensions` when it is missing, or left invalid by a failed build
+ * (CREATE INDEX CONCURRENTLY leaves an invalid index behind, which IF NOT EXISTS would then take for
+ * the index forever), unless a build is under way. Resolves once the build has ended (`built`,
+ * `rebuilt`), or at once (`busy`: another process builds it; `present`); rejects when it failed.
+ */
+export async function maintainVectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>, dimensions: number): Promise<'built' | 'rebuilt' | 'busy' | 'present'> {
+  const outcome = await buildVectorIndex(sql, dimensions);
+  if (outcome === 'built' || outcome === 'rebuilt') log.info({ dimensions, outcome }, 'HNSW index built');
+  return outcome;
+}
+
 async function checkVectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>, dimensions: number, state: IndexState): Promise<void> {
-  const { valid, tuples, version } = await selectVectorIndexState(sql, dimensions);
+  const { valid, building, tuples, version } = await selectVectorIndexState(sql.query, dimensions);
   state.valid = valid === true && iterativeScans(version);
   state.tuples = tuples ?? 0;
   state.checkedAt = Date.now();
-  if (valid === null && iterativeScans(version) && !state.requested) {
-    state.requested = true;
-    log.info({ dimensions }, 'building the HNSW index of this dimension for knowledge retrieval');
-    createVectorIndex(sql, dimensions)
+  const due = !state.building && Date.now() - state.buildStartedAt >= INDEX_REBUILD_MS;
+  if (valid !== true && !building && iterativeScans(version) && due) {
+    state.building = true;
+    state.buildStartedAt = Date.now();
+    if (valid === false) log.warn({ dimensions }, 'the HNSW index was left invalid by a failed build; building it again');
+    else log.info({ dimensions }, 'building the HNSW index of this dimension for knowledge retrieval');
+    maintainVectorIndex(sql, log, dimensions)
       .then(() => {
         // Asked again at the next query, not INDEX_RECHECK_MS later.
         state.checkedAt = 0;
-        log.info({ dimensions }, 'HNSW index built');
       })
-      .catch((err: unknown) => log.warn({ err, dimensions }, 'building the HNSW index failed; large scopes are ranked by the portable path'));
+      .catch((err: unknown) => log.warn({ err, dimensions }, 'building the HNSW index failed; large scopes are ranked by the portable path'))
+      .finally(() => {
+        state.building = false;
+      });
   }
 }
 
 /**
  * The HNSW index of `dimensions`: whether it is usable and how many vectors it holds. The catalog
  * is read at most every INDEX_RECHECK_MS (awaited only until the index is first found usable); a
- * missing index is created in the background (once per process), and callers use the exact scan or
- * the portable path meanwhile.
+ * missing or invalid index is built in the background (by one process at a time, each trying at
+ * most every INDEX_REBUILD_MS), and callers use the exact scan or the portable path meanwhile.
  */
 async function vectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>, dimensions: number): Promise<{ valid: boolean; tuples: number }> {
   let state = indexStates.get(dimensions);
-  if (!state) indexStates.set(dimensions, (state = { valid: false, tuples: 0, checkedAt: 0, checking: null, requested: false }));
+  if (!state) indexStates.set(dimensions, (state = { valid: false, tuples: 0, checkedAt: 0, checking: null, buildStartedAt: 0, building: false }));
   const current = state;
   if (Date.now() - current.checkedAt >= INDEX_RECHECK_MS) {
     current.checking ??= checkVectorIndex(sql, log, dimensions, current)

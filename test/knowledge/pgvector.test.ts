@@ -8,7 +8,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqlPool, type SqlPool } from '../../db/sql-pool.js';
 import { VECTOR_SCAN_MAX } from '../../server/knowledge/knowledge.service.js';
-import { backfillVectors, nearestChunkIds, PGVECTOR_SCAN_MAX_VALUES } from '../../server/knowledge/pgvector.js';
+import { backfillVectors, maintainVectorIndex, nearestChunkIds, PGVECTOR_SCAN_MAX_VALUES } from '../../server/knowledge/pgvector.js';
+import { INDEX_BUILD_LOCK_KEY } from '../../server/knowledge/store/vector-support.js';
 import { bearer } from '../support/client.js';
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
@@ -137,6 +138,30 @@ describe.skipIf(!pgvector)('pgvector', () => {
       `select pg_get_indexdef(x.indexrelid) as definition, x.indisvalid as valid from pg_index x join pg_class i on i.oid = x.indexrelid where i.relname = 'document_chunks_embedding_hnsw_64'`,
     );
     expect(index).toEqual({ definition: expect.stringMatching(/USING hnsw .*vector_cosine_ops\) WHERE \(vector_dims\(embedding_vector\) = 64\)/), valid: true });
+  });
+
+  it('builds again an HNSW index a failed build left invalid, one process at a time', async () => {
+    const silent = pino({ level: 'silent' });
+    const indexState = () =>
+      t.sql<{ definition: string; valid: boolean }>(
+        `select pg_get_indexdef(x.indexrelid) as definition, x.indisvalid as valid from pg_index x join pg_class i on i.oid = x.indexrelid where i.relname = 'document_chunks_embedding_hnsw_64'`,
+      );
+    // A concurrent build that fails half-way leaves an invalid index of the name behind, which
+    // "create index concurrently if not exists" alone would take for the index for ever.
+    await t.sql('drop index if exists document_chunks_embedding_hnsw_64');
+    await expect(t.sql('create index concurrently document_chunks_embedding_hnsw_64 on document_chunks ((1 / (ordinal - ordinal)))')).rejects.toThrow(/division by zero/);
+    expect(await indexState()).toEqual([{ definition: expect.stringContaining('(1 / (ordinal - ordinal))'), valid: false }]);
+    // Another process holding the build lock: this one leaves the index to it.
+    await sql.session(async (query) => {
+      await query('select pg_advisory_lock($1::int, $2::int)', [INDEX_BUILD_LOCK_KEY, 64]);
+      expect(await maintainVectorIndex(sql, silent, 64)).toBe('busy');
+    });
+    expect(await maintainVectorIndex(sql, silent, 64)).toBe('rebuilt');
+    expect(await indexState()).toEqual([{ definition: expect.stringMatching(/USING hnsw .*vector_cosine_ops\) WHERE \(vector_dims\(embedding_vector\) = 64\)/), valid: true }]);
+    expect(await maintainVectorIndex(sql, silent, 64)).toBe('present');
+    const found = await t.api.post('/v1/domains/hiring/knowledge/query', { query: 'How do I claim travel expenses?', top_k: 3, collection_ids: [plants] }, { headers: bearer(a.apiKey) });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.data.results[0]?.chunk_id).toBe(hiddenId);
   });
 
   it('keeps chunks of other tenants out of the HNSW ranking', async () => {

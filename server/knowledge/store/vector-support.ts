@@ -1,7 +1,7 @@
 // The pgvector extension and the document_chunks.embedding_vector column (schema, not rows: the
 // documents feature writes the chunks, see server/documents/store/document-chunks.ts). Raw:
 // extension catalogs and DDL are beyond Kysely's typed tables; run through the SqlPool at start-up
-// and, for the per-dimension HNSW indexes, when retrieval first needs one.
+// and, for the per-dimension HNSW indexes, when retrieval first needs one (on a session of their own).
 import type { SqlPool } from '../../../db/sql-pool.js';
 
 /** Whether the `vector` extension is available to this database, and whether it is created. */
@@ -45,22 +45,45 @@ export function vectorIndexDdl(dimensions: number): string {
 
 /**
  * Whether the HNSW index of `dimensions` exists and is usable (valid: false while it is being built
- * or after a failed build; null: no such index), the vectors it holds (as of the last vacuum,
- * analyze or build), and pgvector's version.
+ * or after a failed build; null: no such index), whether a build of it is under way now (by any
+ * process), the vectors it holds (as of the last vacuum, analyze or build), and pgvector's version.
  */
-export async function selectVectorIndexState(sql: SqlPool, dimensions: number): Promise<{ valid: boolean | null; tuples: number | null; version: string | null }> {
-  // Raw: system catalogs.
-  const [row] = await sql.query<{ valid: boolean | null; tuples: number | null; version: string | null }>(
-    `select x.indisvalid as valid, greatest(i.reltuples, 0)::float8 as tuples, (select extversion from pg_extension where extname = 'vector') as version
+export async function selectVectorIndexState(
+  query: SqlPool['query'],
+  dimensions: number,
+): Promise<{ valid: boolean | null; building: boolean; tuples: number | null; version: string | null }> {
+  // Raw: system catalogs and the progress view (a concurrent build shows its index's oid there).
+  const [row] = await query<{ valid: boolean | null; building: boolean; tuples: number | null; version: string | null }>(
+    `select x.indisvalid as valid, greatest(i.reltuples, 0)::float8 as tuples,
+            exists (select 1 from pg_stat_progress_create_index p where p.index_relid = i.oid) as building,
+            (select extversion from pg_extension where extname = 'vector') as version
        from (select 1) one
        left join pg_class i on i.relname = $1 and i.relnamespace = current_schema()::regnamespace
        left join pg_index x on x.indexrelid = i.oid`,
     [vectorIndexName(dimensions)],
   );
-  return row ?? { valid: null, tuples: null, version: null };
+  return row ?? { valid: null, building: false, tuples: null, version: null };
 }
 
-/** Builds the HNSW index of `dimensions` unless it exists (minutes for a million chunks; writes go on meanwhile). */
-export async function createVectorIndex(sql: SqlPool, dimensions: number): Promise<void> {
-  await sql.query(vectorIndexDdl(dimensions));
+/** Any fixed number: with the dimension, the key of the advisory lock that lets one process at a time build an HNSW index. */
+export const INDEX_BUILD_LOCK_KEY = 731_140_212;
+
+/**
+ * Builds the HNSW index of `dimensions` when it is missing, or left invalid by a failed build (it is
+ * dropped first), on a connection of its own (minutes for a million chunks; writes go on meanwhile).
+ * One process at a time (an advisory lock; the others return `busy`), and never over a build under
+ * way. Returns what it did.
+ */
+export async function buildVectorIndex(sql: SqlPool, dimensions: number): Promise<'built' | 'rebuilt' | 'busy' | 'present'> {
+  return sql.session(async (query) => {
+    const [lock] = await query<{ locked: boolean }>('select pg_try_advisory_lock($1::int, $2::int) as locked', [INDEX_BUILD_LOCK_KEY, dimensions]);
+    if (!lock?.locked) return 'busy';
+    // Read again under the lock: another process may have built it meanwhile.
+    const state = await selectVectorIndexState(query, dimensions);
+    if (state.building) return 'busy';
+    if (state.valid === true) return 'present';
+    if (state.valid === false) await query(`drop index concurrently if exists ${vectorIndexName(dimensions)}`);
+    await query(vectorIndexDdl(dimensions));
+    return state.valid === false ? 'rebuilt' : 'built';
+  });
 }
