@@ -30,7 +30,10 @@ export const SessionMessage = defineEntity({
   indexes: [{ properties: ['session', 'createdAt'] }],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
-    tenant: () => p.manyToOne(Tenant).deleteRule('cascade').index(),
+    // The session's tenant, kept on each message for tenant-scoped reads. No foreign key of its own:
+    // the session's (cascading from the tenant) already ties every message to an existing tenant,
+    // and a second key cost two checks and an index entry on every intent run's write.
+    tenant: () => p.manyToOne(Tenant).createForeignKeyConstraint(false),
     session: () => p.manyToOne(Session).deleteRule('cascade'),
     role: p.enum(['user', 'assistant'] as const),
     intent: p.string().length(100).nullable(),

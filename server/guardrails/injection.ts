@@ -580,9 +580,12 @@ function runRules(text: Prepared, hits: Map<string, InjectionHit>, rules: readon
   const casedOffsets = cased.length === lower.length ? offsets : candidateOffsets(set, cased);
   const discussion = DISCUSSION_SUBSTRING.test(lower) || !ruleMatches(set, rules.length, lower, offsets[rules.length]!).next().done;
   rules.forEach((rule, index) => {
+    const candidates = (rule.caseSensitive ? casedOffsets : offsets)[index]!;
+    // Nowhere to start: the usual case for most rules in a short text.
+    if (!rule.matches && candidates !== null && candidates.length === 0) return;
     const source = rule.caseSensitive ? cased : lower;
     let best = 0;
-    const found = rule.matches ? rule.matches(source) : ruleMatches(set, index, source, (rule.caseSensitive ? casedOffsets : offsets)[index]!);
+    const found = rule.matches ? rule.matches(source) : ruleMatches(set, index, source, candidates);
     for (const m of found) {
       if (m[0].length === 0) continue;
       const start = m.index;

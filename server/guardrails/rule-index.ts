@@ -297,6 +297,10 @@ export function compileRuleSet(patterns: readonly RegExp[]): RuleSet {
   return set;
 }
 
+/** The candidate list of every slot with none (shared, never written: a slot's first offset replaces it). */
+const NO_OFFSETS: number[] = [];
+Object.freeze(NO_OFFSETS);
+
 /** Whether `text` continues at `at` with `prefix` (lower case), ignoring the case of ASCII letters. */
 function startsWithFolded(text: string, prefix: string, at: number): boolean {
   if (at + prefix.length > text.length) return false;
@@ -314,11 +318,13 @@ function startsWithFolded(text: string, prefix: string, at: number): boolean {
  * runs on this text whatever its case (and for its lower case when that has the same length).
  * Patterns of one slot get the same array: read it, do not change it.
  */
-export function candidateOffsets(set: RuleSet, text: string): (number[] | null)[] {
+export function candidateOffsets(set: RuleSet, text: string): (readonly number[] | null)[] {
   const { flags, byChar, trie, nodeFlags, ends, rest } = set;
   const n = text.length;
-  const out: (number[] | null)[] = Array.from({ length: set.slots }, () => []);
-  for (const slot of set.starts) out[slot]!.push(0);
+  // Most slots find no candidate in a short text: they share one empty array, and a slot gets its
+  // own at its first offset (this runs for every variant of every scanned field).
+  const out: (number[] | null)[] = new Array<number[] | null>(set.slots).fill(NO_OFFSETS);
+  for (const slot of set.starts) out[slot] = [0];
   // Dense candidates: one plain scan is cheaper than that many sticky attempts. A list that grows
   // past the limit is dropped at once (null), so a text full of one start character costs no more.
   const limit = n / 16;
@@ -338,6 +344,7 @@ export function candidateOffsets(set: RuleSet, text: string): (number[] | null)[
         const offsets = out[list[k]!]!;
         if (offsets === null || offsets[offsets.length - 1] === i) continue;
         if (offsets.length >= limit) out[list[k]!] = null;
+        else if (offsets === NO_OFFSETS) out[list[k]!] = [i];
         else offsets.push(i);
       }
     }
@@ -352,6 +359,7 @@ export function candidateOffsets(set: RuleSet, text: string): (number[] | null)[
             const offsets = out[tail[k]![1]];
             if (offsets === null || offsets === undefined || offsets[offsets.length - 1] === i || !startsWithFolded(text, tail[k]![0], i)) continue;
             if (offsets.length >= limit) out[tail[k]![1]] = null;
+            else if (offsets === NO_OFFSETS) out[tail[k]![1]] = [i];
             else offsets.push(i);
           }
         }
@@ -366,6 +374,7 @@ export function candidateOffsets(set: RuleSet, text: string): (number[] | null)[
             const offsets = out[done[k]!]!;
             if (offsets === null || offsets[offsets.length - 1] === i) continue;
             if (offsets.length >= limit) out[done[k]!] = null;
+            else if (offsets === NO_OFFSETS) out[done[k]!] = [i];
             else offsets.push(i);
           }
         }
