@@ -134,8 +134,14 @@ const BUNDLE_EXTERNAL = [
 async function bundleInto(outDir) {
   const { build } = await import('esbuild');
   const bundleDir = path.join(outDir, 'bundle');
+  // The migrations too, into bundle/migrations/: the migrator imports them by file, and unbundled
+  // they would bring a second MikroORM from node_modules into every process that migrates.
+  const migrations = readdirSync(path.join(outDir, 'db', 'migrations')).filter((file) => file.endsWith('.js'));
   await build({
-    entryPoints: { liya: path.join(outDir, 'cli', 'main.js') },
+    entryPoints: {
+      liya: path.join(outDir, 'cli', 'main.js'),
+      ...Object.fromEntries(migrations.map((file) => [`migrations/${file.replace(/\.js$/, '')}`, path.join(outDir, 'db', 'migrations', file)])),
+    },
     outdir: bundleDir,
     bundle: true,
     splitting: true,
@@ -152,14 +158,16 @@ async function bundleInto(outDir) {
     plugins: [
       {
         // A compiled module that finds files beside itself (the worker-thread pool's worker, the
-        // parser process, the migrations, openapi.json, schema/) keeps finding them from the
-        // bundle: its import.meta.url becomes its own file's URL again. Every chunk sits directly
-        // in bundle/, so one relative path per module is right wherever the build folder is.
+        // parser process, openapi.json, schema/) keeps finding them from the bundle: its
+        // import.meta.url becomes its own file's URL again. Every chunk sits directly in bundle/
+        // (the migration entries, in bundle/migrations/, use no import.meta.url), so one relative
+        // path per module is right wherever the build folder is. db/orm.js keeps the chunk's own
+        // URL: it finds the bundled migrations in bundle/migrations/.
         name: 'own-import-meta-url',
         setup(build) {
           build.onLoad({ filter: /\.js$/ }, async (args) => {
             const inBuild = path.relative(outDir, args.path);
-            if (inBuild.startsWith('..') || inBuild.split(path.sep).includes('node_modules')) return undefined;
+            if (inBuild.startsWith('..') || inBuild.split(path.sep).includes('node_modules') || inBuild === path.join('db', 'orm.js')) return undefined;
             const source = readFileSync(args.path, 'utf8');
             if (!source.includes('import.meta.url')) return { contents: source, loader: 'js' };
             const own = JSON.stringify(path.relative(bundleDir, args.path).split(path.sep).join('/'));
@@ -171,14 +179,20 @@ async function bundleInto(outDir) {
   });
 }
 
-/** Runs bundleInto in a child process; without esbuild (not installed) the build has no bundle. */
+/**
+ * Runs bundleInto in a child process. Without a working esbuild (not installed, or its binary
+ * missing) the build has no bundle, and liya runs the same modules unbundled.
+ */
 function bundleBeside(outDir) {
   if (!existsSync(esbuildPackage)) {
     console.error('liya build: esbuild is not installed; dist/ has no bundle (liya runs the modules unbundled)');
     return;
   }
   const result = spawnSync(process.execPath, [thisScript, '--bundle', outDir], { cwd: projectRoot, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (result.status !== 0) throw new Error(`bundling failed (exit ${result.status ?? result.signal})`);
+  if (result.status !== 0) {
+    rmSync(path.join(outDir, 'bundle'), { recursive: true, force: true });
+    console.error(`liya build: bundling failed (exit ${result.status ?? result.signal}); dist/ has no bundle (liya runs the modules unbundled)`);
+  }
 }
 
 /**

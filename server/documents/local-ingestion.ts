@@ -47,7 +47,10 @@ class LocalIngestionQueue {
       // process's, is left alone.
       idOf: (item) => item.jobId,
       handOver: async (jobIds) => {
-        await Promise.all(jobIds.map((jobId) => handOverIngestionJob(deps.sql, jobId, PROCESS_ID)));
+        // Every one is tried; one refused fails the whole (the queue tries again, idempotently).
+        const outcomes = await Promise.allSettled(jobIds.map((jobId) => handOverIngestionJob(deps.sql, jobId, PROCESS_ID)));
+        const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+        if (refused) throw refused.reason;
       },
       sizeOf: (item) => item.content.length,
       maxWaitMs: LOCAL_MAX_WAIT_MS,

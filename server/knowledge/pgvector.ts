@@ -87,7 +87,10 @@ export const PGVECTOR_SCAN_MAX_VALUES = 1_000_000;
 export const HNSW_MIN_SCOPE_SHARE = 0.01;
 /** How often the catalog is asked again about an HNSW index (its validity and size). */
 const INDEX_RECHECK_MS = 30_000;
-/** A process starts a build of one index at most this often (a build that keeps failing is not retried in a loop). */
+/**
+ * A process starts a build of one index at most this often, doubling after each failed build up
+ * to 32 times as long (a build that keeps failing, e.g. out of memory, is not retried in a loop).
+ */
 const INDEX_REBUILD_MS = 10 * 60_000;
 
 interface IndexState {
@@ -99,6 +102,8 @@ interface IndexState {
   /** When this process last started a build of the index (0: never); one build at a time. */
   buildStartedAt: number;
   building: boolean;
+  /** Builds of this process that failed in a row. */
+  failures: number;
 }
 const indexStates = new Map<number, IndexState>();
 
@@ -126,7 +131,7 @@ async function checkVectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>
   state.valid = valid === true && iterativeScans(version);
   state.tuples = tuples ?? 0;
   state.checkedAt = Date.now();
-  const due = !state.building && Date.now() - state.buildStartedAt >= INDEX_REBUILD_MS;
+  const due = !state.building && Date.now() - state.buildStartedAt >= INDEX_REBUILD_MS * 2 ** Math.min(state.failures, 5);
   if (valid !== true && !building && iterativeScans(version) && due) {
     state.building = true;
     state.buildStartedAt = Date.now();
@@ -134,10 +139,14 @@ async function checkVectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>
     else log.info({ dimensions }, 'building the HNSW index of this dimension for knowledge retrieval');
     maintainVectorIndex(sql, log, dimensions)
       .then(() => {
+        state.failures = 0;
         // Asked again at the next query, not INDEX_RECHECK_MS later.
         state.checkedAt = 0;
       })
-      .catch((err: unknown) => log.warn({ err, dimensions }, 'building the HNSW index failed; large scopes are ranked by the portable path'))
+      .catch((err: unknown) => {
+        state.failures++;
+        log.warn({ err, dimensions, failures: state.failures }, 'building the HNSW index failed; large scopes are ranked by the portable path');
+      })
       .finally(() => {
         state.building = false;
       });
@@ -148,11 +157,11 @@ async function checkVectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>
  * The HNSW index of `dimensions`: whether it is usable and how many vectors it holds. The catalog
  * is read at most every INDEX_RECHECK_MS (awaited only until the index is first found usable); a
  * missing or invalid index is built in the background (by one process at a time, each trying at
- * most every INDEX_REBUILD_MS), and callers use the exact scan or the portable path meanwhile.
+ * most every INDEX_REBUILD_MS, backing off after failures), and callers use the exact scan or the portable path meanwhile.
  */
 async function vectorIndex(sql: SqlPool, log: Pick<Logger, 'info' | 'warn'>, dimensions: number): Promise<{ valid: boolean; tuples: number }> {
   let state = indexStates.get(dimensions);
-  if (!state) indexStates.set(dimensions, (state = { valid: false, tuples: 0, checkedAt: 0, checking: null, buildStartedAt: 0, building: false }));
+  if (!state) indexStates.set(dimensions, (state = { valid: false, tuples: 0, checkedAt: 0, checking: null, buildStartedAt: 0, building: false, failures: 0 }));
   const current = state;
   if (Date.now() - current.checkedAt >= INDEX_RECHECK_MS) {
     current.checking ??= checkVectorIndex(sql, log, dimensions, current)

@@ -1,11 +1,13 @@
 // `liya` runs compiled JavaScript, and its server processes start lean: the launcher applies their
 // memory settings, and the modules a start-up loads leave out the CLI's UI and the document parsers.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { projectRoot } from '../../scripts/build.mjs';
 import { DOCX_MIME } from '../../server/documents/media-types.js';
@@ -13,7 +15,6 @@ import { makeDocx, makePdf } from '../fixtures/make-files.js';
 import { runLiya } from '../support/cli.js';
 import { signupTenant } from '../support/fixtures.js';
 import { startServerProcess, stopServerProcess } from '../support/server-process.js';
-import { createTestDatabase } from '../support/server.js';
 import { bearer } from '../support/client.js';
 
 /**
@@ -128,13 +129,28 @@ describe('the compiled output', () => {
   });
 });
 
+/** A new database with nothing in it, on the test server. */
+async function createEmptyDatabase(): Promise<string> {
+  const admin = new URL(inject('pgAdminUrl'));
+  const name = `liya_empty_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  admin.pathname = `/${name}`;
+  return admin.toString();
+}
+
 describe('the bundle', () => {
   it('holds the CLI and what it imports, but none of the packages loaded on demand', () => {
     const bundle = path.join(inject('liyaDist'), 'bundle');
     expect(existsSync(path.join(bundle, 'liya.js'))).toBe(true);
     // esbuild heads each module it takes in with a comment naming its file.
     const taken = new Set<string>();
-    for (const file of readdirSync(bundle)) {
+    for (const file of readdirSync(bundle, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.js'))) {
       for (const match of readFileSync(path.join(bundle, file), 'utf8').matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)) taken.add(match[1]);
     }
     expect(taken).toContain('fastify');
@@ -152,7 +168,8 @@ describe('the bundle', () => {
       if (isMainThread) process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/loaded-' + process.pid + '.json', JSON.stringify([...loaded])));`;
     let server: Awaited<ReturnType<typeof startServerProcess>> | undefined;
     try {
-      server = await startServerProcess('bundled', { DATABASE_URL: await createTestDatabase(), NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(record)}` });
+      // An empty database: the bundle applies every migration itself (its own bundled copies).
+      server = await startServerProcess('bundled', { DATABASE_URL: await createEmptyDatabase(), NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(record)}` });
       const api = server.api;
       const tenant = await signupTenant(api);
       const key = { headers: bearer(tenant.apiKey) };
@@ -182,10 +199,11 @@ describe('the bundle', () => {
       await stopServerProcess(server);
       const loaded = JSON.parse(readFileSync(path.join(dir, `loaded-${pid}.json`), 'utf8')) as string[];
       expect(loaded.some((url) => url.endsWith('/bundle/liya.js'))).toBe(true);
+      expect(loaded.filter((url) => url.includes('/bundle/migrations/')).length).toBe(readdirSync(path.join(projectRoot, 'db', 'migrations')).length);
       const packages = packagesOf(loaded);
       expect(LOADED_ON_DEMAND.filter((name) => packages.has(name))).toEqual([]);
-      // Bundled packages are not loaded a second time from node_modules.
-      expect(packages.has('fastify') || packages.has('@mikro-orm/core') || packages.has('zod')).toBe(false);
+      // Bundled packages are not loaded a second time from node_modules, the migrations' included.
+      expect(['fastify', 'zod', '@mikro-orm/core', '@mikro-orm/migrations', 'kysely'].filter((name) => packages.has(name))).toEqual([]);
     } finally {
       await stopServerProcess(server);
       await rm(dir, { recursive: true, force: true });
