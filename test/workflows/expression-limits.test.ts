@@ -32,7 +32,12 @@ function balancedSum(leaf: string, terms: number): string {
 
 beforeAll(async () => {
   fake = await startFakeLlm();
-  t = await startTestServer({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' });
+  // These tests are about the size limit: the time limit (100 ms on trial), which a loaded machine
+  // can reach first, is raised so the size limit is always the one that ends the expression.
+  t = await startTestServer({
+    OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0',
+    PLAN_LIMITS: JSON.stringify({ trial: { expression_ms: 10_000 } }),
+  });
 });
 afterAll(async () => {
   await t?.close();
