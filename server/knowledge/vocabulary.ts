@@ -89,6 +89,18 @@ export async function tenantVocabulary(deps: VocabularyDeps, tenantId: string, t
   return current.vocabulary;
 }
 
+/**
+ * Builds the tenant's vocabulary now and keeps it, instead of the cached one being refreshed in
+ * the background: for a process that loaded documents outside the API and must plan with their
+ * counts at once (the retrieval benchmark, after seeding each size).
+ */
+export async function rebuildTenantVocabulary(deps: VocabularyDeps, tenantId: string): Promise<Vocabulary> {
+  const vocabulary = await build(deps, tenantId);
+  cache.delete(tenantId);
+  cache.set(tenantId, { vocabulary, building: null });
+  return vocabulary;
+}
+
 /** `known` again (checked now) when the tenant's documents did not change since it was built, else a new one. */
 async function checkOrBuild(deps: VocabularyDeps, tenantId: string, known: Vocabulary): Promise<Vocabulary> {
   if ((await documentsSignature(deps, tenantId)) !== known.signature) return build(deps, tenantId);

@@ -38,7 +38,7 @@ import { anyOf, MATCH_CAP, planPasses, planTerms, searchKnowledge } from '../../
 import { nearestChunkIds, toVectorLiteral } from '../../server/knowledge/pgvector.js';
 import type { MatchPass } from '../../server/knowledge/store/retrieval.js';
 import { vectorIndexDdl } from '../../server/knowledge/store/vector-support.js';
-import { tenantVocabulary } from '../../server/knowledge/vocabulary.js';
+import { rebuildTenantVocabulary } from '../../server/knowledge/vocabulary.js';
 import { CORPUS, QUESTIONS } from '../knowledge/corpus.js';
 import { fakeEmbedding, startFakeLlm } from '../support/fake-llm.js';
 import { benchDatabase, type Cleanup, fmt, table, tenantIdOf, withDatabase } from './lib.js';
@@ -449,7 +449,9 @@ export async function runKnowledgeBench(adminUrl: string, cleanup: Cleanup, sett
     // The terms Liya plans for each question (too-common lexemes dropped), for the baselines: the
     // same question asked of the plain table, ranked over every match (exact), over the first 600
     // matches, and over the same bounded passes as Liya's (planPasses), without scope or joins.
-    const vocab = await tenantVocabulary(liya.deps, tenantId, 0);
+    // Rebuilt now, for the server and the baselines alike: the server's cached vocabulary is of the
+    // previous size, and a background refresh would let early queries of this size plan with it.
+    const vocab = await rebuildTenantVocabulary(liya.deps, tenantId);
     const planned: { any: string; passes: MatchPass[] }[] = [];
     for (const q of queries) {
       const { rows } = await client.query<{ lexemes: string[] }>(`select tsvector_to_array(to_tsvector('english', unaccent($1))) as lexemes`, [q]);
