@@ -11,7 +11,8 @@ import { executeAgentRun, prepareAgentRun } from './run-agent.js';
 
 const TAGS = ['Agents'];
 const BASE = '/v1/agents';
-const RUN_ERRORS = ['NOT_FOUND', 'AGENT_NOT_ACTIVE', 'FEATURE_NOT_ENABLED', 'SESSION_EXPIRED', 'QUOTA_EXCEEDED', 'LLM_NOT_CONFIGURED'] as const;
+// CONCURRENCY_LIMIT: a message over 64 K characters is scanned on the shared worker-thread pool, which takes at most 16 waiting tasks.
+const RUN_ERRORS = ['NOT_FOUND', 'AGENT_NOT_ACTIVE', 'FEATURE_NOT_ENABLED', 'SESSION_EXPIRED', 'QUOTA_EXCEEDED', 'LLM_NOT_CONFIGURED', 'CONCURRENCY_LIMIT'] as const;
 
 const agentOut = ok(z.object({ agent: agentSchema }));
 

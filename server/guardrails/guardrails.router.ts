@@ -13,7 +13,10 @@ export const guardrailsRouter = router({
         path: '/v1/guardrails/check',
         tags: TAGS,
         summary: 'Run a guardrail stage: pre_llm (length, prompt injection, blocked terms, PII redaction) or post_llm (PII, blocked terms, output schema)',
+        description:
+          'Content over 64 K characters is scanned on the server\'s shared worker-thread pool, off the request thread; when that pool already has 16 tasks waiting the answer is 429 CONCURRENCY_LIMIT with Retry-After.',
       },
+      errors: ['CONCURRENCY_LIMIT'],
     })
     .input(guardrailCheckInput)
     .output(ok(guardrailCheckResponse))

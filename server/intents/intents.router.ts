@@ -11,6 +11,8 @@ const DOMAIN_TAGS = ['Domains'];
 const RUN_ERRORS = [
   'DOMAIN_NOT_ENABLED', 'INTENT_NOT_PERMITTED', 'NOT_FOUND', 'SESSION_EXPIRED', 'GUARDRAIL_BLOCKED', 'QUOTA_EXCEEDED',
   'LLM_PROVIDER_ERROR', 'OUTPUT_INVALID', 'LLM_NOT_CONFIGURED',
+  // An input over 64 K characters is scanned on the shared worker-thread pool, which takes at most 16 waiting tasks.
+  'CONCURRENCY_LIMIT',
 ] as const;
 
 // One route per built-in hiring intent, so each is documented with its own input and output schema.

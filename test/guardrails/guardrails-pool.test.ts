@@ -59,6 +59,19 @@ describe('scan pool', () => {
     }
   });
 
+  it('takes at most 16 waiting tasks: past that, CONCURRENCY_LIMIT with Retry-After, and the pool goes on', async () => {
+    const text = realisticText(SCAN_INLINE_MAX_CHARS * 4);
+    const outcomes = await Promise.allSettled(Array.from({ length: 40 }, () => scanText(text, config)));
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    // Two threads and 16 waiting at most: at least 22 of 40 sent at once are refused, each the same way.
+    expect(refused.length).toBeGreaterThanOrEqual(22);
+    expect(outcomes.length - refused.length).toBeGreaterThan(0);
+    for (const { reason } of refused) {
+      expect(reason).toMatchObject({ code: 'CONCURRENCY_LIMIT', status: 429, details: { queued: 16 }, headers: { 'retry-after': '2' } });
+    }
+    expect(await scanText(text, config)).toEqual(runPreLlm(text, config));
+  });
+
   it('works from the compiled JavaScript (the pool\'s worker module in dist/server, no TypeScript loader)', async () => {
     const dist = inject('liyaDist');
     const url = (file: string) => JSON.stringify(pathToFileURL(path.join(dist, 'server', file)).href);
