@@ -13,8 +13,13 @@ export interface SqlPool {
    * statements each connection keeps stays small.
    */
   query<T extends pg.QueryResultRow>(text: string, params?: unknown[], prepare?: string): Promise<T[]>;
-  /** Runs `work` in one transaction on one connection (rolled back when it throws). */
-  transaction<T>(work: (query: SqlPool['query']) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction on one connection (rolled back when it throws). `settings` are
+   * set for the transaction alone (SET LOCAL), sent with its BEGIN in one round trip: names and
+   * values must be fixed text (a name: letters, digits, dots and underscores; a value: a number or
+   * such a word), never request data.
+   */
+  transaction<T>(work: (query: SqlPool['query']) => Promise<T>, settings?: Record<string, string | number>): Promise<T>;
   /**
    * Runs `work` on a connection of its own, opened outside the pool and closed after it, with no
    * statement timeout: for maintenance that may take minutes (an index build), which must never hold
@@ -45,10 +50,11 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
     async query(text, params = [], prepare) {
       return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;
     },
-    async transaction(work) {
+    async transaction(work, settings = {}) {
+      const begin = ['begin', ...Object.entries(settings).map(([name, value]) => `set local ${settingWord(name)} = '${settingWord(String(value))}'`)].join('; ');
       const client = await pool.connect();
       try {
-        await client.query('begin');
+        await client.query(begin);
         const result = await work(async (text, params = [], prepare) => (await client.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows);
         await client.query('commit');
         return result;
@@ -73,4 +79,10 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
     connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     end: () => pool.end(),
   };
+}
+
+/** A setting's name or value as written into SET LOCAL: a number or a plain word, nothing else. */
+function settingWord(word: string): string {
+  if (!/^[A-Za-z0-9_.]+$/.test(word)) throw new Error(`not a setting name or value: ${JSON.stringify(word)}`);
+  return word;
 }

@@ -105,6 +105,24 @@ describe('ranking', () => {
     expect(one.body.data.results).toHaveLength(1);
   });
 
+  it('chunks holding every query word come first: some of the words are searched only when fewer than 100 chunks hold them all', async () => {
+    const c = await signupTenant(t.api, { companyName: 'Tenant C' });
+    const collection = await createCollection(c, 'calibration');
+    // A chunk repeating one of the words outranks (ts_rank_cd) chunks holding each word once.
+    const loud = 'Calibration calibration calibration calibration calibration calibration calibration calibration.';
+    await insertDocument(t.sql, { tenantId: c.tenantId, name: 'Loud', collectionIds: [collection], chunks: [loud] });
+    const ask = { query: 'quarterly calibration', top_k: 50 };
+    const together = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `Item ${from + i}: the quarterly calibration meets on Monday.`);
+    await insertDocument(t.sql, { tenantId: c.tenantId, name: 'Notes', collectionIds: [collection], chunks: together(99) });
+    // 99 chunks hold both words: the chunk holding one of them is a candidate too, and ranks first.
+    expect(names(await query(c, ask))[0]).toBe('Loud');
+    await insertDocument(t.sql, { tenantId: c.tenantId, name: 'More notes', collectionIds: [collection], chunks: together(1, 99) });
+    // 100 do: the candidates are those.
+    const res = await query(c, ask);
+    expect(res.body.data.results).toHaveLength(50);
+    expect(names(res)).not.toContain('Loud');
+  });
+
   it('answers an empty list when nothing matches', async () => {
     const res = await query(a, { query: 'quantum chromodynamics' });
     expect(res.status).toBe(200);

@@ -33,6 +33,16 @@ const SCOPE_SQL = `
   ch.tenant_id = $1 and d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
   and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))`;
 
+// The same scope, checked for each chunk `ch` a GIN or HNSW index yields, in a lateral subquery the
+// planner cannot turn into a join; it exposes the document's embedding_model as s.embedding_model,
+// to be compared outside it, so the document is always found by its primary key. As joins, the
+// planner hashed every document_collections row of the scope first (8 ms at 10k documents, to keep
+// 300 matches), and, with statistics gone stale (documents just embedded, still counted as having no
+// embedding_model), read the scope's documents first and sorted every chunk (230 ms at 250k chunks
+// instead of 5).
+const SCOPE_LATERAL = `cross join lateral (select d.embedding_model from documents d where d.id = ch.document_id and d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
+    and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[])) limit 1) s`;
+
 const CHUNK_COLUMNS = `ch.id::text as id, ch.document_id::text as document_id, ch.ordinal, ch.text, ch.locator, d.name as document_name,
   (select array_agg(dc2.collection_id::text order by dc2.collection_id) from document_collections dc2 where dc2.document_id = d.id and dc2.tenant_id = $1) as collection_ids`;
 
@@ -43,36 +53,43 @@ export interface MatchPass {
 }
 
 /**
- * Up to `cap` chunks in scope matching the tsquery in `param`. A sparse tsquery is looked up in the
- * GIN index (its cost is the posting lists it reads). A dense one is not: its posting lists are long
- * (a GIN bitmap of 84k matches took ~280 ms at 1M chunks) while its matches are everywhere, so the
- * scope's documents are read in turn, their chunks tested with ts_match_vq (the function behind @@,
- * which no index serves), until `cap` match: about cap / density chunks, and only chunks in scope.
+ * Up to `cap` chunks in scope matching the tsquery in `param` (`gate`: a condition on earlier
+ * passes, under which this one runs at all). A sparse tsquery is looked up in the GIN index (its
+ * cost is the posting lists it reads). A dense one is not: its posting lists are long (a GIN bitmap
+ * of 84k matches took ~280 ms at 1M chunks) while its matches are everywhere, so the scope's
+ * documents are read in turn, their chunks tested with ts_match_vq (the function behind @@, which
+ * no index serves), until `cap` match: about cap / density chunks, and only chunks in scope.
  */
-function matchingSql(param: string, dense: boolean, cap: number): string {
+function matchingSql(param: string, dense: boolean, cap: number, gate: string): string {
   if (!dense) {
-    return `(select ch.id, ch.search_vector from document_chunks ch join documents d on d.id = ch.document_id
-       where ch.search_vector @@ ${param}::tsquery and ${SCOPE_SQL} limit ${cap})`;
+    return `select ch.id, ch.search_vector from document_chunks ch
+         ${SCOPE_LATERAL}
+        where ch.search_vector @@ ${param}::tsquery and ch.tenant_id = $1${gate} limit ${cap}`;
   }
   // offset 0 keeps the lateral subquery a per-document index scan (document_id, ordinal). At most
   // DENSE_EXAMINED_PER_MATCH x cap chunks in scope are read (the density was judged tenant-wide; in
   // a scope where the word is rare, the pass returns what it found instead of reading the scope).
-  return `(select e.id, e.search_vector from (
+  return `select e.id, e.search_vector from (
        select c.id, c.search_vector from documents d
          cross join lateral (select ch.id, ch.search_vector from document_chunks ch where ch.document_id = d.id and ch.tenant_id = $1 offset 0) c
         where d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
-          and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
+          and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))${gate}
         limit ${cap * DENSE_EXAMINED_PER_MATCH}) e
        where ts_match_vq(e.search_vector, ${param}::tsquery)
-       limit ${cap})`;
+       limit ${cap}`;
 }
 
 /** A dense pass reads at most this many chunks per match it may keep (4x what a density of 0.2 needs). */
 const DENSE_EXAMINED_PER_MATCH = 20;
 
 /**
- * Chunks matching any pass's tsquery (each pass yields up to `limits.matchCap` matches), ranked by
- * ts_rank_cd against `rank`; the best `limits.candidates` are kept.
+ * Chunks matching the passes' tsqueries (each pass yields up to `limits.matchCap` matches), ranked
+ * by ts_rank_cd against `rank`; the best `limits.candidates` are kept. The passes after the first
+ * run only when the first found fewer than `limits.candidates`: the first pass (planPasses) asks
+ * for every lexeme, and when it finds that many, the leg's candidates are chunks holding all of
+ * them, the best a chunk can do. The condition is a one-time filter on the first pass's count, in
+ * the same statement: a pass that does not run reads nothing (at 1M chunks, the GIN bitmap of a
+ * word in 4% of them costs 7 ms to build and 5 ms to sort).
  */
 export async function selectFullTextMatches(
   sql: SqlPool,
@@ -81,11 +98,18 @@ export async function selectFullTextMatches(
   passes: MatchPass[],
   limits: { matchCap: number; candidates: number },
 ): Promise<ChunkRow[]> {
-  // Raw: full-text search (@@, ts_match_vq, ts_rank_cd) in a CTE, a named prepared statement per
+  // Raw: full-text search (@@, ts_match_vq, ts_rank_cd) in CTEs, a named prepared statement per
   // shape (which passes, dense or sparse) on the hot path.
-  const matched = passes.map((pass, i) => matchingSql(`$${5 + i}`, pass.dense, limits.matchCap)).join(' union ');
+  const ctes = passes.map((pass, i) => {
+    const gate = i === 0 ? '' : ` and (select count(*) from p0) < ${limits.candidates}`;
+    return `p${i} as materialized (${matchingSql(`$${5 + i}`, pass.dense, limits.matchCap, gate)})`;
+  });
+  // A chunk found by several passes is ranked once (compared by id, not by its whole search vector).
+  const matched = passes
+    .map((_, i) => `select id, search_vector from p${i}${i === 0 ? '' : ` where id not in (${Array.from({ length: i }, (_, j) => `select id from p${j}`).join(' union all ')})`}`)
+    .join(' union all ');
   return sql.query<ChunkRow>(
-    `with matched as (
+    `with ${ctes.join(', ')}, matched as (
        ${matched}
      ), ranked as (
        select id, ts_rank_cd(search_vector, $4::tsquery) as rank from matched order by rank desc, id limit ${limits.candidates}
@@ -142,22 +166,22 @@ export async function selectNearestChunkIds(sql: SqlPool, scope: RetrievalScope,
 export async function selectNearestChunkIdsIndexed(sql: SqlPool, scope: RetrievalScope, model: string, vectorLiteral: string, dimensions: number, limit: number): Promise<string[]> {
   // Raw: pgvector's `<=>` on the vector cast to the index's dimension (a literal, so the partial
   // index's predicate is proven and one named prepared statement serves each dimension), and its
-  // scan settings, which are per transaction: set local, then the statement, in one transaction.
+  // scan settings, which are per transaction (sent with the BEGIN).
   const d = Math.trunc(dimensions);
   return sql.transaction(async (query) => {
-    await query(`set local hnsw.ef_search = ${Math.max(40, Math.trunc(limit))}; set local hnsw.iterative_scan = relaxed_order`);
     // relaxed_order may hand back a few rows out of order: the outer sort restores it.
     const rows = await query<{ id: string }>(
       `with nearest as materialized (
-         select ch.id, ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) as distance from document_chunks ch join documents d on d.id = ch.document_id
-          where ${SCOPE_SQL} and d.embedding_model = $4 and vector_dims(ch.embedding_vector) = ${d}
+         select ch.id, ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) as distance from document_chunks ch
+           ${SCOPE_LATERAL}
+          where ch.tenant_id = $1 and s.embedding_model = $4 and vector_dims(ch.embedding_vector) = ${d}
           order by ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) limit ${Math.trunc(limit)})
        select id::text as id from nearest order by distance, id`,
       [scope.tenantId, scope.collectionIds, scope.category, model, vectorLiteral],
       `liya_knowledge_leg_hnsw_${d}`,
     );
     return rows.map((r) => r.id);
-  });
+  }, { 'hnsw.ef_search': Math.max(40, Math.trunc(limit)), 'hnsw.iterative_scan': 'relaxed_order' });
 }
 
 const modelScope = `${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding is not null`;
