@@ -285,13 +285,20 @@ interface QueryAnalysis {
 
 async function searchScope(em: EntityManager, deps: AppDeps, scope: RetrievalScope, weights: Map<string, number>, query: string, analysis: QueryAnalysis, topK: number, lexicalOnly: boolean): Promise<KnowledgeResult[]> {
   if (!scope.collectionIds.length) return [];
-  const [lexemes, vocabulary, embedded] = await Promise.all([analysis.lexemes, analysis.vocabulary, lexicalOnly ? null : scopeEmbeddingModel(deps, scope)]);
+  // The scope's embedding model is read beside the lexical legs, which do not need it.
+  const embedded = lexicalOnly ? Promise.resolve(null) : scopeEmbeddingModel(deps, scope);
+  // Awaited below, unless the lexical analysis throws first: then its failure is no one's to report.
+  embedded.catch(() => undefined);
+  const [lexemes, vocabulary] = await Promise.all([analysis.lexemes, analysis.vocabulary]);
   const terms = planTerms(lexemes, vocabulary);
   const fts = fullTextLeg(deps, scope, terms.exact, true, vocabulary);
   // Corrections are alternatives to each other (two spellings of one word): any of them will do.
   const trigram = fullTextLeg(deps, scope, terms.fuzzy, false, vocabulary);
   const candidateIds = Promise.all([fts, trigram]).then(([a, b]) => [...new Set([...a, ...b].map((r) => r.id))]);
-  const [ftsRows, trigramRows, vector] = await Promise.all([fts, trigram, embedded ? vectorLeg(em, deps, scope, embedded, query, candidateIds) : null]);
+  // Read only by a vector leg ranking in Node; when a leg fails, the await below reports it.
+  candidateIds.catch(() => undefined);
+  const vectorRanking = embedded.then((model) => (model ? vectorLeg(em, deps, scope, model, query, candidateIds) : null));
+  const [ftsRows, trigramRows, vector] = await Promise.all([fts, trigram, vectorRanking]);
 
   const rows = new Map<string, ChunkRow>();
   for (const row of [...ftsRows, ...trigramRows]) rows.set(row.id, row);
