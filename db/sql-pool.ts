@@ -14,12 +14,15 @@ export interface SqlPool {
    */
   query<T extends pg.QueryResultRow>(text: string, params?: unknown[], prepare?: string): Promise<T[]>;
   /**
-   * Runs `work` in one transaction on one connection (rolled back when it throws). `settings` are
-   * set for the transaction alone (SET LOCAL), sent with its BEGIN in one round trip: names and
-   * values must be fixed text (a name: letters, digits, dots and underscores; a value: a number or
-   * such a word), never request data.
+   * `query` on a connection whose session has `settings`: set the first time that connection runs
+   * a statement asking for them (one more round trip, once), and kept for the connection's life.
+   * Only for settings no other statement depends on (pgvector's index-scan settings: only the
+   * HNSW leg scans that index). Names and values must be fixed text (letters, digits, dots and
+   * underscores), never request data.
    */
-  transaction<T>(work: (query: SqlPool['query']) => Promise<T>, settings?: Record<string, string | number>): Promise<T>;
+  queryWithSettings<T extends pg.QueryResultRow>(settings: Record<string, string | number>, text: string, params?: unknown[], prepare?: string): Promise<T[]>;
+  /** Runs `work` in one transaction on one connection (rolled back when it throws). */
+  transaction<T>(work: (query: SqlPool['query']) => Promise<T>): Promise<T>;
   /**
    * Runs `work` on a connection of its own, opened outside the pool and closed after it, with no
    * statement timeout: for maintenance that may take minutes (an index build), which must never hold
@@ -46,15 +49,35 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
   // rejects on its own (and its caller reports it), so there is nothing more to do here.
   const connectionError = AsyncResource.bind((err: Error) => log.debug({ err }, 'database connection error'));
   pool.on('connect', (client) => client.on('error', connectionError));
+  // The session settings each connection was given by queryWithSettings (its SET text).
+  const sessionSettings = new WeakMap<pg.PoolClient, string>();
   return {
     async query(text, params = [], prepare) {
       return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;
     },
-    async transaction(work, settings = {}) {
-      const begin = ['begin', ...Object.entries(settings).map(([name, value]) => `set local ${settingWord(name)} = '${settingWord(String(value))}'`)].join('; ');
+    async queryWithSettings(settings, text, params = [], prepare) {
+      const set = Object.entries(settings).map(([name, value]) => `set ${settingWord(name)} = '${settingWord(String(value))}'`).join('; ');
       const client = await pool.connect();
       try {
-        await client.query(begin);
+        if (sessionSettings.get(client) !== set) {
+          // Forgotten first: if the SET fails half-way, the next use sets them all again.
+          sessionSettings.delete(client);
+          await client.query(set);
+          sessionSettings.set(client, set);
+        }
+        const { rows } = await client.query(prepare ? { name: prepare, text, values: params } : { text, values: params });
+        client.release();
+        return rows;
+      } catch (err) {
+        // As pool.query does: a connection whose statement failed is closed, not reused.
+        client.release(err as Error);
+        throw err;
+      }
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
         const result = await work(async (text, params = [], prepare) => (await client.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows);
         await client.query('commit');
         return result;
@@ -81,7 +104,7 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
   };
 }
 
-/** A setting's name or value as written into SET LOCAL: a number or a plain word, nothing else. */
+/** A setting's name or value as written into SET: a number or a plain word, nothing else. */
 function settingWord(word: string): string {
   if (!/^[A-Za-z0-9_.]+$/.test(word)) throw new Error(`not a setting name or value: ${JSON.stringify(word)}`);
   return word;

@@ -121,7 +121,8 @@ export const ANY_PASS_POSTINGS = 20_000;
  * The passes over the matches of `lexemes`: with `allFirst` (and several lexemes), the chunks
  * holding every lexeme first (the best candidates; a GIN lookup driven by the rarest posting list),
  * then, unless those are expected (from the vocabulary's counts) to number at least 2 x MATCH_CAP,
- * chunks holding any of the rarest lexemes within ANY_PASS_POSTINGS. Without a vocabulary: both
+ * chunks holding any of the rarest lexemes within ANY_PASS_POSTINGS (a pass that runs only when
+ * the first found fewer than CANDIDATES_PER_LEG, see selectFullTextMatches). Without a vocabulary: both
  * passes over every lexeme, GIN lookups.
  */
 export function planPasses(lexemes: string[], vocabulary: Vocabulary | null, allFirst: boolean): MatchPass[] {

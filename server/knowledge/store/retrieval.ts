@@ -166,22 +166,21 @@ export async function selectNearestChunkIds(sql: SqlPool, scope: RetrievalScope,
 export async function selectNearestChunkIdsIndexed(sql: SqlPool, scope: RetrievalScope, model: string, vectorLiteral: string, dimensions: number, limit: number): Promise<string[]> {
   // Raw: pgvector's `<=>` on the vector cast to the index's dimension (a literal, so the partial
   // index's predicate is proven and one named prepared statement serves each dimension), and its
-  // scan settings, which are per transaction (sent with the BEGIN).
+  // scan settings, kept by the connection's session (one round trip a query, no transaction).
   const d = Math.trunc(dimensions);
-  return sql.transaction(async (query) => {
-    // relaxed_order may hand back a few rows out of order: the outer sort restores it.
-    const rows = await query<{ id: string }>(
-      `with nearest as materialized (
-         select ch.id, ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) as distance from document_chunks ch
-           ${SCOPE_LATERAL}
-          where ch.tenant_id = $1 and s.embedding_model = $4 and vector_dims(ch.embedding_vector) = ${d}
-          order by ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) limit ${Math.trunc(limit)})
-       select id::text as id from nearest order by distance, id`,
-      [scope.tenantId, scope.collectionIds, scope.category, model, vectorLiteral],
-      `liya_knowledge_leg_hnsw_${d}`,
-    );
-    return rows.map((r) => r.id);
-  }, { 'hnsw.ef_search': Math.max(40, Math.trunc(limit)), 'hnsw.iterative_scan': 'relaxed_order' });
+  // relaxed_order may hand back a few rows out of order: the outer sort restores it.
+  const rows = await sql.queryWithSettings<{ id: string }>(
+    { 'hnsw.ef_search': Math.max(40, Math.trunc(limit)), 'hnsw.iterative_scan': 'relaxed_order' },
+    `with nearest as materialized (
+       select ch.id, ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) as distance from document_chunks ch
+         ${SCOPE_LATERAL}
+        where ch.tenant_id = $1 and s.embedding_model = $4 and vector_dims(ch.embedding_vector) = ${d}
+        order by ch.embedding_vector::vector(${d}) <=> $5::vector(${d}) limit ${Math.trunc(limit)})
+     select id::text as id from nearest order by distance, id`,
+    [scope.tenantId, scope.collectionIds, scope.category, model, vectorLiteral],
+    `liya_knowledge_leg_hnsw_${d}`,
+  );
+  return rows.map((r) => r.id);
 }
 
 const modelScope = `${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding is not null`;
