@@ -122,8 +122,8 @@ export const ANY_PASS_POSTINGS = 20_000;
  * holding every lexeme first (the best candidates; a GIN lookup driven by the rarest posting list),
  * then, unless those are expected (from the vocabulary's counts) to number at least 2 x MATCH_CAP,
  * chunks holding any of the rarest lexemes within ANY_PASS_POSTINGS (a pass that runs only when
- * the first found fewer than CANDIDATES_PER_LEG, see selectFullTextMatches). Without a vocabulary: both
- * passes over every lexeme, GIN lookups.
+ * the first found fewer than CANDIDATES_PER_LEG, see selectFullTextMatches). Without a vocabulary:
+ * both passes over every lexeme, GIN lookups.
  */
 export function planPasses(lexemes: string[], vocabulary: Vocabulary | null, allFirst: boolean): MatchPass[] {
   const chunks = vocabulary?.chunks ?? 0;

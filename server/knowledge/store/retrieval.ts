@@ -105,9 +105,8 @@ export async function selectFullTextMatches(
     return `p${i} as materialized (${matchingSql(`$${5 + i}`, pass.dense, limits.matchCap, gate)})`;
   });
   // A chunk found by several passes is ranked once (compared by id, not by its whole search vector).
-  const matched = passes
-    .map((_, i) => `select id, search_vector from p${i}${i === 0 ? '' : ` where id not in (${Array.from({ length: i }, (_, j) => `select id from p${j}`).join(' union all ')})`}`)
-    .join(' union all ');
+  const earlier = (i: number) => Array.from({ length: i }, (_, j) => `select id from p${j}`).join(' union all ');
+  const matched = passes.map((_, i) => `select id, search_vector from p${i}${i === 0 ? '' : ` where id not in (${earlier(i)})`}`).join(' union all ');
   return sql.query<ChunkRow>(
     `with ${ctes.join(', ')}, matched as (
        ${matched}
