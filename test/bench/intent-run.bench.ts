@@ -1,5 +1,7 @@
 // POST /v1/run (hiring/career-path) through the real server against the same model call made
-// directly with the openai SDK behind a bare node:http server, both against the fake provider
+// directly with the openai SDK behind a bare node:http server, and against that call given Liya's
+// guarantees over plain pg and flat tables (key and quota read before the call, the run stored
+// before the answer: the fastest honest way to do the same job), all against the fake provider
 // (0 ms latency, in a worker thread of its own) and driven by the same load generator. Every
 // request's input is unique, so Liya's output cache never answers (a separate short run measures
 // cached runs). Figures are printed and written to results/intent-run.json; targets are reported
@@ -20,7 +22,7 @@ import { loadConfig } from '../../server/config.js';
 import { getHiringIntent } from '../../server/hiring/hiring-intents.js';
 import { checkRun } from './collections-list.bench.js';
 import { startFakeLlmThread } from './fake-llm-thread.js';
-import { startIntentBaselineServer } from './intent-baseline-server.js';
+import { createFlatRunTables, startIntentBaselineServer } from './intent-baseline-server.js';
 import { type CpuBucket, instrument, startCpuProfile, type StatementStat } from './instrument.js';
 import { benchDatabase, type Cleanup, fmt, type LoadFigures, measure, table, withDatabase, sourceHash, tenantIdOf } from './lib.js';
 
@@ -171,9 +173,12 @@ async function storedCounts(client: pg.Client, tenantId: string) {
 
 // ---------------------------------------------------------------- the benchmark
 
+/** The SDK called directly; the same with Liya's guarantees over plain pg (see intent-baseline-server.ts); Liya. */
+type Server = 'baseline' | 'stored' | 'liya';
+
 interface Phase {
   name: string;
-  server: 'baseline' | 'liya';
+  server: Server;
   connections: number;
   cached: boolean;
   figures: LoadFigures;
@@ -225,28 +230,31 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
   const captured = firstChat.body as ChatCompletionCreateParamsNonStreaming;
   const promptChars = captured.messages.map((m) => (typeof m.content === 'string' ? m.content.length : 0));
 
-  const baseline = await startIntentBaselineServer({
-    baseURL: fake.url,
-    apiKey: PROVIDER_KEY,
-    captured,
-    capturedRole: verifyRole,
-    maxRetries: config.LLM_MAX_RETRIES,
-    timeoutMs: config.LLM_TIMEOUT_MS,
-  });
+  // Both baselines replay the chat request Liya sent, with Liya's client settings.
+  const replay = { baseURL: fake.url, apiKey: PROVIDER_KEY, captured, capturedRole: verifyRole, maxRetries: config.LLM_MAX_RETRIES, timeoutMs: config.LLM_TIMEOUT_MS };
+  const baseline = await startIntentBaselineServer(replay);
   cleanup.add('baseline server', () => baseline.close());
   const baselineTarget = target('baseline', baseline.url, {});
   await verifyBaseline(baselineTarget);
+  const keyHash = (await db.query<{ key_hash: string }>('select key_hash from api_keys where tenant_id = $1', [tenantId])).rows[0].key_hash;
+  await createFlatRunTables(databaseUrl, keyHash);
+  const storedBaseline = await startIntentBaselineServer({ ...replay, store: { databaseUrl, poolMax: settings.poolMax } });
+  cleanup.add('stored baseline server', () => storedBaseline.close());
+  const storedTarget = target('stored', storedBaseline.url, { authorization: `Bearer ${apiKey}` });
+  await verifyBaseline(storedTarget);
+  if (Number((await db.query<{ n: string }>('select count(*)::text as n from flat_run_turns')).rows[0].n) !== 1) throw new Error('stored baseline: its run was not stored');
   // Runs Liya answered 200, and the most that may have run unseen (in flight when a load run stopped).
   const tally = { liyaUncached: 1, liyaCached: 1, uncachedInFlight: 0, cachedInFlight: 0 };
   console.log(
-    `verified: both answer 200 with an output that fits career-path's schema; liya: 1 model call per run, the repeated input served from the cache` +
+    `verified: all three answer 200 with an output that fits career-path's schema (the stored baseline's run stored); liya: 1 model call per run, the repeated input served from the cache` +
       ` (request replayed by the baseline: model ${captured.model}, system prompt ${promptChars[0]} chars, user prompt ${promptChars[1]} chars)`,
   );
 
   const loadAtStart = os.loadavg();
   const phases: Phase[] = [];
-  const run = async (name: string, server: 'baseline' | 'liya', connections: number, cached: boolean, diagnostic?: string) => {
-    const t = server === 'liya' ? liyaTarget : baselineTarget;
+  const targets = { baseline: baselineTarget, stored: storedTarget, liya: liyaTarget };
+  const run = async (name: string, server: Server, connections: number, cached: boolean, diagnostic?: string) => {
+    const t = targets[server];
     const seconds = cached ? { warmupSeconds: 1, durationSeconds: settings.cachedSeconds } : { warmupSeconds: settings.warmupSeconds, durationSeconds: settings.durationSeconds };
     console.log(`${name.padEnd(22)} ${connections} connection(s): warm-up ${seconds.warmupSeconds}s, then ${seconds.durationSeconds}s measured ...`);
     await fake.reset();
@@ -282,16 +290,18 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
 
   const c = settings.connections;
   await run('baseline (SDK direct)', 'baseline', c, false);
+  await run('baseline + pg, same guarantees', 'stored', c, false);
   await run('liya POST /v1/run', 'liya', c, false);
   await run('baseline (SDK direct)', 'baseline', 1, false);
+  await run('baseline + pg, same guarantees', 'stored', 1, false);
   await run('liya POST /v1/run', 'liya', 1, false);
   await run('liya, cached input', 'liya', c, true);
 
-  // Sub-millisecond added latency: one request at a time, alternating baseline / liya.
+  // Sub-millisecond added latency: one request at a time, alternating between the three servers.
   console.log(`sequential pass: ${settings.sequentialRuns} runs per server, alternating, unique inputs ...`);
-  const seqTimes = await sequential([baselineTarget, liyaTarget], settings.sequentialRuns, 50);
+  const seqTimes = await sequential([baselineTarget, storedTarget, liyaTarget], settings.sequentialRuns, 50);
   tally.liyaUncached += settings.sequentialRuns + 50;
-  const seq = { baseline: percentiles(seqTimes.get('baseline')!), liya: percentiles(seqTimes.get('liya')!) };
+  const seq = { baseline: percentiles(seqTimes.get('baseline')!), stored: percentiles(seqTimes.get('stored')!), liya: percentiles(seqTimes.get('liya')!) };
 
   // What was stored: one session, two session messages and one usage event per run.
   await sleep(500);
@@ -375,16 +385,22 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
   }
 
   // ------------------------------------------------------------ report
-  const find = (server: 'baseline' | 'liya', connections: number, cached = false) =>
+  const find = (server: Server, connections: number, cached = false) =>
     phases.find((p) => p.server === server && p.connections === connections && p.cached === cached && !p.diagnostic)!;
-  const added = (connections: number) => {
-    const b = find('baseline', connections).figures;
-    const l = find('liya', connections).figures;
+  const added = (connections: number, server: Server = 'liya', over: Server = 'baseline') => {
+    const b = find(over, connections).figures;
+    const l = find(server, connections).figures;
     return { connections, p50Ms: l.latencyP50Ms - b.latencyP50Ms, p99Ms: l.latencyP99Ms - b.latencyP99Ms, runsPerSecRatio: l.reqPerSec / b.reqPerSec };
   };
   const addedC = added(c);
   const added1 = added(1);
-  const addedSeq = { p50Ms: seq.liya.p50Ms - seq.baseline.p50Ms, p90Ms: seq.liya.p90Ms - seq.baseline.p90Ms, p99Ms: seq.liya.p99Ms - seq.baseline.p99Ms, avgMs: seq.liya.avgMs - seq.baseline.avgMs };
+  const addedSeqOf = (a: Percentiles, b: Percentiles) => ({ p50Ms: a.p50Ms - b.p50Ms, p90Ms: a.p90Ms - b.p90Ms, p99Ms: a.p99Ms - b.p99Ms, avgMs: a.avgMs - b.avgMs });
+  const addedSeq = addedSeqOf(seq.liya, seq.baseline);
+  // The floor of the same guarantees (plain pg over flat tables) over the SDK call, and Liya over that floor.
+  const storedSeq = addedSeqOf(seq.stored, seq.baseline);
+  const overStoredSeq = addedSeqOf(seq.liya, seq.stored);
+  const storedC = added(c, 'stored');
+  const overStoredC = added(c, 'liya', 'stored');
   const liyaRunsPerSec = find('liya', c).figures.reqPerSec;
   const latencyPass = addedSeq.p50Ms < TARGETS.maxAddedP50Ms;
   const throughputPass = liyaRunsPerSec >= TARGETS.minRunsPerSec;
@@ -440,11 +456,16 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
         [`${c} connections (autocannon)`, addedC.p50Ms, '', addedC.p99Ms, '', fmt(addedC.runsPerSecRatio, 2)],
         ['1 connection (autocannon)', added1.p50Ms, '', added1.p99Ms, '', fmt(added1.runsPerSecRatio, 2)],
         [`1 at a time, ${settings.sequentialRuns} runs each (us timer)`, fmt(addedSeq.p50Ms, 2), fmt(addedSeq.p90Ms, 2), fmt(addedSeq.p99Ms, 2), fmt(addedSeq.avgMs, 2), ''],
+        [`same guarantees over plain pg - SDK direct, ${c} conns`, storedC.p50Ms, '', storedC.p99Ms, '', fmt(storedC.runsPerSecRatio, 2)],
+        ['same guarantees over plain pg - SDK direct, 1 at a time', fmt(storedSeq.p50Ms, 2), fmt(storedSeq.p90Ms, 2), fmt(storedSeq.p99Ms, 2), fmt(storedSeq.avgMs, 2), ''],
+        [`liya - same guarantees over plain pg, ${c} conns`, overStoredC.p50Ms, '', overStoredC.p99Ms, '', fmt(overStoredC.runsPerSecRatio, 2)],
+        ['liya - same guarantees over plain pg, 1 at a time', fmt(overStoredSeq.p50Ms, 2), fmt(overStoredSeq.p90Ms, 2), fmt(overStoredSeq.p99Ms, 2), fmt(overStoredSeq.avgMs, 2), ''],
       ],
     ),
   );
   console.log(
-    `sequential pass: baseline p50 ${fmt(seq.baseline.p50Ms, 2)} / p99 ${fmt(seq.baseline.p99Ms, 2)} ms, liya p50 ${fmt(seq.liya.p50Ms, 2)} / p99 ${fmt(seq.liya.p99Ms, 2)} ms (client in the servers' thread, one request at a time)`,
+    `sequential pass: baseline p50 ${fmt(seq.baseline.p50Ms, 2)} / p99 ${fmt(seq.baseline.p99Ms, 2)} ms, same guarantees over plain pg p50 ${fmt(seq.stored.p50Ms, 2)} / p99 ${fmt(seq.stored.p99Ms, 2)} ms,` +
+      ` liya p50 ${fmt(seq.liya.p50Ms, 2)} / p99 ${fmt(seq.liya.p99Ms, 2)} ms (client in the servers' thread, one request at a time)`,
   );
   console.log('');
   console.log(`target: added p50 (1 at a time) under ${TARGETS.maxAddedP50Ms} ms: ${fmt(addedSeq.p50Ms, 2)} ms  ${latencyPass ? 'PASS' : 'MISS'}  (1-connection autocannon: ${added1.p50Ms} ms; ${c} connections: ${addedC.p50Ms} ms)`);
@@ -480,6 +501,9 @@ export async function runIntentRunBench(adminUrl: string, cleanup: Cleanup, sett
     phases: phases.map(({ name, server, connections, cached, figures, modelCalls, diagnostic }) => ({ name, server, connections, cached, diagnostic: diagnostic ?? null, modelCalls, ...figures })),
     sequential: seq,
     added: { [`connections${c}`]: addedC, connections1: added1, sequential: addedSeq },
+    // The floor: the same guarantees over plain pg and flat tables, against the SDK call; and Liya against that floor.
+    sameGuaranteesOverSdk: { [`connections${c}`]: storedC, connections1: added(1, 'stored'), sequential: storedSeq },
+    liyaOverSameGuarantees: { [`connections${c}`]: overStoredC, connections1: added(1, 'liya', 'stored'), sequential: overStoredSeq },
     targets: {
       addedP50Ms: { max: TARGETS.maxAddedP50Ms, measured: addedSeq.p50Ms, basis: 'sequential pass (1 request at a time)', pass: latencyPass },
       runsPerSec: { min: TARGETS.minRunsPerSec, measured: liyaRunsPerSec, basis: `liya, ${c} connections, unique inputs`, pass: throughputPass },
