@@ -27,11 +27,13 @@ export interface DomainCollectionRow {
   config: Record<string, unknown> | null;
 }
 
-// Shared by every leg: the tenant's ready documents in the searched collections (and category).
-// $1 tenant, $2 collection ids, $3 category (null: any).
-const SCOPE_SQL = `
-  ch.tenant_id = $1 and d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
+// The one scope rule, for a document `d`: the tenant's ready documents in the searched collections
+// (and category). $1 tenant, $2 collection ids, $3 category (null: any).
+const DOCUMENT_IN_SCOPE = `d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
   and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))`;
+
+// Shared by every leg: a chunk `ch` of a document `d` (joined) in scope.
+const SCOPE_SQL = `ch.tenant_id = $1 and ${DOCUMENT_IN_SCOPE}`;
 
 // The same scope, checked for each chunk `ch` a GIN or HNSW index yields, in a lateral subquery the
 // planner cannot turn into a join; it exposes the document's embedding_model as s.embedding_model,
@@ -40,8 +42,7 @@ const SCOPE_SQL = `
 // 300 matches), and, with statistics gone stale (documents just embedded, still counted as having no
 // embedding_model), read the scope's documents first and sorted every chunk (230 ms at 250k chunks
 // instead of 5).
-const SCOPE_LATERAL = `cross join lateral (select d.embedding_model from documents d where d.id = ch.document_id and d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
-    and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[])) limit 1) s`;
+const SCOPE_LATERAL = `cross join lateral (select d.embedding_model from documents d where d.id = ch.document_id and ${DOCUMENT_IN_SCOPE} limit 1) s`;
 
 const CHUNK_COLUMNS = `ch.id::text as id, ch.document_id::text as document_id, ch.ordinal, ch.text, ch.locator, d.name as document_name,
   (select array_agg(dc2.collection_id::text order by dc2.collection_id) from document_collections dc2 where dc2.document_id = d.id and dc2.tenant_id = $1) as collection_ids`;
@@ -72,8 +73,7 @@ function matchingSql(param: string, dense: boolean, cap: number, gate: string): 
   return `select e.id, e.search_vector from (
        select c.id, c.search_vector from documents d
          cross join lateral (select ch.id, ch.search_vector from document_chunks ch where ch.document_id = d.id and ch.tenant_id = $1 offset 0) c
-        where d.tenant_id = $1 and d.status = 'ready' and ($3::text is null or d.category = $3)
-          and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))${gate}
+        where ${DOCUMENT_IN_SCOPE}${gate}
         limit ${cap * DENSE_EXAMINED_PER_MATCH}) e
        where ts_match_vq(e.search_vector, ${param}::tsquery)
        limit ${cap}`;
@@ -130,11 +130,10 @@ export async function selectQueryLexemes(sql: SqlPool, query: string): Promise<s
 
 /** The embedding model of most of the ready documents in scope (undefined: none was embedded), with their chunk and document counts. */
 export async function selectScopeEmbeddingModel(sql: SqlPool, scope: RetrievalScope): Promise<{ embedding_model: string; chunks: string; documents: number } | undefined> {
-  // Raw: the scope's uuid[] and nullable-category casts, a named prepared statement on the hot path.
+  // Raw: the scope rule (DOCUMENT_IN_SCOPE), a named prepared statement on the hot path.
   const [row] = await sql.query<{ embedding_model: string; chunks: string; documents: number }>(
     `select d.embedding_model, sum(d.chunk_count)::text as chunks, count(*)::int as documents from documents d
-      where d.tenant_id = $1 and d.status = 'ready' and d.embedding_model is not null and ($3::text is null or d.category = $3)
-        and exists (select 1 from document_collections dc where dc.document_id = d.id and dc.tenant_id = $1 and dc.collection_id = any($2::uuid[]))
+      where ${DOCUMENT_IN_SCOPE} and d.embedding_model is not null
       group by d.embedding_model order by count(*) desc, d.embedding_model limit 1`,
     [scope.tenantId, scope.collectionIds, scope.category],
     'liya_knowledge_scope_model',
