@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { applyMigrations, openOrm, type Orm } from '../db/orm.js';
+import { WorkGate } from './common/work-gate.js';
 import { createSqlPool } from '../db/sql-pool.js';
 import { startProcessHeartbeat } from './runs/process-identity.js';
 import { backfillVectors, enableVectorSupport } from './knowledge/pgvector.js';
@@ -113,6 +114,12 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     engineReady: () => engineCheck(),
     localRuns: null,
     runs: {} as RunPorts,
+    deployGate: new WorkGate('deploy', {
+      running: Math.max(1, Math.min(config.DEPLOY_CONCURRENCY, config.DB_POOL_MAX - 2)),
+      waiting: 16,
+      perKey: 2,
+      perKeyPerMinute: 60,
+    }),
   };
   // Agents run workflows and workflows run agents: each through the other's port, wired here.
   deps.runs.workflows = createWorkflowRunPort(deps);

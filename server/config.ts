@@ -62,6 +62,12 @@ const configSchema = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   WORKER: boolFlag.default(true),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  /**
+   * Plans, deployments and publishes this process works on at once (each holds one database
+   * connection while it runs); more wait in a queue of 16. Never more than DB_POOL_MAX - 2, so the
+   * pool always has connections for everything else.
+   */
+  DEPLOY_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
   /** How often each process says it is alive; a process silent for 4 beats is dead (its runs and job locks are recovered). */
   HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** The address clients reach this server at (webhook and callback URLs); default http://localhost:PORT. */
@@ -148,7 +154,7 @@ const configSchema = z.object({
   OTEL_SERVICE_NAME: z.string().trim().min(1).max(200).optional(),
   /** More resource attributes, `key=value,key2=value2` (e.g. deployment.environment.name=prod). */
   OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
-  /** Which traces are kept (default parentbased_always_on: all, unless the caller's traceparent says not sampled). */
+  /** Which traces are kept (default parentbased_always_on: all, unless a trusted caller's traceparent says not sampled). */
   OTEL_TRACES_SAMPLER: z
     .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
     .default('parentbased_always_on'),
@@ -156,6 +162,15 @@ const configSchema = z.object({
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
   /** How long finished spans wait to be sent in one batch, in ms (default 5000). */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5000),
+  /**
+   * Callers whose W3C trace context is trusted, by the connection's peer address: comma-separated IP
+   * addresses or CIDR ranges (e.g. a gateway's, `10.0.0.0/8`). Their `tracestate` is passed on and
+   * their sampled flag obeyed; anyone else's trace id is continued without either. Default: none.
+   */
+  TRACE_TRUSTED_NETWORKS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((h) => h.trim()).filter(Boolean)),
 });
 
 export type AppConfig = z.infer<typeof configSchema>;

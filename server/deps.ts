@@ -8,6 +8,7 @@ import type { McpClientPool } from './agents/mcp-client.js';
 import type { LocalRuns } from './workflows/engine/run-types.js';
 import type { OutboundHttp } from './net/safe-http.js';
 import type { RunPorts } from './runs/run-ports.js';
+import type { WorkGate } from './common/work-gate.js';
 
 /** Everything a request or job needs from the process; built once in main, passed down. */
 export interface AppDeps {
@@ -33,4 +34,6 @@ export interface AppDeps {
   runs: RunPorts;
   /** Set while this process runs the job runner: queued workflow runs it accepts, it executes itself. */
   localRuns: LocalRuns | null;
+  /** Admission of deploys as code (plans, deployments, publishes): their own share of the process and the pool. */
+  deployGate: WorkGate;
 }

@@ -7,7 +7,8 @@ import type { Actor } from './actor.js';
 import type { AppDeps } from './deps.js';
 import { authenticateAdmin } from './auth/admin-auth.js';
 import { roleAtLeast } from './auth/roles.js';
-import { authenticateApiKey, beginKeyedRequest, confirmKeyedRequest, type ApiKeyScope } from './keys/authenticate-api-key.js';
+import { authenticateApiKey, beginKeyedRequest, confirmKeyedRequest, keyActor, requirePermission, type ApiKeyScope } from './keys/authenticate-api-key.js';
+import type { Permission } from './keys/permissions.js';
 import type { TenantScope } from './tenants/tenant-scope.js';
 import { authenticateDashboard, type DashboardScope } from './auth/authenticate-dashboard.js';
 
@@ -44,7 +45,15 @@ export interface RouteMeta extends OpenApiMeta {
   jsonSchemas?: { input?: Record<string, unknown> | null; output?: Record<string, unknown> | null };
   /** Largest request body of this route in bytes (default: BODY_LIMIT_BYTES, the server-wide limit). */
   bodyLimit?: number;
+  /** What an API key needs to call this route (every API-key route declares one; server/keys/permissions.ts). */
+  permission?: Permission;
+  /**
+   * Runs before the request's body is read: refuses (throws) a request the process should not take
+   * now, else answers what gives its place back when the response is sent.
+   */
+  admission?: (deps: AppDeps, headers: RequestInfo['headers']) => Promise<() => void>;
 }
+
 
 const t = initTRPC
   .context<Context>()
@@ -65,31 +74,35 @@ export const publicProcedure = t.procedure.meta({ auth: 'none' }).use(({ ctx, me
   return next();
 });
 
-export const apiKeyProcedure = t.procedure
-  .meta({ auth: 'apiKey' })
-  .use(async ({ ctx, meta, next }) => {
+/**
+ * An API-key procedure: the key must hold `permission` (403 PERMISSION_DENIED). The permission is
+ * declared here, with the route, and documented as the role of its API-key security requirement.
+ */
+export function apiKeyProcedure(permission: Permission) {
+  return t.procedure.meta({ auth: 'apiKey', permission }).use(async ({ ctx, meta, next }) => {
     recordStatus(ctx, meta);
-    const scope: ApiKeyScope = await authenticateApiKey(ctx.deps, ctx.req.headers);
-    const actor: Actor = { type: 'api_key', id: scope.keyId, name: `api-key:${scope.environmentName ?? 'tenant'}` };
+    const scope: ApiKeyScope = requirePermission(await authenticateApiKey(ctx.deps, ctx.req.headers), permission);
+    const actor: Actor = keyActor(scope);
     // The one tenant scope services take, built here once per request.
     const tenantScope: TenantScope = { tenantId: scope.tenantId, environmentId: scope.environmentId, plan: scope.plan, tenant: scope.tenant };
     return next({ ctx: { ...ctx, tenantId: scope.tenantId, apiKey: scope, scope: tenantScope, actor } });
   });
+}
 
 /**
  * An API-key procedure that may read the key in its own first statement (intent runs:
  * server/keys/authenticate-api-key.ts, KeyedRequest). Whatever fails before the key was read, an
  * invalid input too, answers the key's 401/403 first when the key turns out not to be valid.
  */
-export const keyedRunProcedure = t.procedure
-  .meta({ auth: 'apiKey' })
-  .use(async ({ ctx, meta, next }) => {
+export function keyedRunProcedure(permission: Permission) {
+  return t.procedure.meta({ auth: 'apiKey', permission }).use(async ({ ctx, meta, next }) => {
     recordStatus(ctx, meta);
-    const key = await beginKeyedRequest(ctx.deps, ctx.req.headers);
+    const key = await beginKeyedRequest(ctx.deps, ctx.req.headers, permission);
     const result = await next({ ctx: { ...ctx, key } });
     if (!result.ok && !key.scope) await confirmKeyedRequest(ctx.deps, key);
     return result;
   });
+}
 
 /** A dashboard (JWT) procedure open to `minRole` and above (default: every role). */
 export function dashboardProcedure(minRole: Role = 'viewer') {

@@ -20,13 +20,14 @@ import type { EvalRun } from '../evals-report.js';
 import { plural, segment } from '../format.js';
 import { parseList } from '../options.js';
 import { printJson, reportError, show, withSpinner } from '../output.js';
-import { clearManagedFiles, existingProjectFiles, MANAGED_FOLDERS, MANAGED_ROOT_FILES, renderProjectFiles, secretReferencesOf, writeProjectFiles } from '../project/export-files.js';
-import { followDeployment } from '../project/follow-deployment.js';
+import { clearManagedFiles, existingProjectFiles, MANAGED_FOLDERS, MANAGED_ROOT_FILES, MAX_RESOURCE_DEPTH, tooDeepPath, managedLinks, renderProjectFiles, secretReferencesOf, writeProjectFiles } from '../project/export-files.js';
+import { followDeployment, type SavedDeployment } from '../project/follow-deployment.js';
 import { buildGateJUnit, GATE_ALIGN, GATE_HEADERS, gateFailureLine, gateRows, type GateSuiteReport } from '../project/gate-report.js';
 import { formatIssue, loadProject, locateResource, locateServerIssue, ProjectFilesError, type LoadedProject } from '../project/load-project.js';
 import { KIND_LIST, KINDS, type ProjectDocument } from '../project/project-kinds.js';
-import { planHasChanges, planLines, planSummary, untrackedNote, type PlanLine } from '../project/plan-text.js';
+import { planHasChanges, planLines, planSummary, secretsNote, untrackedNote, type PlanLine } from '../project/plan-text.js';
 import { redactSecrets } from '../project/secrets.js';
+import { escapeControls, shownName } from '../project/shown-text.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
@@ -81,19 +82,20 @@ async function reportDeployError(err: unknown, loaded?: LoadedProject): Promise<
       if (at) return `${at.file}:${at.line}:${at.column}: ${at.field ? `${at.field}: ` : ''}${issue.message}`;
       return `${resourceAt ? `${resourceAt}: ` : ''}${flagLabel(issue.path)}: ${issue.message}`;
     });
-    if (resourceAt && !err.issues.length) lines.push(`${resourceAt}: ${String(err.details?.action ?? 'change')} ${String(err.details?.kind)} ${String(err.details?.key)}`);
+    if (resourceAt && !err.issues.length) lines.push(`${resourceAt}: ${String(err.details?.action ?? 'change')} ${String(err.details?.kind)} ${shownName(String(err.details?.key))}`);
+    // The server's messages quote names from the files: escaped, as every name printed here.
     await show(
       h(StatusLine, {
         kind: 'error',
-        message: redactSecrets(`${err.code} (HTTP ${err.status}): ${err.message}`, secrets),
-        lines: lines.map((l) => redactSecrets(l, secrets)),
+        message: escapeControls(redactSecrets(`${err.code} (HTTP ${err.status}): ${err.message}`, secrets)),
+        lines: lines.map((l) => escapeControls(redactSecrets(l, secrets))),
         hints: resource ? ['A deployment is applied in one transaction: nothing of it was applied.'] : [],
       }),
       process.stderr,
     );
     return EXIT_FAILURE;
   }
-  if (err instanceof ApiError) return reportError(new ApiError(err.status, err.code, redactSecrets(err.message, secrets), err.details), {}, (e) => HINTS[e.code]);
+  if (err instanceof ApiError) return reportError(new ApiError(err.status, err.code, escapeControls(redactSecrets(err.message, secrets)), err.details), {}, (e) => HINTS[e.code]);
   return reportError(err);
 }
 
@@ -132,6 +134,7 @@ const SIGN_COLOR: Record<string, string> = { '+': 'green', '~': 'yellow', '-': '
 function PlanView({ plan, prune, secrets }: { plan: Plan; prune: boolean; secrets: ReadonlySet<string> }) {
   const lines = planLines(plan, secrets);
   const note = untrackedNote(plan, prune);
+  const secretLine = secretsNote(plan);
   const line = (l: PlanLine, i: number) =>
     h(Text, { key: i }, l.kind === 'field' ? '    ' : '', h(Text, { color: SIGN_COLOR[l.sign], bold: l.kind !== 'field' }, l.sign), ` ${l.text}`);
   return h(
@@ -141,6 +144,7 @@ function PlanView({ plan, prune, secrets }: { plan: Plan; prune: boolean; secret
     lines.length ? h(Text, { key: 'gap' }, ' ') : null,
     h(Text, { key: 'summary', bold: true }, planSummary(plan)),
     note ? h(Text, { key: 'untracked', dimColor: true }, note) : null,
+    secretLine ? h(Text, { key: 'secrets', dimColor: true }, secretLine) : null,
   );
 }
 
@@ -156,7 +160,17 @@ interface ExportFlags {
 async function exportProject(flags: ExportFlags, command: Command): Promise<number | void> {
   const client = commandContext(command).withApiKey();
   const dir = path.resolve(flags.dir);
-  const existing = await existingProjectFiles(dir);
+  // Checked before anything is read, removed or written: through a link, --force would empty (and
+  // the export fill) a folder outside this one.
+  const links = await managedLinks(dir);
+  if (links.length) {
+    throw new CliError(
+      `${links.map(shownName).join(', ')} ${links.length === 1 ? 'is a symbolic link' : 'are symbolic links'} in ${flags.dir}: liya export writes and deletes nothing through links`,
+      ['Replace the link with a real folder or file, or export into another folder: --dir <folder>.'],
+      EXIT_FAILURE,
+    );
+  }
+  const existing = (await existingProjectFiles(dir)).map(escapeControls);
   if (existing.length && !flags.force) {
     throw new CliError(`${flags.dir} already holds project files (${plural(existing.length, 'file')}: ${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', …' : ''})`, [
       `Replace them with --force: it first removes ${[...MANAGED_FOLDERS.map((f) => `${f}/`), ...MANAGED_ROOT_FILES].join(', ')}, and nothing else.`,
@@ -165,9 +179,21 @@ async function exportProject(flags: ExportFlags, command: Command): Promise<numb
   }
   const { project } = await withSpinner('Reading the project', () => client.get<{ project: Project }>('/v1/project', { auth: 'bearer' }));
   const document = project as unknown as ProjectDocument;
+  // Values stored before the server limited nesting may be deeper than a project can be: named,
+  // instead of failing to render them.
+  for (const kind of KINDS) {
+    for (const resource of document[KIND_LIST[kind]] ?? []) {
+      const deep = tooDeepPath(resource);
+      if (deep) {
+        throw new CliError(`${kind} ${shownName(String(resource.key ?? ''))}: ${shownName(deep.slice(0, 6).join('.'))}… is nested deeper than ${MAX_RESOURCE_DEPTH} levels`, [
+          'The server takes a project at most 100 levels deep, so this resource could not be applied from files: change or delete it on the server, then export again.',
+        ], EXIT_FAILURE);
+      }
+    }
+  }
   const files = renderProjectFiles(document);
-  if (flags.force) await clearManagedFiles(dir);
   try {
+    if (flags.force) await clearManagedFiles(dir);
     await writeProjectFiles(dir, files);
   } catch (err) {
     throw new CliError(`Cannot write the project to ${flags.dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, [], EXIT_FAILURE);
@@ -175,7 +201,7 @@ async function exportProject(flags: ExportFlags, command: Command): Promise<numb
   const counts = KINDS.map((kind) => [kind, document[KIND_LIST[kind]]?.length ?? 0] as const).filter(([, n]) => n > 0);
   const total = counts.reduce((sum, [, n]) => sum + n, 0);
   const references = [...secretReferencesOf(document)].sort();
-  const others = flags.force ? (await existingProjectFiles(dir)).filter((f) => !files.some((w) => w.path === f.split(path.sep).join('/'))) : [];
+  const others = flags.force ? (await existingProjectFiles(dir)).filter((f) => !files.some((w) => w.path === f.split(path.sep).join('/'))).map(escapeControls) : [];
   await show(
     h(StatusLine, {
       kind: others.length ? 'warning' : 'success',
@@ -241,8 +267,9 @@ async function confirm(url: string): Promise<boolean> {
 
 const deploymentPath = (id: string) => `/v1/deployments/${segment(id)}`;
 
-async function loadDeployment(client: ApiClient, id: string, signal?: AbortSignal): Promise<DeploymentDto> {
-  return (await client.get<{ deployment: DeploymentDto }>(deploymentPath(id), { auth: 'bearer', signal })).deployment;
+async function loadDeployment(client: ApiClient, id: string, signal?: AbortSignal): Promise<SavedDeployment> {
+  const { deployment } = await client.get<{ deployment: DeploymentDto }>(deploymentPath(id), { auth: 'bearer', signal });
+  return { ...deployment, id };
 }
 
 /** The gate results an error's details carry (GATE_FAILED), when they do. */
@@ -256,7 +283,7 @@ function gateOf(err: ApiError): GateResult[] | null {
  * Publishes a gated deployment once its gate has ended: waits while the server says the runs go on.
  * The publish brings the project again: the server never stores secret values with a deployment.
  */
-async function publish(client: ApiClient, initial: DeploymentDto, project: ProjectDocument): Promise<{ deployment: DeploymentDto; error?: ApiError; stopped?: 'interrupted' | 'max-wait' }> {
+async function publish(client: ApiClient, initial: SavedDeployment, project: ProjectDocument): Promise<{ deployment: SavedDeployment; error?: ApiError; stopped?: 'interrupted' | 'max-wait' }> {
   let deployment = initial;
   const deadline = Date.now() + MAX_GATE_WAIT_MS;
   for (;;) {
@@ -265,7 +292,7 @@ async function publish(client: ApiClient, initial: DeploymentDto, project: Proje
     if (followed.stopped) return { deployment, stopped: followed.stopped };
     try {
       const published = await client.post<{ deployment: DeploymentDto }>(`${deploymentPath(deployment.id)}/publish`, { auth: 'bearer', body: { project } });
-      return { deployment: published.deployment };
+      return { deployment: { ...published.deployment, id: deployment.id } };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.code === 'GATE_PENDING' && Date.now() < deadline) {
@@ -306,13 +333,17 @@ async function writeJUnit(file: string, xml: string): Promise<void> {
 function outcomeOf(deployment: DeploymentDto, error: ApiError | undefined, minPassRate: number, secrets: ReadonlySet<string>) {
   const { create, update, delete: del } = deployment.plan.summary;
   const changes = `${create} created, ${update} updated, ${del} deleted`;
+  if (!error && deployment.status === 'deployed' && !deployment.plan.changes.length) {
+    const given = deployment.plan.secrets.length;
+    return { ok: true, node: h(StatusLine, { kind: 'success', message: `No changes; ${plural(given, 'secret value')} given, written where ${given === 1 ? 'it differed' : 'they differed'} from the stored ${given === 1 ? 'one' : 'ones'} (deployment ${deployment.id})` }) };
+  }
   if (!error && deployment.status === 'deployed') {
     return {
       ok: true,
       node: h(StatusLine, {
         kind: 'success',
         message: `Deployed: ${changes} (deployment ${deployment.id})`,
-        lines: deployment.minted.map((m) => `Webhook URL of workflow ${m.workflow_key}: ${m.webhook_url}`),
+        lines: deployment.minted.map((m) => `Webhook URL of workflow ${shownName(m.workflow_key)}: ${escapeControls(m.webhook_url)}`),
         hints: deployment.minted.length ? ['Webhook signing secrets are not shown here; rotate a workflow\'s secret to read one.'] : [],
       }),
     };
@@ -325,7 +356,7 @@ function outcomeOf(deployment: DeploymentDto, error: ApiError | undefined, minPa
     ok: false,
     node: h(StatusLine, {
       kind: 'error',
-      message: redactSecrets(gateFailed ? `The gate failed: nothing was published; the live versions are unchanged (deployment ${deployment.id})` : `Not deployed (deployment ${deployment.id}): ${reason}`, secrets),
+      message: escapeControls(redactSecrets(gateFailed ? `The gate failed: nothing was published; the live versions are unchanged (deployment ${deployment.id})` : `Not deployed (deployment ${deployment.id}): ${reason}`, secrets)),
       lines: gateFailed ? failing : [],
       hints: error && HINTS[error.code] && !gateFailed ? [HINTS[error.code]] : [],
     }),
@@ -343,7 +374,8 @@ async function applyProject(flags: ApplyFlags, command: Command): Promise<number
     const prune = Boolean(flags.prune);
     const plan = await withSpinner('Planning', () => requestPlan(client, current, prune));
     await showPlan(plan, prune, current);
-    if (!planHasChanges(plan)) return 0;
+    // Secret values given are written even when nothing else changes (the server alone knows whether they differ).
+    if (!planHasChanges(plan) && !plan.secrets.length) return 0;
     if (!flags.yes) {
       if (!process.stdin.isTTY) {
         throw new CliError('Not applied: stdin is not a terminal to confirm on', ['Pass --yes to apply without confirmation (in CI, after liya plan was reviewed).'], EXIT_FAILURE);
@@ -360,8 +392,8 @@ async function applyProject(flags: ApplyFlags, command: Command): Promise<number
     };
     let { deployment } = await withSpinner(flags.gate?.length ? 'Starting the gate' : 'Deploying', () => client.post<{ deployment: DeploymentDto }>('/v1/deployments', { auth: 'bearer', body }));
     let error: ApiError | undefined;
-    if (deployment.status === 'gating') {
-      const published = await publish(client, deployment, current.project);
+    if (deployment.status === 'gating' && deployment.id) {
+      const published = await publish(client, { ...deployment, id: deployment.id }, current.project);
       deployment = published.deployment;
       error = published.error;
       if (published.stopped) {
@@ -369,7 +401,7 @@ async function applyProject(flags: ApplyFlags, command: Command): Promise<number
           h(StatusLine, {
             kind: 'warning',
             message: published.stopped === 'interrupted' ? `Stopped watching: deployment ${deployment.id} is still gating; nothing is live yet` : `Deployment ${deployment.id} is still gating after an hour; nothing is live yet`,
-            hints: [`Publish it once its gate has passed: POST ${deploymentPath(deployment.id)}/publish`],
+            hints: [`Publish it once its gate has passed: POST ${deploymentPath(published.deployment.id)}/publish`],
           }),
           process.stderr,
         );
@@ -409,7 +441,10 @@ export function exportCommand(): Command {
     )
     .addOption(dirOption())
     .option('--force', `replace a folder's project files: first removes ${[...MANAGED_FOLDERS.map((f) => `${f}/`), ...MANAGED_ROOT_FILES].join(', ')} (nothing else)`)
-    .addHelpText('after', '\nExit codes: 0 written; 1 the request or a write failed; 2 the folder already holds project files (pass --force), or no API key.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 written; 1 the request or a write failed, or a folder or file it writes (or removes) is a symbolic link; 2 the folder already holds project files (pass --force), or no API key.',
+    )
     .action(action((flags: ExportFlags, command: Command) => exportProject(flags, command)));
 }
 

@@ -1,16 +1,21 @@
-// `liya keys rotate`: tenant-wide rotation through the admin API, or one environment's key through
-// the dashboard API with the login stored by `liya login` (the admin API has no per-environment route).
+// `liya keys`: named keys with permissions (create, list, revoke) and rotation. Named keys and
+// environment keys are managed through the dashboard API with the login stored by `liya login` (an
+// owner or admin); the tenant-wide rotation goes through the admin API.
 import { Command } from 'commander';
 import { createElement as h } from 'react';
 import type { EnvironmentDto, IssuedKeyDto } from '../../server/dashboard/dashboard.schemas.js';
+import type { ApiKeyDto, CreatedKeyDto } from '../../server/keys/keys.schemas.js';
 import { action } from '../action.js';
 import { commandContext, requireDashboardLogin, type CommandContext } from '../context.js';
 import { credentialsPath, type Credentials } from '../credentials.js';
 import { CliError } from '../errors.js';
+import { dateTime } from '../format.js';
+import { parseList } from '../options.js';
 import { printJson, show, withSpinner } from '../output.js';
 import { IssuedKey } from '../ui/issued-key.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
+import { Table } from '../ui/table.js';
 
 type Environment = Pick<EnvironmentDto, 'id' | 'name'>;
 
@@ -36,8 +41,106 @@ async function resolveEnvironment(ctx: CommandContext, token: string, idOrName: 
   return found;
 }
 
+/** The stored login (owner or admin), for --tenant when given, else for whichever tenant it is. */
+async function managerLogin(ctx: CommandContext, tenantId: string | undefined): Promise<Credentials> {
+  return requireDashboardLogin(ctx, {
+    message: 'Managing keys needs a dashboard login (an owner or admin of the tenant)',
+    hints: ['Log in: {login}'],
+    tenantId,
+  });
+}
+
+/** `90d`, `12h`, `30m` or an ISO date-time -> the ISO expiry. */
+function expiryOf(value: string, now = Date.now()): string {
+  const relative = /^(\d{1,5})([dhm])$/.exec(value.trim());
+  if (relative) {
+    const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[relative[2] as 'd' | 'h' | 'm'];
+    return new Date(now + Number(relative[1]) * unit).toISOString();
+  }
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new CliError(`--expires "${value}" is neither a duration (90d, 12h, 30m) nor a date-time`, ['For example: --expires 90d, or --expires 2027-01-31T00:00:00Z']);
+  return date.toISOString();
+}
+
+const keyRows = (keys: ApiKeyDto[]) =>
+  keys.map((k) => [
+    k.name ?? `(${k.environment ?? 'tenant'} key)`,
+    k.environment ?? '—',
+    k.preset ?? k.permissions.join(','),
+    k.apiKeyPreview,
+    k.expired ? `expired ${dateTime(k.expires_at)}` : dateTime(k.expires_at),
+    dateTime(k.last_used_at),
+  ]);
+
 export function keysCommand(): Command {
-  const keys = new Command('keys').description('Manage API keys');
+  const keys = new Command('keys').description('Manage API keys: named keys with permissions, and rotation');
+  keys
+    .command('create')
+    .description('Create a named key with a preset (full, read-only, run-only, ingest-only, deploy) or a list of permissions; the key is printed once')
+    .requiredOption('--name <name>', 'the key\'s name (lower-case letters, digits, . - _)')
+    .option('--preset <preset>', 'full | read-only | run-only | ingest-only | deploy')
+    .option('--permissions <list>', 'comma-separated permissions, e.g. intents:run,runs:read', parseList)
+    .option('--environment <name>', 'the environment whose permissions bound the key (default production)')
+    .option('--expires <when>', 'a duration (90d, 12h, 30m) or a date-time; default: never')
+    .option('--tenant <id>', 'the tenant (checked against your login)')
+    .option('--json', 'print {key, apiKey} as JSON')
+    .action(
+      action(async (flags: { name: string; preset?: string; permissions?: string[]; environment?: string; expires?: string; tenant?: string; json?: boolean }, command: Command) => {
+        const ctx = commandContext(command);
+        if (!flags.preset === !flags.permissions) throw new CliError('Give either --preset or --permissions', ['Presets: full, read-only, run-only, ingest-only, deploy']);
+        const credentials = await managerLogin(ctx, flags.tenant);
+        const body = {
+          name: flags.name,
+          ...(flags.preset ? { preset: flags.preset } : { permissions: flags.permissions }),
+          ...(flags.environment ? { environment: flags.environment } : {}),
+          ...(flags.expires ? { expires_at: expiryOf(flags.expires) } : {}),
+        };
+        const created = await withSpinner('Creating the key', () => ctx.withToken(credentials.token).post<CreatedKeyDto>('/dashboard/api-keys', { auth: 'bearer', body }));
+        if (flags.json) return printJson(created);
+        const { key } = created;
+        await show(
+          h(
+            Stack,
+            null,
+            h(StatusLine, { kind: 'success', message: `Created key ${key.name} (${key.environment})` }),
+            h(IssuedKey, {
+              owner: `${credentials.tenantName ?? 'the tenant'}, key ${key.name}`,
+              apiKey: created.apiKey,
+              notes: [`Permissions: ${key.permissions.join(', ')}${key.preset ? ` (preset ${key.preset})` : ''}`, key.expires_at ? `Expires ${dateTime(key.expires_at)}` : 'Never expires (revoke it with liya keys revoke).'],
+            }),
+          ),
+        );
+      }),
+    );
+
+  keys
+    .command('list')
+    .description('The tenant\'s keys that are not revoked: environment keys, then named keys, with their permissions')
+    .option('--tenant <id>', 'the tenant (checked against your login)')
+    .option('--json', 'print the keys as JSON')
+    .action(
+      action(async (flags: { tenant?: string; json?: boolean }, command: Command) => {
+        const ctx = commandContext(command);
+        const credentials = await managerLogin(ctx, flags.tenant);
+        const { keys: list } = await ctx.withToken(credentials.token).get<{ keys: ApiKeyDto[] }>('/dashboard/api-keys', { auth: 'bearer' });
+        if (flags.json) return printJson(list);
+        await show(h(Table, { headers: ['NAME', 'ENVIRONMENT', 'PERMISSIONS', 'KEY', 'EXPIRES', 'LAST USED'], rows: keyRows(list), empty: 'No keys.' }));
+      }),
+    );
+
+  keys
+    .command('revoke <key>')
+    .description('Revoke a named key (by name or id): it answers 401 API_KEY_REVOKED from now on')
+    .option('--tenant <id>', 'the tenant (checked against your login)')
+    .action(
+      action(async (key: string, flags: { tenant?: string }, command: Command) => {
+        const ctx = commandContext(command);
+        const credentials = await managerLogin(ctx, flags.tenant);
+        await withSpinner('Revoking the key', () => ctx.withToken(credentials.token).call('DELETE', `/dashboard/api-keys/${encodeURIComponent(key)}`, { auth: 'bearer' }));
+        await show(h(StatusLine, { kind: 'success', message: `Revoked key ${key}` }));
+      }),
+    );
+
   keys
     .command('rotate')
     .description(

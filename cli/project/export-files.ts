@@ -1,10 +1,12 @@
 // `liya export`: a project document as a folder of files, at deterministic paths and with a stable
 // text (fields in the schema's order, lists in key order, fixed YAML options), so two exports of the
-// same state are byte-identical and a diff in review shows only what changed.
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+// same state are byte-identical and a diff in review shows only what changed. It writes and deletes
+// nothing through a symbolic link: a linked folder could make --force empty a folder elsewhere.
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { fileSchema, SCHEMA_FILE_NAME, type FileSchema, type JsonSchema } from './file-schema.js';
+import { linkOnTheWay, SymlinkRefusedError, writeInside } from './folder-boundary.js';
 import { listProjectFiles } from './load-project.js';
 import { KIND_LIST, KINDS, type Kind, type ProjectDocument, type ResourceData } from './project-kinds.js';
 import { secretReferenceName } from './secrets.js';
@@ -152,27 +154,47 @@ export async function existingProjectFiles(dir: string): Promise<string[]> {
       else found.add(path.relative(dir, full));
     }
   };
-  for (const folder of MANAGED_FOLDERS) await walk(path.join(dir, folder));
+  for (const folder of MANAGED_FOLDERS) {
+    // A linked folder is not walked: what it leads to is not the folder's.
+    const link = await linkOnTheWay(dir, path.join(dir, folder)).catch(() => null);
+    if (link) found.add(path.relative(dir, link));
+    else await walk(path.join(dir, folder));
+  }
   try {
-    for (const file of await listProjectFiles(dir)) found.add(path.relative(dir, file));
+    const { files, links } = await listProjectFiles(dir);
+    for (const file of [...files, ...links]) found.add(path.relative(dir, file));
   } catch {
     // no folder yet
   }
   return [...found].sort();
 }
 
-/** Removes what an export writes (the managed folders and root files), nothing else. */
+/**
+ * The symbolic links among the folders and root files an export writes or removes, and the folders
+ * on the way to them (`evals` for `evals/datasets`): relative to `dir`, sorted. `dir` itself is the
+ * folder the user named, link or not.
+ */
+export async function managedLinks(dir: string): Promise<string[]> {
+  const found = new Set<string>();
+  for (const managed of [...MANAGED_FOLDERS, ...MANAGED_ROOT_FILES]) {
+    const link = await linkOnTheWay(dir, path.join(dir, ...managed.split('/')));
+    if (link) found.add(path.relative(dir, link).split(path.sep).join('/'));
+  }
+  return [...found].sort();
+}
+
+/** Removes what an export writes (the managed folders and root files), nothing else; refuses, before removing anything, when one of them is a link. */
 export async function clearManagedFiles(dir: string): Promise<void> {
+  const [link] = await managedLinks(dir);
+  if (link) throw new SymlinkRefusedError(link);
+  // rm removes a link found inside a managed folder, never what it leads to.
   for (const folder of MANAGED_FOLDERS) await rm(path.join(dir, folder), { recursive: true, force: true });
   for (const file of MANAGED_ROOT_FILES) await rm(path.join(dir, file), { force: true });
 }
 
+/** Writes the files under `dir`; throws SymlinkRefusedError at a link on the way to one, or at one. */
 export async function writeProjectFiles(dir: string, files: ExportedFile[]): Promise<void> {
-  for (const file of files) {
-    const full = path.join(dir, ...file.path.split('/'));
-    await mkdir(path.dirname(full), { recursive: true });
-    await writeFile(full, file.content, 'utf8');
-  }
+  for (const file of files) await writeInside(dir, file.path, file.content);
 }
 
 /** The `${NAME}` references an export holds (the variables `liya apply` will want). */
@@ -183,4 +205,22 @@ export function secretReferencesOf(value: unknown, found = new Set<string>()): S
   } else if (Array.isArray(value)) value.forEach((v) => secretReferencesOf(v, found));
   else if (isObject(value)) Object.values(value).forEach((v) => secretReferencesOf(v, found));
   return found;
+}
+
+/**
+ * Levels a resource may nest: a project body holding it is at most 100 levels deep (the server's
+ * limit), and the body, `project`, its list and the resource itself take the first four.
+ */
+export const MAX_RESOURCE_DEPTH = 97;
+
+/** The path to the first value nested deeper than `limit` levels in `value`, or null (walked without recursion: any depth is safe). */
+export function tooDeepPath(value: unknown, limit = MAX_RESOURCE_DEPTH): string[] | null {
+  const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
+  while (stack.length) {
+    const { value: v, path } = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (path.length >= limit) return path;
+    for (const [key, child] of Object.entries(v)) stack.push({ value: child, path: [...path, key] });
+  }
+  return null;
 }

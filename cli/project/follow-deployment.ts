@@ -1,6 +1,7 @@
 // Following a deployment while its evaluation gate runs: a live ink view on a terminal (the
 // deployment's bar and stage, a bar per gate suite), one line per change elsewhere (CI), and the
-// polling itself through cli/poll.ts (Ctrl-C stops watching, not the runs).
+// polling itself through cli/poll.ts (Ctrl-C stops watching, not the runs). Suite names and the
+// server's words are escaped: none can break a line or move the cursor.
 import { Box, Text } from 'ink';
 import { createElement as h } from 'react';
 import type { DeploymentDto, GateResult } from '../../server/deploys/deploys.schemas.js';
@@ -10,34 +11,35 @@ import { pollUntil } from '../poll.js';
 import { progressBar } from '../ui/ingestion-progress.js';
 import { renderLiveView } from '../ui/live-view.js';
 import { gateVerdict } from './gate-report.js';
+import { escapeControls, shownName } from './shown-text.js';
 
 /** Every gate run has ended (or the deployment left the gating stage). */
 export const gateEnded = (d: DeploymentDto) => d.status !== 'gating' || d.gate.every((g) => g.passed !== null || FINAL_EVAL_RUN_STATUSES.has(g.status));
 
 const suiteText = (g: GateResult) =>
-  `${g.suite}: ${g.status} ${Math.round(g.progress)}% · ${g.cases_passed}/${g.cases_total} passed${g.cases_errored ? ` · ${g.cases_errored} errored` : ''}${g.passed !== null ? ` · passed ${gateVerdict(g)}` : ''}`;
+  `${shownName(g.suite)}: ${escapeControls(g.status)} ${Math.round(g.progress)}% · ${g.cases_passed}/${g.cases_total} passed${g.cases_errored ? ` · ${g.cases_errored} errored` : ''}${g.passed !== null ? ` · passed ${gateVerdict(g)}` : ''}`;
 
 /** One line about the deployment (pipes and CI get one per change). */
 export function deploymentLine(d: DeploymentDto): string {
-  return [`${d.status}${d.stage ? ` · ${d.stage}` : ''}`, `${Math.round(d.progress)}%`, ...d.gate.map(suiteText)].join(' · ');
+  return [`${escapeControls(d.status)}${d.stage ? ` · ${escapeControls(d.stage)}` : ''}`, `${Math.round(d.progress)}%`, ...d.gate.map(suiteText)].join(' · ');
 }
 
 const COLOR: Record<string, string> = { completed: 'green', failed: 'red', cancelled: 'yellow' };
 
 function DeploymentProgress({ deployment: d }: { deployment: DeploymentDto }) {
-  const width = Math.max(5, ...d.gate.map((g) => g.suite.length));
+  const width = Math.max(5, ...d.gate.map((g) => shownName(g.suite).length));
   return h(
     Box,
     { flexDirection: 'column', flexShrink: 0 },
-    h(Text, null, h(Text, { bold: true }, 'Deployment'), h(Text, { dimColor: true }, ` ${d.id}`), ` · ${d.status}`),
-    h(Text, null, h(Text, { color: 'cyan' }, progressBar(d.progress)), ` ${`${Math.round(d.progress)}%`.padStart(4)} `, h(Text, { dimColor: true }, d.stage ?? '')),
+    h(Text, null, h(Text, { bold: true }, 'Deployment'), h(Text, { dimColor: true }, ` ${escapeControls(d.id ?? '(not stored)')}`), ` · ${escapeControls(d.status)}`),
+    h(Text, null, h(Text, { color: 'cyan' }, progressBar(d.progress)), ` ${`${Math.round(d.progress)}%`.padStart(4)} `, h(Text, { dimColor: true }, escapeControls(d.stage ?? ''))),
     ...d.gate.map((g) =>
       h(
         Text,
         { key: g.run_id, wrap: 'truncate-end' },
-        `  ${g.suite.padEnd(width)} `,
+        `  ${shownName(g.suite).padEnd(width)} `,
         h(Text, { color: COLOR[g.status] ?? 'cyan' }, progressBar(g.progress, 16)),
-        ` ${`${Math.round(g.progress)}%`.padStart(4)} ${g.status} · ${g.cases_passed}/${g.cases_total} passed`,
+        ` ${`${Math.round(g.progress)}%`.padStart(4)} ${escapeControls(g.status)} · ${g.cases_passed}/${g.cases_total} passed`,
         g.pass_rate !== null ? ` (${formatPercent(g.pass_rate)})` : '',
         g.cases_errored ? h(Text, { color: 'red' }, ` · ${g.cases_errored} errored`) : '',
       ),
@@ -58,8 +60,11 @@ function progressView(current: () => DeploymentDto) {
   return { update, finish: async () => update() };
 }
 
+/** A deployment the server stored (one that changes nothing has no id). */
+export type SavedDeployment = DeploymentDto & { id: string };
+
 export interface FollowedDeployment {
-  deployment: DeploymentDto;
+  deployment: SavedDeployment;
   stopped?: 'interrupted' | 'max-wait';
 }
 
@@ -68,8 +73,8 @@ export interface FollowedDeployment {
  * exits at once) or `maxWaitMs`.
  */
 export async function followDeployment(
-  load: (id: string, signal: AbortSignal) => Promise<DeploymentDto>,
-  initial: DeploymentDto,
+  load: (id: string, signal: AbortSignal) => Promise<SavedDeployment>,
+  initial: SavedDeployment,
   options: { maxWaitMs: number; done?: (d: DeploymentDto) => boolean },
 ): Promise<FollowedDeployment> {
   const { value, stopped } = await pollUntil(initial, load, options.done ?? gateEnded, progressView, options.maxWaitMs);

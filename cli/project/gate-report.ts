@@ -1,9 +1,11 @@
 // The evaluation gate of a deployment as people and CI systems read it: a table row per suite, and
 // JUnit XML with one <testsuite> per gate suite (its cases as test cases, from the eval JUnit
 // report), or, for a run that could not be read, one test case for the suite. Pure: data in, text out.
+// Suite names are free text: escaped wherever they are printed on a terminal.
 import type { GateResult } from '../../server/deploys/deploys.schemas.js';
 import { buildJUnitReport, escapeXmlAttr, escapeXmlText, type JUnitReportInput } from '../evals-junit.js';
 import { formatPercent, formatScore } from '../evals-report.js';
+import { escapeControls, shownName } from './shown-text.js';
 
 export const GATE_HEADERS = ['SUITE', 'RUN', 'STATUS', 'CASES PASSED', 'ERRORED', 'PASS RATE', 'MEAN', 'PASSED'];
 export const GATE_ALIGN: ('left' | 'right')[] = ['left', 'left', 'left', 'right', 'right', 'right', 'right', 'left'];
@@ -12,9 +14,9 @@ export const gateVerdict = (g: Pick<GateResult, 'passed'>) => (g.passed === true
 
 export function gateRows(gate: GateResult[]): string[][] {
   return gate.map((g) => [
-    g.suite,
-    g.run_id,
-    g.status,
+    shownName(g.suite),
+    escapeControls(g.run_id),
+    escapeControls(g.status),
     `${g.cases_passed}/${g.cases_total}`,
     String(g.cases_errored),
     formatPercent(g.pass_rate),
@@ -25,11 +27,11 @@ export function gateRows(gate: GateResult[]): string[][] {
 
 /** Why a gate suite did not pass, for the outcome's lines. */
 export function gateFailureLine(g: GateResult, minPassRate: number): string {
-  if (g.status !== 'completed') return `${g.suite}: the run is ${g.status}`;
+  if (g.status !== 'completed') return `${shownName(g.suite)}: the run is ${escapeControls(g.status)}`;
   const parts = [`pass rate ${formatPercent(g.pass_rate)} (${g.cases_passed}/${g.cases_total})`];
   if (g.pass_rate !== null && g.pass_rate < minPassRate) parts.push(`below the minimum ${formatPercent(minPassRate)}`);
   if (g.cases_errored > 0) parts.push(`${g.cases_errored} errored`);
-  return `${g.suite}: ${parts.join(', ')}`;
+  return `${shownName(g.suite)}: ${parts.join(', ')}`;
 }
 
 const COUNTS = ['tests', 'failures', 'errors', 'skipped'] as const;

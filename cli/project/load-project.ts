@@ -2,15 +2,20 @@
 // it (dot-folders and node_modules left out; where a file lives does not matter) holds one resource,
 // `kind:` and that kind's fields. Every problem is reported at file:line:column, all at once: YAML
 // syntax, schema errors, an unknown kind, a key defined twice, a missing or bad cases file. Each
-// resource remembers its file, so the server's issues about it can be reported there too.
+// resource remembers its file, so the server's issues about it can be reported there too. Nothing
+// outside the folder is read and no symbolic link inside it is followed (see folder-boundary.ts): a
+// linked YAML file or folder, and a cases file outside or through a link, are problems too; so is a
+// file over its size cap, found before it is read.
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { readCsvCases, readJsonLines, type CasesRead } from './cases-files.js';
 import { fileSchema } from './file-schema.js';
+import { FileTooLargeError, isInside, isLinkRefusal, LINK_RULE, linkOnTheWay, MAX_CASES_FILE_BYTES, MAX_YAML_FILE_BYTES, readCappedFile, SERVER_LIMIT_TEXT } from './folder-boundary.js';
 import { emptyProject, isKind, KIND_LIST, KINDS, resourceKeyOf, type Kind, type ListName, type ProjectDocument, type ResourceData } from './project-kinds.js';
 import { closest, fieldLabel, problemText, schemaProblems } from './schema-errors.js';
-import { newResolvedSecrets, resolveSecrets, type ResolvedSecrets } from './secrets.js';
+import { newResolvedSecrets, resolveSecrets, type MisplacedReference, type ResolvedSecrets, type SecretPathPattern } from './secrets.js';
+import { escapeControls } from './shown-text.js';
 import { parseYaml, positionOf, type Position, type YamlSource } from './yaml-source.js';
 
 export interface FileIssue {
@@ -21,7 +26,8 @@ export interface FileIssue {
   message: string;
 }
 
-export const formatIssue = (i: FileIssue) => `${i.file}:${i.line}:${i.column}: ${i.message}`;
+/** File names and messages (which quote the files' keys and values) escaped: none can break the line. */
+export const formatIssue = (i: FileIssue) => `${escapeControls(i.file)}:${i.line}:${i.column}: ${escapeControls(i.message)}`;
 
 /** The project folder has problems; nothing was sent. */
 export class ProjectFilesError extends Error {
@@ -61,19 +67,28 @@ export function displayPath(file: string): string {
 const YAML_FILE = /\.ya?ml$/i;
 const skipped = (entry: Dirent) => entry.name.startsWith('.') || entry.name === 'node_modules';
 
-/** The YAML files of the folder (absolute paths, sorted). */
-export async function listProjectFiles(dir: string): Promise<string[]> {
-  const found: string[] = [];
+const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The YAML files of the folder (absolute paths, sorted), and the symbolic links it holds that are
+ * named as YAML files or lead to folders: never followed, they are problems (skipped silently, the
+ * resources in them would look deleted to a plan with --prune).
+ */
+export async function listProjectFiles(dir: string): Promise<{ files: string[]; links: string[] }> {
+  const files: string[] = [];
+  const links: string[] = [];
   const walk = async (folder: string) => {
     for (const entry of await readdir(folder, { withFileTypes: true })) {
       if (skipped(entry)) continue;
       const full = path.join(folder, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (YAML_FILE.test(entry.name) && (entry.isFile() || (entry.isSymbolicLink() && (await stat(full).catch(() => null))?.isFile()))) found.push(full);
+      else if (entry.isSymbolicLink()) {
+        if (YAML_FILE.test(entry.name) || (await stat(full).catch(() => null))?.isDirectory()) links.push(full);
+      } else if (YAML_FILE.test(entry.name) && entry.isFile()) files.push(full);
     }
   };
   await walk(dir);
-  return found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { files: files.sort(byPath), links: links.sort(byPath) };
 }
 
 interface ParsedFile {
@@ -87,15 +102,28 @@ interface ParsedFile {
 const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 
 async function readCasesFile(file: string): Promise<CasesRead> {
-  const text = await readFile(file, 'utf8');
+  const text = await readCappedFile(file, MAX_CASES_FILE_BYTES);
   return /\.csv$/i.test(file) ? readCsvCases(text) : readJsonLines(text);
 }
 
-/** One file: its resource, or the problems that keep it from being one (pushed to `issues`). */
-async function parseFile(file: string, issues: FileIssue[]): Promise<ParsedFile | null> {
+const tooLarge = (err: FileTooLargeError, what: string) => `${err.message} for ${what} (${SERVER_LIMIT_TEXT})`;
+
+/** One file of the folder `root` (a real path): its resource, or the problems that keep it from being one (pushed to `issues`). */
+async function parseFile(root: string, file: string, issues: FileIssue[]): Promise<ParsedFile | null> {
   const shown = displayPath(file);
   const issue = (position: Position, message: string) => issues.push({ file: shown, line: position.line, column: position.column, message });
-  const source = parseYaml(shown, await readFile(file, 'utf8'));
+  let text: string;
+  try {
+    text = await readCappedFile(file, MAX_YAML_FILE_BYTES);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (err instanceof FileTooLargeError) issue({ line: 1, column: 1 }, tooLarge(err, 'a project file'));
+    // Replaced by a link since the folder was listed.
+    else if (isLinkRefusal(err)) issue({ line: 1, column: 1 }, `a symbolic link; ${LINK_RULE}`);
+    else issue({ line: 1, column: 1 }, `cannot read the file: ${code ?? (err as Error).message}`);
+    return null;
+  }
+  const source = parseYaml(shown, text);
   if (source.errors.length) {
     source.errors.forEach((e) => issue(e.position, e.message));
     return null;
@@ -141,13 +169,27 @@ async function parseFile(file: string, issues: FileIssue[]): Promise<ParsedFile 
   if (typeof casesFile === 'string') {
     const full = path.resolve(path.dirname(file), casesFile);
     const casesShown = displayPath(full);
+    const casesIssue = (message: string) => {
+      issue(positionOf(source, ['cases_file']), `cases_file: ${message}`);
+      return null;
+    };
+    // `file` was reached from `root` through no link, so the path's `..` resolve as the disk does.
+    if (!isInside(root, full)) return casesIssue(`${casesFile} is outside the project folder`);
+    const link = await linkOnTheWay(root, full);
+    if (link === full) return casesIssue(`${casesFile} is a symbolic link; ${LINK_RULE}`);
+    if (link) return casesIssue(`${casesFile} goes through a symbolic link (${displayPath(link)}); ${LINK_RULE}`);
     let read: CasesRead;
     try {
       read = await readCasesFile(full);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      issue(positionOf(source, ['cases_file']), `cases_file: ${code === 'ENOENT' ? `${casesShown} does not exist` : `cannot read ${casesShown}: ${code ?? (err as Error).message}`}`);
-      return null;
+      if (err instanceof FileTooLargeError) {
+        issues.push({ file: casesShown, line: 1, column: 1, message: tooLarge(err, 'a cases file') });
+        return null;
+      }
+      if (isLinkRefusal(err)) return casesIssue(`${casesFile} is a symbolic link; ${LINK_RULE}`);
+      if (code === 'ENOTFILE' || code === 'EISDIR') return casesIssue(`${casesShown} is not a file`);
+      return casesIssue(code === 'ENOENT' ? `${casesShown} does not exist` : `cannot read ${casesShown}: ${code ?? (err as Error).message}`);
     }
     const lineIssues: FileIssue[] = read.problems.map((p) => ({ file: casesShown, line: p.line, column: 1, message: p.message }));
     for (const c of read.cases) {
@@ -168,23 +210,25 @@ async function parseFile(file: string, issues: FileIssue[]): Promise<ParsedFile 
 
 /** Reads and checks the folder; throws ProjectFilesError listing every problem. */
 export async function loadProject(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedProject> {
-  const root = path.resolve(dir);
-  const info = await stat(root).catch(() => null);
+  const info = await stat(path.resolve(dir)).catch(() => null);
   if (!info?.isDirectory()) throw new ProjectFilesError([], `${dir} is not a folder`);
-  const files = await listProjectFiles(root);
-  if (files.length === 0) {
+  // The folder named may itself be a link (or under one): its real path is the boundary.
+  const root = await realpath(path.resolve(dir));
+  const { files, links } = await listProjectFiles(root);
+  if (files.length === 0 && links.length === 0) {
     throw new ProjectFilesError([], `${dir} holds no project files (*.yaml or *.yml); write them, or start from a server's: liya export --dir ${dir}`);
   }
-  const issues: FileIssue[] = [];
+  const issues: FileIssue[] = links.map((link) => ({ file: displayPath(link), line: 1, column: 1, message: `a symbolic link; ${LINK_RULE} (copy the file or folder in instead)` }));
   const parsed: ParsedFile[] = [];
   for (const file of files) {
-    const one = await parseFile(file, issues);
+    const one = await parseFile(root, file, issues);
     if (one) parsed.push(one);
   }
 
   const project = emptyProject();
   const origins = Object.fromEntries(KINDS.map((kind) => [KIND_LIST[kind], []])) as unknown as Record<ListName, ResourceOrigin[]>;
   const secrets = newResolvedSecrets();
+  const secretPaths = (fileSchema().root['x-secret-paths'] ?? []) as SecretPathPattern[];
   const defined = new Map<string, ParsedFile>();
   for (const p of parsed) {
     const id = `${p.kind} ${p.key}`;
@@ -200,7 +244,20 @@ export async function loadProject(dir: string, env: NodeJS.ProcessEnv = process.
     }
     defined.set(id, p);
     const list = KIND_LIST[p.kind];
-    project[list].push(resolveSecrets(p.resource, env, secrets) as ResourceData);
+    const misplaced: MisplacedReference[] = [];
+    project[list].push(resolveSecrets(p.resource, env, secrets, { kind: p.kind, patterns: secretPaths, misplaced }) as ResourceData);
+    for (const m of misplaced) {
+      // A case of a cases file is reported at its own line there.
+      const caseLine = p.cases && m.path[0] === 'cases' ? p.cases.lines[Number(m.path[1])] : undefined;
+      const at = caseLine !== undefined ? { file: p.cases!.file, line: caseLine, column: 1 } : { file: p.source.file, ...positionOf(p.source, m.path) };
+      const allowed = secretPaths.filter((s) => s.kind === p.kind).map((s) => s.path);
+      issues.push({
+        ...at,
+        message: escapeControls(
+          `${fieldLabel(m.path)}: ${m.value} is a secret reference, and secrets go only where the server keeps them encrypted (${allowed.length ? `in a ${p.kind}: ${allowed.join(', ')}` : `nowhere in a ${p.kind}`}); it is not filled in`,
+        ),
+      });
+    }
     origins[list].push({ kind: p.kind, key: p.key, source: p.source, cases: p.cases });
   }
   if (issues.length) {

@@ -2,11 +2,12 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Tenant } from './tenant.js';
 import { EVAL_RUN_STATUSES, EVAL_RESULT_STATUSES, EVAL_VERDICTS } from '../column-values.js';
 
-/** A tenant's named set of evaluation cases. */
+/** A tenant's named set of evaluation cases (the name is unique in the tenant: projects key datasets by it). */
 export const EvalDataset = defineEntity({
   name: 'EvalDataset',
   tableName: 'eval_datasets',
   indexes: [{ properties: ['tenant', 'createdAt'] }],
+  uniques: [{ properties: ['tenant', 'name'] }],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
@@ -42,11 +43,12 @@ export const EvalCase = defineEntity({
 });
 export type IEvalCase = InferEntity<typeof EvalCase>;
 
-/** What to evaluate (one intent, fixed at creation) on which dataset, and how to score it. */
+/** What to evaluate (one intent, fixed at creation) on which dataset, and how to score it; named uniquely in the tenant. */
 export const EvalSuite = defineEntity({
   name: 'EvalSuite',
   tableName: 'eval_suites',
   indexes: [{ properties: ['tenant', 'domainKey', 'intentKey'] }],
+  uniques: [{ properties: ['tenant', 'name'] }],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),

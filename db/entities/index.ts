@@ -9,7 +9,7 @@ import { UsageCounter, UsageEvent } from './usage.js';
 import { EmailToken, LoginAttempt, OutboxMessage, User } from './user.js';
 import { MailDayCount } from './mail.js';
 import { WorkerHeartbeat } from './worker.js';
-import { Deployment } from './deploy.js';
+import { DeployPolicy, Deployment } from './deploy.js';
 import { Document, DocumentChunk, DocumentCollection, IngestionJob } from './document.js';
 import { CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion } from './intent.js';
 import { IntentCacheEntry, Session, SessionMessage, TenantProviderKey } from './session.js';
@@ -21,5 +21,5 @@ export const entities = [
   Document, DocumentCollection, DocumentChunk, IngestionJob,
   Agent, AgentSession, AgentMessage, AgentRun, RunStep, AgentUserMemory, Workflow, WorkflowVersion, WorkflowRun, WorkflowState,
   WorkflowApproval, IdempotencyKey, WorkflowScheduleTick,
-  EvalDataset, EvalCase, EvalSuite, EvalRun, EvalResult, EvalReview, Deployment,
+  EvalDataset, EvalCase, EvalSuite, EvalRun, EvalResult, EvalReview, Deployment, DeployPolicy,
 ];

@@ -35,6 +35,8 @@ export const Environment = defineEntity({
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
     name: p.string().length(64),
+    // What the environment's keys may do (server/keys/permissions.ts); null: every permission.
+    permissions: p.json<string[]>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
@@ -43,12 +45,23 @@ export type IEnvironment = InferEntity<typeof Environment>;
 export const ApiKey = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
+  indexes: [
+    // A named key's name is unique among the tenant's keys that still work.
+    { name: 'api_keys_tenant_name_unique', expression: `create unique index "api_keys_tenant_name_unique" on "api_keys" ("tenant_id", "name") where "name" is not null and "revoked_at" is null` },
+  ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade').index(),
     environment: () => p.manyToOne(Environment).deleteRule('cascade').nullable().index(),
     keyHash: p.string().length(64).unique(),
     keyPreview: p.string().length(32),
+    // A named key: its name and own permissions (within its environment's). An environment's own
+    // key has neither: it holds whatever its environment may do.
+    name: p.string().length(64).nullable(),
+    permissions: p.json<string[]>().nullable(),
+    expiresAt: p.datetime().nullable(),
+    /** Who created a named key (the dashboard user's e-mail). */
+    createdBy: p.string().length(320).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),

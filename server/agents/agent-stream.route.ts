@@ -10,6 +10,7 @@ export const AGENT_STREAM_PATH = '/v1/agents/{agentKey}/run/stream';
 export function registerAgentStream(app: FastifyInstance, deps: AppDeps): void {
   registerSseRoute(app, deps, {
     path: AGENT_STREAM_PATH,
+    permission: 'agents:run',
     schema: runAgentInput,
     prepare: (em, scope, input) => prepareAgentRun(em, deps, { tenantId: scope.tenantId, environmentId: scope.environmentId, tenant: scope.tenant, plan: scope.plan }, input),
     async stream(em, prepared, sse, req) {

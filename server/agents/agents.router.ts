@@ -17,13 +17,13 @@ const RUN_ERRORS = ['NOT_FOUND', 'AGENT_NOT_ACTIVE', 'FEATURE_NOT_ENABLED', 'SES
 const agentOut = ok(z.object({ agent: agentSchema }));
 
 export const agentsRouter = router({
-  list: apiKeyProcedure
+  list: apiKeyProcedure('agents:read')
     .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'Active agents, with their run endpoint and input schema' } })
     .input(z.object({}).optional())
     .output(ok(z.object({ agents: z.array(agentListItemSchema), total: z.number().int() })))
     .query(async ({ ctx }) => envelope(await listAgents(ctx.em, ctx.tenantId))),
 
-  create: apiKeyProcedure
+  create: apiKeyProcedure('agents:write')
     .meta({
       openapi: {
         method: 'POST', path: BASE, tags: TAGS, summary: 'Create an agent (draft)',
@@ -36,19 +36,19 @@ export const agentsRouter = router({
     .output(agentOut)
     .mutation(async ({ ctx, input }) => envelope(await createAgent(ctx.em, ctx.deps, ctx.tenantId, ctx.apiKey.plan, ctx.actor, input))),
 
-  get: apiKeyProcedure
+  get: apiKeyProcedure('agents:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}`, tags: TAGS, summary: 'One agent, with its effective runtime configuration' }, errors: ['NOT_FOUND'] })
     .input(agentKeyParam)
     .output(agentOut)
     .query(async ({ ctx, input }) => envelope(await getAgent(ctx.em, ctx.deps, ctx.tenantId, input.agentKey))),
 
-  update: apiKeyProcedure
+  update: apiKeyProcedure('agents:write')
     .meta({ openapi: { method: 'PATCH', path: `${BASE}/{agentKey}`, tags: TAGS, summary: 'Update an agent (agent_key never changes; status active only by deploy)' }, errors: ['NOT_FOUND', 'DEPLOY_REQUIRED'] })
     .input(updateAgentInput)
     .output(agentOut)
     .mutation(async ({ ctx, input }) => envelope(await updateAgent(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input))),
 
-  deploy: apiKeyProcedure
+  deploy: apiKeyProcedure('agents:write')
     .meta({
       openapi: { method: 'POST', path: `${BASE}/{agentKey}/deploy`, tags: TAGS, summary: 'Activate an agent (audited); an active agent stays as it is' },
       errors: ['NOT_FOUND', 'FEATURE_NOT_ENABLED'],
@@ -57,13 +57,13 @@ export const agentsRouter = router({
     .output(agentOut)
     .mutation(async ({ ctx, input }) => envelope(await deployAgent(ctx.em, ctx.tenantId, ctx.apiKey.plan, ctx.actor, input.agentKey))),
 
-  remove: apiKeyProcedure
+  remove: apiKeyProcedure('agents:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/{agentKey}`, tags: TAGS, summary: 'Soft delete: the agent becomes inactive (runs and sessions stay readable)' }, errors: ['NOT_FOUND'] })
     .input(agentKeyParam)
     .output(agentOut)
     .mutation(async ({ ctx, input }) => envelope(await deleteAgent(ctx.em, ctx.tenantId, ctx.actor, input.agentKey))),
 
-  run: apiKeyProcedure
+  run: apiKeyProcedure('agents:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{agentKey}/run`, tags: TAGS, summary: 'Run an active agent (one turn of a conversation)',
@@ -82,7 +82,7 @@ export const agentsRouter = router({
       return envelope(await executeAgentRun(ctx.em, ctx.deps, prepared));
     }),
 
-  runs: apiKeyProcedure
+  runs: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/runs`, tags: TAGS, summary: 'The agent\'s runs, newest first' }, errors: ['NOT_FOUND'] })
     .input(listRunsInput)
     .output(ok(runsPageSchema))
@@ -90,19 +90,19 @@ export const agentsRouter = router({
       envelope(await listAgentRuns(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, { status: input.status, sessionId: input.session_id }, pageToLimitOffset(input.page, input.pageSize))),
     ),
 
-  runDetail: apiKeyProcedure
+  runDetail: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/runs/{runId}`, tags: TAGS, summary: 'One run with its step-by-step trace' }, errors: ['NOT_FOUND'] })
     .input(agentKeyParam.extend({ runId: z.string().max(64) }))
     .output(ok(z.object({ run: agentRunDetailSchema })))
     .query(async ({ ctx, input }) => envelope(await getAgentRun(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, input.runId))),
 
-  sessions: apiKeyProcedure
+  sessions: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/sessions`, tags: TAGS, summary: 'The agent\'s conversations (one row each), latest activity first' }, errors: ['NOT_FOUND'] })
     .input(agentKeyParam.extend(pageQuery))
     .output(ok(z.object({ sessions: z.array(sessionRowSchema), pagination: paginationSchema })))
     .query(async ({ ctx, input }) => envelope(await listAgentSessions(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, pageToLimitOffset(input.page, input.pageSize)))),
 
-  transcript: apiKeyProcedure
+  transcript: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/sessions/{sessionId}/transcript`, tags: TAGS, summary: 'Every turn of a conversation, oldest first' }, errors: ['NOT_FOUND'] })
     .input(agentKeyParam.extend({ sessionId: z.string().max(64) }))
     .output(ok(transcriptSchema))

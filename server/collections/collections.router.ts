@@ -8,13 +8,13 @@ const TAGS = ['Collections'];
 const BASE = '/v1/collections';
 
 export const collectionsRouter = router({
-  list: apiKeyProcedure
+  list: apiKeyProcedure('knowledge:read')
     .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'The tenant\'s knowledge collections' } })
     .input(z.object({}).optional())
     .output(ok(collectionListOutput))
     .query(async ({ ctx }) => envelope(await listCollections(ctx.deps.sql, ctx.tenantId))),
 
-  create: apiKeyProcedure
+  create: apiKeyProcedure('collections:write')
     .meta({
       openapi: {
         method: 'POST',
@@ -30,13 +30,13 @@ export const collectionsRouter = router({
     .output(ok(collectionOutput))
     .mutation(async ({ ctx, input }) => envelope(await createCollection(ctx.em, ctx.tenantId, ctx.actor, input))),
 
-  get: apiKeyProcedure
+  get: apiKeyProcedure('knowledge:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{id}`, tags: TAGS, summary: 'One collection' }, errors: ['NOT_FOUND'] })
     .input(collectionId)
     .output(ok(collectionOutput))
     .query(async ({ ctx, input }) => envelope(await getCollection(ctx.em, ctx.tenantId, input.id))),
 
-  update: apiKeyProcedure
+  update: apiKeyProcedure('collections:write')
     .meta({
       openapi: {
         method: 'PATCH',
@@ -54,7 +54,7 @@ export const collectionsRouter = router({
       return envelope(await updateCollection(ctx.em, ctx.tenantId, ctx.actor, id, fields, {}));
     }),
 
-  delete: apiKeyProcedure
+  delete: apiKeyProcedure('collections:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/{id}`, tags: TAGS, summary: 'Delete a collection with its domain attachments (pooled documents stay)' }, errors: ['NOT_FOUND'] })
     .input(collectionId)
     .output(okEmpty)

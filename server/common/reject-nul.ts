@@ -1,6 +1,6 @@
 // PostgreSQL cannot store U+0000 in text or jsonb: a NUL that reached a query would fail there
 // as a 500. It is refused once, here at the edge, wherever a request can carry a string: path
-// parameters, query values and JSON bodies (values and keys).
+// parameters, query values and JSON bodies (values and keys; json-body.ts walks those).
 import { AppError } from '../errors.js';
 
 const NUL = '\u0000';
@@ -39,15 +39,4 @@ export function rejectNulInUrl(params: Record<string, unknown>, query: Record<st
     const found = name.includes(NUL) ? JSON.stringify(name) : findNul(value, name);
     if (found) throw nulError(found);
   }
-}
-
-// JSON can only carry U+0000 as the escape \u0000 (raw control characters are invalid JSON), so
-// the parsed body is walked only when its text holds that escape: no cost for ordinary bodies.
-const ESCAPED_NUL = /\\u0000/i;
-
-/** Throws 400 INVALID_INPUT naming the field when a parsed JSON body holds U+0000. */
-export function rejectNulInJson(text: string, parsed: unknown): void {
-  if (!ESCAPED_NUL.test(text)) return;
-  const found = findNul(parsed, '');
-  if (found !== null) throw nulError(found.replace(/^\./, '') || '(body)');
 }

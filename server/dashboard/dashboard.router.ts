@@ -8,9 +8,12 @@ import {
   accountOutput, accountUpdateInput, auditLogOutput, dashboardUserSchema, environmentSchema, inviteInput, issuedKeySchema, ROLES, usageQuery, usageReportSchema,
 } from './dashboard.schemas.js';
 import { createEnvironment, listEnvironments, rotateEnvironmentKey, rotateTenantKey } from './environments.service.js';
+import { createdKeySchema, createKeyInput, environmentPermissionsInput, keyListSchema, permissionCatalog, permissionCatalogSchema } from '../keys/keys.schemas.js';
+import { createNamedKey, listApiKeys, MAX_NAMED_KEYS, revokeApiKey, setEnvironmentPermissions } from '../keys/named-keys.service.js';
 import { changeUserRole, inviteUser, listUsers, removeUser } from './users.service.js';
 
 const ACCOUNT = ['Dashboard account'];
+const KEYS = ['API keys and permissions'];
 const SAVE_KEY_MESSAGE = 'Save this API key now: it is shown only once. The previous key stopped working.';
 const rotateOutput = z.object({ success: z.literal(true), data: issuedKeySchema, message: z.string() });
 
@@ -71,6 +74,55 @@ export const dashboardRouter = router({
     .input(z.object({ id: z.string().max(64) }))
     .output(rotateOutput)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await rotateEnvironmentKey(ctx.em, ctx.tenantId, input.id, ctx.actor), message: SAVE_KEY_MESSAGE })),
+
+  setEnvironmentPermissions: dashboardProcedure('admin')
+    .meta({
+      openapi: {
+        method: 'PATCH', path: '/dashboard/environments/{id}/permissions', tags: KEYS, summary: 'Set what the environment\'s keys may do (owner/admin)',
+        description: 'A `preset` or a list of `permissions` (null: every permission, the default). Bounds every key of the environment at once: its own key holds exactly these; a named key holds its own within these.',
+      },
+      errors: ['NOT_FOUND'],
+    })
+    .input(environmentPermissionsInput)
+    .output(ok(z.object({ permissions: z.array(z.string()) })))
+    .mutation(async ({ ctx, input }) => envelope({ permissions: await setEnvironmentPermissions(ctx.em, ctx.tenantId, ctx.actor, input.id, input) })),
+
+  permissionCatalog: dashboardProcedure()
+    .meta({ openapi: { method: 'GET', path: '/dashboard/permissions', tags: KEYS, summary: 'Every API-key permission and the presets' } })
+    .input(z.object({}).optional())
+    .output(ok(permissionCatalogSchema))
+    .query(() => envelope(permissionCatalog())),
+
+  listApiKeys: dashboardProcedure('admin')
+    .meta({ openapi: { method: 'GET', path: '/dashboard/api-keys', tags: KEYS, summary: 'The tenant\'s keys that are not revoked: environment keys, then named keys (owner/admin)' } })
+    .input(z.object({}).optional())
+    .output(ok(keyListSchema))
+    .query(async ({ ctx }) => envelope(await listApiKeys(ctx.em, ctx.tenantId))),
+
+  createApiKey: dashboardProcedure('admin')
+    .meta({
+      openapi: {
+        method: 'POST', path: '/dashboard/api-keys', tags: KEYS, summary: 'Create a named key with a preset or a list of permissions (shown once; owner/admin)',
+        description: `The key's permissions must lie within its environment's (400 INVALID_INPUT otherwise). At most ${MAX_NAMED_KEYS} named keys a tenant (409 CONFLICT). A name taken by a key that is not revoked: 409 KEY_NAME_TAKEN.`,
+      },
+      successStatus: 201,
+      errors: ['KEY_NAME_TAKEN', 'CONFLICT'],
+    })
+    .input(createKeyInput)
+    .output(ok(createdKeySchema))
+    .mutation(async ({ ctx, input }) => envelope(await createNamedKey(ctx.em, ctx.tenantId, ctx.actor, input))),
+
+  revokeApiKey: dashboardProcedure('admin')
+    .meta({
+      openapi: { method: 'DELETE', path: '/dashboard/api-keys/{id}', tags: KEYS, summary: 'Revoke a named key, by id or name (owner/admin); it answers 401 API_KEY_REVOKED at once' },
+      errors: ['NOT_FOUND'],
+    })
+    .input(z.object({ id: z.string().min(1).max(64) }))
+    .output(okEmpty)
+    .mutation(async ({ ctx, input }) => {
+      await revokeApiKey(ctx.em, ctx.tenantId, ctx.actor, input.id);
+      return { success: true as const };
+    }),
 
   rotateTenantKey: dashboardProcedure('admin')
     .meta({ openapi: { method: 'POST', path: '/dashboard/api-key/rotate', tags: ACCOUNT, summary: 'Legacy tenant-wide rotation: a new production key, every other key revoked' } })

@@ -18,7 +18,14 @@ export const inviteInput = z.object({
 });
 
 export const environmentSchema = z
-  .object({ id: z.string(), name: z.string(), apiKeyPreview: z.string().nullable(), apiKeyLastUsedAt: z.string().nullable(), createdAt: z.string() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    apiKeyPreview: z.string().nullable(),
+    apiKeyLastUsedAt: z.string().nullable(),
+    permissions: z.array(z.string()).describe('What the environment\'s keys may do (its own key all of it; a named key within it)'),
+    createdAt: z.string(),
+  })
   .meta({ id: 'Environment' });
 export type EnvironmentDto = z.infer<typeof environmentSchema>;
 
@@ -32,7 +39,7 @@ export type IssuedKeyDto = z.infer<typeof issuedKeySchema>;
 export const auditEntrySchema = z
   .object({
     id: z.string(),
-    actor: z.string().describe('E-mail of the user, `admin`, or `api-key:<environment>`'),
+    actor: z.string().describe('E-mail of the user, `admin`, or `api-key:<key name or environment> (<key preview>)` (actor_id is the key\'s id)'),
     actor_type: z.string(),
     actor_id: z.string().nullable(),
     action: z.string(),

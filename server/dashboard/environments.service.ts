@@ -4,6 +4,7 @@ import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired } from '../common/schemas.js';
 import { AppError } from '../errors.js';
 import { issueEnvironmentKey } from '../keys/keys.service.js';
+import { permissionList, permissionMask } from '../keys/permissions.js';
 import { saveKeyChanges } from '../keys/store/api-keys.js';
 import { insertEnvironmentUnlessTaken, listEnvironmentsWithKeys } from '../keys/store/environments.js';
 
@@ -18,6 +19,7 @@ export async function listEnvironments(em: EntityManager, tenantId: string) {
       name: r.name,
       apiKeyPreview: r.key_preview,
       apiKeyLastUsedAt: iso(r.last_used_at),
+      permissions: permissionList(permissionMask(r.permissions)),
       createdAt: isoRequired(r.created_at),
     })),
   };
@@ -31,7 +33,7 @@ export async function createEnvironment(em: EntityManager, tenantId: string, act
     recordAudit(tx, tenantId, actor, { action: 'environment.created', targetType: 'environment', targetId: env.id, details: { name } });
     await saveKeyChanges(tx);
     return {
-      environment: { id: env.id, name: env.name, apiKeyPreview: issued.apiKeyPreview, apiKeyLastUsedAt: null, createdAt: isoRequired(env.createdAt) },
+      environment: { id: env.id, name: env.name, apiKeyPreview: issued.apiKeyPreview, apiKeyLastUsedAt: null, permissions: permissionList(permissionMask(null)), createdAt: isoRequired(env.createdAt) },
       apiKey: issued.apiKey,
     };
   });

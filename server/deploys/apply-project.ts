@@ -25,8 +25,12 @@ import type { TenantScope } from '../tenants/tenant-scope.js';
 import { findWorkflowBy } from '../workflows/store/workflows.js';
 import { createWorkflowWithKey, deleteWorkflow, deployWorkflow, toggleWorkflow, updateWorkflow } from '../workflows/workflows.service.js';
 import type { ResourceChange } from './deploys.schemas.js';
-import { mcpHeaderSlot, toStepInputs, type ProjectPlan } from './plan-project.js';
-import { KIND_LIST, resourceKey, type Project, type ResourceKind } from './project.schemas.js';
+import { mcpHeaderSlot, stepHeaderSlot, stepUrlSlot, toStepInputs, type ProjectPlan } from './plan-project.js';
+import { isHttpRequestStep, MASKED_SECRET, revealStepSecrets } from '../workflows/step-secrets.js';
+import type { StepDef } from '../workflows/step-types.js';
+import { revealMcpHeaders } from '../agents/mcp-headers.js';
+import { scorerWebhookSecret } from '../evals/suites.service.js';
+import { KIND_LIST, RESOURCE_KINDS, resourceKey, type Project, type ResourceKind } from './project.schemas.js';
 
 type Of<K extends keyof Project> = Project[K][number];
 
@@ -44,10 +48,22 @@ export async function applyPlan(em: EntityManager, deps: AppDeps, scope: TenantS
   if (planned.secrets.missing.length) throw invalidInput('Secrets of the project have no value', planned.secrets.missing);
   const minted: ApplyContext['minted'] = [];
   await em.transactional(async (tx) => {
-    for (const change of planned.plan.changes) {
+    const changed = new Set(planned.plan.changes.map((c) => `${c.kind}\u0000${c.key}`));
+    // A secret value given for a resource the plan leaves alone is written when it differs from the
+    // stored one: an update of that resource with nothing else changed. (Decided here, not in the
+    // plan, and answered the same either way: the outcome never tells whether a value was right.)
+    const secretWrites: ResourceChange[] = [];
+    for (const given of planned.plan.secrets) {
+      const id = `${given.kind}\u0000${given.key}`;
+      if (changed.has(id)) continue;
+      changed.add(id);
+      secretWrites.push({ kind: given.kind, key: given.key, action: 'update', fields: [] });
+    }
+    for (const change of [...planned.plan.changes, ...secretWrites]) {
       // Each change gets a fresh unit of work in the same transaction: a flush looks at every row its
       // unit holds, so one unit for hundreds of changes would make the publish quadratic.
       const ctx: ApplyContext = { tx: tx.fork({ keepTransactionContext: true }), deps, scope, actor, planned, minted };
+      if (change.fields.length === 0 && change.action === 'update' && !(await secretsDiffer(ctx, change))) continue;
       try {
         await applyChange(ctx, change);
       } catch (err) {
@@ -62,9 +78,18 @@ export async function applyPlan(em: EntityManager, deps: AppDeps, scope: TenantS
   return { minted };
 }
 
+// Each kind's desired resources by key, built once per plan: a lookup per change would make an
+// apply of thousands of resources quadratic.
+const desiredIndex = new WeakMap<ProjectPlan, Map<string, unknown>>();
+
 function desiredOf<K extends ResourceKind>(ctx: ApplyContext, kind: K, key: string) {
-  const list = ctx.planned.desired[KIND_LIST[kind]] as { key: string; domain?: string }[];
-  return list.find((r) => resourceKey(kind, r) === key) as Of<(typeof KIND_LIST)[K]>;
+  let index = desiredIndex.get(ctx.planned);
+  if (!index) {
+    index = new Map();
+    for (const k of RESOURCE_KINDS) for (const r of ctx.planned.desired[KIND_LIST[k]] as { key: string; domain?: string }[]) index.set(`${k}\u0000${resourceKey(k, r)}`, r);
+    desiredIndex.set(ctx.planned, index);
+  }
+  return index.get(`${kind}\u0000${key}`) as Of<(typeof KIND_LIST)[K]>;
 }
 
 const changedField = (change: ResourceChange, field: string) => change.fields.some((f) => f.path === field || f.path.startsWith(`${field}.`));
@@ -163,20 +188,38 @@ async function applyCollection(ctx: ApplyContext, change: ResourceChange) {
   }
 }
 
+/**
+ * The step inputs of a workflow of the project with its credentials: a value given, else the masked
+ * value that keeps the stored one (server/workflows/step-secrets.ts).
+ */
+function stepInputsWithSecrets(ctx: ApplyContext, w: Of<'workflows'>) {
+  const { stepHeaders, stepUrls } = ctx.planned.secrets;
+  return toStepInputs(w.steps).map((step) => {
+    if (!isHttpRequestStep({ step_type: step.step_type, action_id: step.action_id ?? null }) || !step.config) return step;
+    const config = { ...step.config };
+    const url = stepUrls.get(stepUrlSlot(w.key, step.id!));
+    if (url !== undefined) config.url = url;
+    if (config.headers && typeof config.headers === 'object') {
+      config.headers = Object.fromEntries(Object.keys(config.headers).map((name) => [name, stepHeaders.get(stepHeaderSlot(w.key, step.id!, name)) ?? MASKED_SECRET]));
+    }
+    return { ...step, config };
+  });
+}
+
 async function applyWorkflow(ctx: ApplyContext, change: ResourceChange) {
   const { tx, deps, scope, actor } = ctx;
   const tenantId = scope.tenantId;
   if (change.action === 'delete') return deleteWorkflow(tx, tenantId, actor, change.key);
   const w = desiredOf(ctx, 'workflow', change.key);
-  const steps = toStepInputs(w.steps);
-  let deploy = change.action === 'create' || changedField(change, 'steps');
+  const steps = stepInputsWithSecrets(ctx, w);
+  let deploy = change.action === 'create' || changedField(change, 'steps') || (await secretsDiffer(ctx, change));
   if (change.action === 'create') {
     // A key the tenant has as a never-deployed draft is taken over by the project.
     const draft = await findWorkflowBy(tx, tenantId, { workflowKey: w.key });
-    if (draft) await updateWorkflow(tx, tenantId, actor, { workflowIdOrKey: w.key, name: w.name, description: w.description, max_concurrent_runs: w.max_concurrent_runs, steps });
-    else await createWorkflowWithKey(tx, tenantId, actor, { workflow_key: w.key, name: w.name, description: w.description, max_concurrent_runs: w.max_concurrent_runs, steps });
+    if (draft) await updateWorkflow(tx, deps, tenantId, actor, { workflowIdOrKey: w.key, name: w.name, description: w.description, max_concurrent_runs: w.max_concurrent_runs, steps });
+    else await createWorkflowWithKey(tx, deps, tenantId, actor, { workflow_key: w.key, name: w.name, description: w.description, max_concurrent_runs: w.max_concurrent_runs, steps });
   } else {
-    await updateWorkflow(tx, tenantId, actor, {
+    await updateWorkflow(tx, deps, tenantId, actor, {
       workflowIdOrKey: w.key, name: w.name, description: w.description, max_concurrent_runs: w.max_concurrent_runs, ...(deploy ? { steps, as_draft: true } : {}),
     });
   }
@@ -187,6 +230,56 @@ async function applyWorkflow(ctx: ApplyContext, change: ResourceChange) {
   }
   const live = await findWorkflowBy(tx, tenantId, { workflowKey: w.key });
   if (live && live.isActive !== w.is_active) await toggleWorkflow(tx, tenantId, actor, w.key);
+}
+
+/** Whether a secret value the project gives for this resource differs from the stored one (or nothing is stored). */
+async function secretsDiffer(ctx: ApplyContext, change: ResourceChange): Promise<boolean> {
+  const { tx, deps, scope } = ctx;
+  const tenantId = scope.tenantId;
+  const given = ctx.planned.plan.secrets.filter((g) => g.kind === change.kind && g.key === change.key);
+  if (!given.length || change.action !== 'update') return false;
+  const { mcpHeaders, scorerSecrets, stepHeaders, stepUrls } = ctx.planned.secrets;
+  switch (change.kind) {
+    case 'workflow': {
+      const live = ((await findWorkflowBy(tx, tenantId, { workflowKey: change.key }))?.liveSteps ?? []) as StepDef[];
+      for (const stored of live.filter(isHttpRequestStep)) {
+        const revealed = await revealStepSecrets(tx, deps, tenantId, stored);
+        const url = stepUrls.get(stepUrlSlot(change.key, stored.id));
+        if (url !== undefined && url !== revealed.config.url) return true;
+        const headers = (revealed.config.headers ?? {}) as Record<string, string>;
+        for (const [slot, value] of stepHeaders) {
+          const [workflowKey, stepId, name] = slot.split('\u0000');
+          if (workflowKey !== change.key || stepId !== stored.id) continue;
+          if (Object.entries(headers).find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1] !== value) return true;
+        }
+      }
+      // A value for a step the live workflow does not have yet.
+      const liveIds = new Set(live.map((s) => s.id));
+      return [...stepHeaders.keys(), ...stepUrls.keys()].some((slot) => {
+        const [workflowKey, stepId] = slot.split('\u0000');
+        return workflowKey === change.key && !liveIds.has(stepId);
+      });
+    }
+    case 'agent': {
+      const servers = ((await findAgent(tx, tenantId, change.key))?.toolsConfig as ToolsConfig | null)?.mcp_servers ?? [];
+      for (const [slot, value] of mcpHeaders) {
+        const [agentKey, serverName, name] = slot.split('\u0000');
+        if (agentKey !== change.key) continue;
+        const server = servers.find((s) => s.name === serverName);
+        const revealed = server ? await revealMcpHeaders(tx, deps, tenantId, change.key, server) : {};
+        if (Object.entries(revealed).find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1] !== value) return true;
+      }
+      return false;
+    }
+    case 'eval_suite': {
+      const stored = (await listTenantSuites(tx, tenantId, {})).find((s) => s.name === change.key);
+      const value = scorerSecrets.get(change.key);
+      if (value === undefined) return false;
+      return !stored?.customScorerWebhookSecret || (await scorerWebhookSecret(tx, deps, tenantId, stored.id, stored.customScorerWebhookSecret)) !== value;
+    }
+    default:
+      return false;
+  }
 }
 
 /** `domain/intent` -> the id an agent stores (custom intents), or the reference itself (built-in). */

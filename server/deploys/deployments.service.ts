@@ -2,6 +2,11 @@
 // deployment is the draft of every resource it changes: with a gate, the named eval suites run on the
 // draft intent definitions first; the publish step then applies the whole plan in one transaction,
 // and only if every suite passed and the server still matches what was planned.
+//
+// Bounds: each tenant deploys one at a time (a lock in PostgreSQL, held by the transaction that
+// plans and applies, so a process that dies mid-publish leaves nothing held and nothing applied);
+// each process works on a few plans and deployments at once (deps.deployGate, taken before the
+// request body is read); a plan that changes nothing stores nothing; old deployments are deleted.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
@@ -12,13 +17,28 @@ import { getRun, startGateRuns, type GateRunSpec } from '../evals/eval-runs.serv
 import { findPromptVersion } from '../prompts/store/prompts.js';
 import { selectCollectionRows } from '../collections/store/collections.js';
 import { isBuiltInDomain } from '../domains/built-in-domains.js';
+import { authenticateApiKey, type ApiKeyScope } from '../keys/authenticate-api-key.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { applyPlan } from './apply-project.js';
-import type { DeploymentDto, GateResult, Plan } from './deploys.schemas.js';
+import { assertMayDeploy, getDeployPolicy } from './deploy-policy.js';
+import type { DeploymentDto, DeploymentSummaryDto, GateResult, Plan } from './deploys.schemas.js';
 import { exportProject } from './export-project.js';
 import { planProject, type ProjectPlan } from './plan-project.js';
 import type { Project } from './project.schemas.js';
-import { claimDeploymentForPublish, findTenantDeployment, insertDeployment, saveDeployments, type DeploymentRow } from './store/deployments.js';
+import { deleteOldDeployments, findTenantDeployment, insertDeployment, listTenantDeployments, saveDeployments, tryLockTenantDeploys, type DeploymentRow } from './store/deployments.js';
+
+/** Deployments kept per tenant (the newest), and the most days one is kept. */
+export const DEPLOYMENTS_KEPT = 100;
+export const DEPLOYMENT_RETENTION_DAYS = 90;
+
+/**
+ * Admission of a plan, deployment or publish, before its body is read: the key must be valid, and
+ * the tenant and the process have room (deps.deployGate: 429 RATE_LIMITED or CONCURRENCY_LIMIT).
+ */
+export async function admitProjectRequest(deps: AppDeps, headers: Record<string, string | string[] | undefined>): Promise<() => void> {
+  const key = await authenticateApiKey(deps, headers);
+  return deps.deployGate.enter(key.tenantId);
+}
 
 export async function exportTenantProject(em: EntityManager, tenantId: string): Promise<{ project: Project }> {
   return { project: (await exportProject(em, tenantId)).project };
@@ -31,45 +51,69 @@ export async function planTenantProject(em: EntityManager, deps: AppDeps, tenant
 /** The project a publish must bring again (secret values are never stored), recognised by this digest. */
 const digestOf = (project: Project) => createHash('sha256').update(JSON.stringify(project)).digest('hex');
 
-const hasChanges = (plan: Plan) => plan.changes.length > 0;
+/** Whether a deployment has anything to do: a change, or a secret value to write. */
+const hasWork = (plan: Plan) => plan.changes.length > 0 || plan.secrets.length > 0;
+
+const inProgress = () =>
+  new AppError('DEPLOYMENT_IN_PROGRESS', 'Another deployment of this tenant is being planned or published; try again when it ends', { retryable: true, retry_after_seconds: 5 }, { 'Retry-After': '5' });
+
+/** `work` in one transaction holding the tenant's deploy lock; 409 DEPLOYMENT_IN_PROGRESS when another holds it. */
+function withTenantDeployLock<T>(em: EntityManager, tenantId: string, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  return em.transactional(async (tx) => {
+    if (!(await tryLockTenantDeploys(tx, tenantId))) throw inProgress();
+    return work(tx);
+  });
+}
 
 export async function createDeployment(
   em: EntityManager,
   deps: AppDeps,
+  key: ApiKeyScope,
   scope: TenantScope,
   actor: Actor,
   input: { project: Project; prune?: boolean; gate?: string[]; min_pass_rate?: number; plan_digest?: string },
 ): Promise<{ deployment: DeploymentDto }> {
   const prune = input.prune ?? false;
-  const minPassRate = input.min_pass_rate ?? 1;
-  const planned = await planProject(em, deps, scope.tenantId, input.project, prune);
-  if (input.plan_digest !== undefined && input.plan_digest !== planned.plan.digest) {
-    throw new AppError('DEPLOYMENT_STALE', 'The server changed since the plan that was reviewed: plan and apply again', { plan: planned.plan });
-  }
-  if (planned.secrets.missing.length) throw invalidInput('Secrets of the project have no value', planned.secrets.missing);
-  const base = {
-    tenantId: scope.tenantId,
-    // What is stored is the canonical project: secrets appear only as references.
-    project: planned.desired as unknown as Record<string, unknown>,
-    plan: planned.plan as unknown as Record<string, unknown>,
-    prune,
-    minPassRate,
-    baseDigest: digestOf(input.project),
-    gate: [] as { suite: string; run_id: string }[],
-    minted: [] as { workflow_key: string; webhook_url: string }[],
-    publishedAt: null as Date | null,
-  };
-  if (!hasChanges(planned.plan)) return { deployment: await toDto(em, deps, scope.tenantId, await insertDeployment(em, { ...base, status: 'unchanged' })) };
+  const policy = await getDeployPolicy(em, scope.tenantId);
+  assertMayDeploy(policy, key, prune);
+  // The policy's floor: a request may ask for a stricter gate, never a weaker one.
+  const minPassRate = Math.max(input.min_pass_rate ?? 1, policy.min_pass_rate ?? 0);
+  const gates = [...new Set([...policy.required_gates, ...(input.gate ?? [])])];
+  return withTenantDeployLock(em, scope.tenantId, async (tx) => {
+    const planned = await planProject(tx, deps, scope.tenantId, input.project, prune);
+    if (input.plan_digest !== undefined && input.plan_digest !== planned.plan.digest) {
+      throw new AppError('DEPLOYMENT_STALE', 'The server changed since the plan that was reviewed: plan and apply again', { plan: planned.plan });
+    }
+    if (planned.secrets.missing.length) throw invalidInput('Secrets of the project have no value', planned.secrets.missing);
+    const base = {
+      tenantId: scope.tenantId,
+      plan: planned.plan as unknown as Record<string, unknown>,
+      prune,
+      minPassRate,
+      baseDigest: digestOf(input.project),
+      gate: [] as { suite: string; run_id: string }[],
+      minted: [] as { workflow_key: string; webhook_url: string }[],
+      createdBy: actor.name,
+      publishedAt: null as Date | null,
+    };
+    // Nothing to do: answered, not stored.
+    if (!hasWork(planned.plan)) return { deployment: await toDto(tx, deps, scope.tenantId, unsavedDeployment({ ...base, status: 'unchanged' })) };
 
-  const gates = input.gate ?? [];
-  if (gates.length) {
-    const specs = await gateRunSpecs(em, scope, planned, gates);
-    const runs = await startGateRuns(em, deps, scope, specs);
-    const gate = runs.map((run, i) => ({ suite: gates[i], run_id: run.id }));
-    return { deployment: await toDto(em, deps, scope.tenantId, await insertDeployment(em, { ...base, status: 'gating', gate })) };
-  }
-  const { minted } = await applyPlan(em, deps, scope, actor, planned);
-  return { deployment: await toDto(em, deps, scope.tenantId, await insertDeployment(em, { ...base, status: 'deployed', minted, publishedAt: new Date() })) };
+    if (gates.length) {
+      const specs = await gateRunSpecs(tx, scope, planned, gates, policy.required_gates);
+      const runs = await startGateRuns(tx, deps, scope, specs);
+      const gate = runs.map((run, i) => ({ suite: gates[i], run_id: run.id }));
+      return { deployment: await toDto(tx, deps, scope.tenantId, await insertDeployment(tx, { ...base, status: 'gating', gate })) };
+    }
+    const { minted } = await applyPlan(tx, deps, scope, actor, planned);
+    return { deployment: await toDto(tx, deps, scope.tenantId, await insertDeployment(tx, { ...base, status: 'deployed', minted, publishedAt: new Date() })) };
+  });
+}
+
+/** A deployment that is answered but not stored (it changes nothing). */
+function unsavedDeployment(values: Omit<DeploymentRow, 'id' | 'tenant' | 'createdAt' | 'error'> & { tenantId: string }): DeploymentRow {
+  const { tenantId: _t, ...rest } = values;
+  return { ...rest, id: null, error: null, createdAt: new Date() } as unknown as DeploymentRow;
 }
 
 async function findDeployment(em: EntityManager, tenantId: string, id: string): Promise<DeploymentRow> {
@@ -82,67 +126,115 @@ export async function getDeployment(em: EntityManager, deps: AppDeps, tenantId: 
   return { deployment: await toDto(em, deps, tenantId, await findDeployment(em, tenantId, id)) };
 }
 
+export async function listDeployments(em: EntityManager, tenantId: string, page: { limit: number; offset: number }): Promise<{ deployments: DeploymentSummaryDto[]; pagination: { total: number; limit: number; offset: number } }> {
+  const { rows, total } = await listTenantDeployments(em, tenantId, page);
+  return {
+    deployments: rows.map((row) => {
+      const plan = row.plan as unknown as Plan;
+      return {
+        id: row.id,
+        status: row.status as DeploymentSummaryDto['status'],
+        summary: plan.summary,
+        // Plans stored before plans listed secrets have none.
+        secrets: plan.secrets?.length ?? 0,
+        prune: row.prune,
+        gate: row.gate,
+        error: row.error ?? null,
+        created_by: row.createdBy ?? null,
+        created_at: isoRequired(row.createdAt),
+        published_at: row.publishedAt ? isoRequired(row.publishedAt) : null,
+      };
+    }),
+    pagination: { total, ...page },
+  };
+}
+
+/** Deletes deployments past retention (the hourly maintenance job); returns how many went. */
+export function pruneDeployments(em: EntityManager, now = new Date()): Promise<number> {
+  return deleteOldDeployments(em, DEPLOYMENTS_KEPT, new Date(now.getTime() - DEPLOYMENT_RETENTION_DAYS * 24 * 3600 * 1000));
+}
+
+type PublishOutcome = { deployment: DeploymentDto } | { refused: AppError; end?: { status: string; error: { code: string; message: string } } };
+
 /**
  * Publishes a gated deployment: 409 GATE_PENDING while a suite runs, GATE_FAILED when one missed its
  * thresholds (the deployment ends, nothing changed), DEPLOYMENT_STALE when the server no longer
  * matches the plan (something else changed it since). Publishing a deployed deployment again answers it.
  */
-export async function publishDeployment(em: EntityManager, deps: AppDeps, scope: TenantScope, actor: Actor, id: string, project: Project): Promise<{ deployment: DeploymentDto }> {
-  const row = await findDeployment(em, scope.tenantId, id);
-  if (row.status === 'deployed' || row.status === 'unchanged') return { deployment: await toDto(em, deps, scope.tenantId, row) };
-  if (row.status === 'publishing') throw new AppError('CONFLICT', 'Another request is publishing this deployment', { status: row.status, retryable: true });
-  if (row.status !== 'gating') throw new AppError('CONFLICT', `The deployment has ended (${row.status}); start a new one`, { status: row.status });
-  if (digestOf(project) !== row.baseDigest) {
-    throw invalidInput('The project differs from the one this deployment planned', [{ path: 'project', message: 'send the same project as when the deployment was created' }]);
-  }
-  const gate = await gateResults(em, deps, scope.tenantId, row);
-  if (gate.some((g) => g.passed === null)) throw new AppError('GATE_PENDING', 'The gate suites are still running', { gate });
-  if (gate.some((g) => !g.passed)) {
-    row.status = 'gate_failed';
-    row.error = { code: 'GATE_FAILED', message: `Gate failed: ${gate.filter((g) => !g.passed).map((g) => g.suite).join(', ')}` };
-    await saveDeployments(em);
-    throw new AppError('GATE_FAILED', `${row.error.message}; nothing was deployed`, { gate });
-  }
-  if (!(await claimDeploymentForPublish(em, scope.tenantId, row.id))) throw new AppError('CONFLICT', 'Another request is publishing this deployment', { retryable: true });
-  const end = async (status: string, error: { code: string; message: string } | null, minted: DeploymentRow['minted'] = []) => {
-    const fresh = em.fork();
-    const current = await findDeployment(fresh, scope.tenantId, row.id);
-    Object.assign(current, { status, error, minted, publishedAt: status === 'deployed' ? new Date() : null });
-    await saveDeployments(fresh);
-    return current;
-  };
+export async function publishDeployment(em: EntityManager, deps: AppDeps, key: ApiKeyScope, scope: TenantScope, actor: Actor, id: string, project: Project): Promise<{ deployment: DeploymentDto }> {
+  const first = await findDeployment(em, scope.tenantId, id);
+  if (first.status === 'deployed' || first.status === 'unchanged') return { deployment: await toDto(em, deps, scope.tenantId, first) };
+  assertMayDeploy(await getDeployPolicy(em, scope.tenantId), key, first.prune);
+  let outcome: PublishOutcome;
   try {
-    const planned = await planProject(em, deps, scope.tenantId, project, row.prune);
-    if (planned.plan.digest !== (row.plan as unknown as Plan).digest) {
-      await end('failed', { code: 'DEPLOYMENT_STALE', message: 'The server changed since the plan: plan and apply again' });
-      throw new AppError('DEPLOYMENT_STALE', 'The server changed since the plan: plan and apply again', { plan: planned.plan });
-    }
-    const { minted } = await applyPlan(em, deps, scope, actor, planned);
-    return { deployment: await toDto(em, deps, scope.tenantId, await end('deployed', null, minted)) };
+    outcome = await withTenantDeployLock(em, scope.tenantId, async (tx): Promise<PublishOutcome> => {
+      // Read again under the lock: another publish may have ended it meanwhile.
+      const row = await findDeployment(tx, scope.tenantId, id);
+      if (row.status === 'deployed' || row.status === 'unchanged') return { deployment: await toDto(tx, deps, scope.tenantId, row) };
+      // `publishing`: a publish of an earlier release cut off; holding the lock, this one continues it.
+      if (row.status !== 'gating' && row.status !== 'publishing') return { refused: new AppError('CONFLICT', `The deployment has ended (${row.status}); start a new one`, { status: row.status }) };
+      if (digestOf(project) !== row.baseDigest) {
+        return { refused: invalidInput('The project differs from the one this deployment planned', [{ path: 'project', message: 'send the same project as when the deployment was created' }]) };
+      }
+      const gate = await gateResults(tx, deps, scope.tenantId, row);
+      if (gate.some((g) => g.passed === null)) return { refused: new AppError('GATE_PENDING', 'The gate suites are still running', { gate }) };
+      if (gate.some((g) => !g.passed)) {
+        const message = `Gate failed: ${gate.filter((g) => !g.passed).map((g) => g.suite).join(', ')}`;
+        return { refused: new AppError('GATE_FAILED', `${message}; nothing was deployed`, { gate }), end: { status: 'gate_failed', error: { code: 'GATE_FAILED', message } } };
+      }
+      const planned = await planProject(tx, deps, scope.tenantId, project, row.prune);
+      if (planned.plan.digest !== (row.plan as unknown as Plan).digest) {
+        const message = 'The server changed since the plan: plan and apply again';
+        return { refused: new AppError('DEPLOYMENT_STALE', message, { plan: planned.plan }), end: { status: 'failed', error: { code: 'DEPLOYMENT_STALE', message } } };
+      }
+      const { minted } = await applyPlan(tx, deps, scope, actor, planned);
+      Object.assign(row, { status: 'deployed', error: null, minted, publishedAt: new Date() });
+      await saveDeployments(tx);
+      return { deployment: await toDto(tx, deps, scope.tenantId, row) };
+    });
   } catch (err) {
-    const current = await findTenantDeployment(em.fork(), scope.tenantId, row.id);
-    if (current?.status === 'publishing') {
-      // A refused change ends the deployment; anything else (the database) leaves it to publish again.
-      if (err instanceof AppError) await end('failed', { code: err.code, message: err.message });
-      else await end('gating', null);
-    }
+    // A refused change rolled everything back: the deployment ends (anything else, the database
+    // say, leaves it gating, to publish again).
+    if (err instanceof AppError && err.code !== 'DEPLOYMENT_IN_PROGRESS') await endDeployment(em, scope.tenantId, id, 'failed', { code: err.code, message: err.message });
     throw err;
   }
+  if ('deployment' in outcome) return outcome;
+  if (outcome.end) await endDeployment(em, scope.tenantId, id, outcome.end.status, outcome.end.error);
+  throw outcome.refused;
 }
 
-/** Each gate suite's run: the suite and its dataset as the project has them (else as the server has them). */
-async function gateRunSpecs(em: EntityManager, scope: TenantScope, planned: ProjectPlan, names: string[]): Promise<GateRunSpec[]> {
+async function endDeployment(em: EntityManager, tenantId: string, id: string, status: string, error: { code: string; message: string }) {
+  const fresh = em.fork();
+  const row = await findTenantDeployment(fresh, tenantId, id);
+  if (!row || (row.status !== 'gating' && row.status !== 'publishing')) return;
+  Object.assign(row, { status, error });
+  await saveDeployments(fresh);
+}
+
+/**
+ * Each gate suite's run. A suite the server has runs as it is live, whatever the project makes of
+ * it: its rubric and scorer, its cases plus any the project adds, and the stricter of the two pass
+ * thresholds, so a deployment cannot weaken its own gate. A suite only the project has runs as the
+ * project defines it. A suite the policy requires must exist somewhere.
+ */
+async function gateRunSpecs(em: EntityManager, scope: TenantScope, planned: ProjectPlan, names: string[], required: string[]): Promise<GateRunSpec[]> {
   const issues: ValidationIssue[] = [];
   const specs: GateRunSpec[] = [];
   const find = <T extends { key: string }>(list: T[], key: string) => list.find((r) => r.key === key);
   for (const [i, name] of names.entries()) {
-    const suite = find(planned.desired.eval_suites, name) ?? find(planned.current.eval_suites, name);
+    const live = find(planned.current.eval_suites, name);
+    const proposed = find(planned.desired.eval_suites, name);
+    const suite = live ?? proposed;
+    const where = required.includes(name) ? `the deploy policy's required gate "${name}"` : `gate.${i}`;
     if (!suite) {
-      issues.push({ path: `gate.${i}`, message: `no eval suite "${name}" in the project or on the server` });
+      issues.push({ path: required.includes(name) ? 'deploy_policy.required_gates' : `gate.${i}`, message: `no eval suite "${name}" in the project or on the server (${where})` });
       continue;
     }
-    const dataset = find(planned.desired.eval_datasets, suite.dataset) ?? find(planned.current.eval_datasets, suite.dataset);
-    if (!dataset?.cases.length) {
+    const liveCases = find(planned.current.eval_datasets, suite.dataset)?.cases ?? [];
+    const proposedCases = find(planned.desired.eval_datasets, proposed?.dataset ?? suite.dataset)?.cases ?? [];
+    const seen = new Set(liveCases.map((c) => JSON.stringify(c)));
+    const cases = [...liveCases, ...(live ? proposedCases.filter((c) => !seen.has(JSON.stringify(c))) : proposedCases)];
+    if (!cases.length) {
       issues.push({ path: `gate.${i}`, message: `the dataset "${suite.dataset}" of suite "${name}" has no cases` });
       continue;
     }
@@ -151,9 +243,9 @@ async function gateRunSpecs(em: EntityManager, scope: TenantScope, planned: Proj
       domainKey: suite.domain,
       intentKey: suite.intent,
       judgeRubric: suite.judge_rubric,
-      passThreshold: suite.pass_threshold,
+      passThreshold: Math.max(live?.pass_threshold ?? 0, proposed?.pass_threshold ?? 0),
       customScorerExpression: suite.custom_scorer_expression,
-      cases: dataset.cases.map((c, ord) => ({ ord, input: c.input, message: c.message, expected_output: c.expected_output })),
+      cases: cases.map((c, ord) => ({ ord, input: c.input, message: c.message, expected_output: c.expected_output })),
       intentDefinition: isBuiltInDomain(suite.domain) ? null : await draftOf(em, scope.tenantId, planned, suite.domain, suite.intent),
     });
   }
@@ -216,16 +308,18 @@ async function toDto(em: EntityManager, deps: AppDeps, tenantId: string, row: De
   const ended = gate.filter((g) => g.passed !== null).length;
   const gating = row.status === 'gating' || row.status === 'publishing';
   return {
-    id: row.id,
+    id: row.id ?? null,
     status: row.status as DeploymentDto['status'],
     progress: gating ? Math.floor(gate.reduce((sum, g) => sum + g.progress, 0) / Math.max(gate.length, 1)) : 100,
     stage: gating ? (ended === gate.length ? 'gate ended: publish' : `gate: ${ended}/${gate.length} suites ended`) : null,
     prune: row.prune,
     min_pass_rate: Number(row.minPassRate),
-    plan: row.plan as unknown as Plan,
+    // Plans stored before plans listed secrets have none.
+    plan: { ...(row.plan as unknown as Plan), secrets: (row.plan as unknown as Plan).secrets ?? [] },
     gate,
     error: row.error ?? null,
     minted: row.minted,
+    created_by: row.createdBy ?? null,
     created_at: isoRequired(row.createdAt),
     published_at: row.publishedAt ? isoRequired(row.publishedAt) : null,
   };

@@ -13,6 +13,7 @@ import { listPromptVersions, listPrompts } from '../prompts/store/prompts.js';
 import { findTenantEntity } from '../tenants/store/tenants.js';
 import { listDeployedWorkflows } from '../workflows/store/workflows.js';
 import type { StepDef } from '../workflows/step-types.js';
+import { hasUrlCredentials, isHttpRequestStep, maskUrl } from '../workflows/step-secrets.js';
 import type { Project } from './project.schemas.js';
 
 type Json = Record<string, unknown>;
@@ -23,6 +24,7 @@ export function secretName(...parts: string[]): string {
 }
 export const mcpHeaderSecret = (agentKey: string, server: string, header: string) => `\${${secretName('AGENT', agentKey, 'MCP', server, header)}}`;
 export const scorerSecret = (suiteName: string) => `\${${secretName('EVAL_SUITE', suiteName, 'WEBHOOK_SECRET')}}`;
+export const stepHeaderSecret = (workflowKey: string, stepId: string, header: string) => `\${${secretName('WORKFLOW', workflowKey, stepId, 'HEADER', header)}}`;
 
 const byKey = <T extends { key: string }>(list: T[]) => list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
@@ -114,7 +116,7 @@ export async function exportProject(em: EntityManager, tenantId: string): Promis
     description: w.description ?? null,
     is_active: w.isActive,
     max_concurrent_runs: w.maxConcurrentRuns ?? null,
-    steps: exportSteps((w.liveSteps ?? []) as StepDef[]),
+    steps: exportSteps(w.workflowKey, (w.liveSteps ?? []) as StepDef[]),
   }));
 
   const agents: Project['agents'] = (await listTenantAgents(em, tenantId)).map((a) => ({
@@ -181,10 +183,26 @@ export async function exportProject(em: EntityManager, tenantId: string): Promis
 }
 
 /**
- * Steps with stable ids: a client-chosen id is kept; a generated one (a uuid) becomes `step_<n>` by
- * order, and the step links follow it.
+ * An http_request step's config as a project holds it: each header value as a reference
+ * (`${WORKFLOW_<KEY>_<STEP>_HEADER_<NAME>}`), a URL that carries credentials masked (`***` for each
+ * credential: kept as stored when applied as it is, replaced by a URL given in full).
  */
-export function exportSteps(steps: StepDef[]): Project['workflows'][number]['steps'] {
+function exportStepConfig(workflowKey: string, step: StepDef): Json {
+  const config = (step.config ?? {}) as Json;
+  if (!isHttpRequestStep(step)) return config;
+  const { url_secret: secretUrl, ...out } = config;
+  if (out.headers && typeof out.headers === 'object') {
+    out.headers = Object.fromEntries(Object.keys(out.headers).map((name) => [name, stepHeaderSecret(workflowKey, step.id, name)]));
+  }
+  if (secretUrl === undefined && typeof out.url === 'string' && hasUrlCredentials(out.url)) out.url = maskUrl(out.url);
+  return out;
+}
+
+/**
+ * Steps with stable ids: a client-chosen id is kept; a generated one (a uuid) becomes `step_<n>` by
+ * order, and the step links follow it. Credentials of http_request steps as references or masked.
+ */
+export function exportSteps(workflowKey: string, steps: StepDef[]): Project['workflows'][number]['steps'] {
   const stable = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
   const taken = new Set(steps.map((s) => s.id).filter((id) => stable.test(id)));
   const rename = new Map<string, string>();
@@ -203,7 +221,7 @@ export function exportSteps(steps: StepDef[]): Project['workflows'][number]['ste
     step_type: s.step_type as Project['workflows'][number]['steps'][number]['step_type'],
     name: s.name ?? null,
     action_id: s.action_id ?? null,
-    config: (s.config ?? {}) as Json,
+    config: exportStepConfig(workflowKey, s),
     position_x: s.position_x ?? null,
     position_y: s.position_y ?? null,
     guidance: s.guidance ?? null,

@@ -1,28 +1,37 @@
 // What an apply would change: the project in the form an export would show it after the apply
-// (canonical), diffed field by field against the tenant's export. Secrets are compared here, on the
-// server, and never appear in a plan.
+// (canonical), diffed field by field against the tenant's export. A secret value never appears in a
+// plan, and a plan never compares one with the stored value (that would confirm a guess): values
+// given are listed by path and written by the apply; a reference keeps what is stored.
 import { createHash } from 'node:crypto';
 import diff from 'microdiff';
 import type { EntityManager } from '../../db/orm.js';
 import type { ToolsConfig } from '../agents/agents.schemas.js';
-import { revealMcpHeaders } from '../agents/mcp-headers.js';
 import type { AppDeps } from '../deps.js';
 import { invalidInput, type ValidationIssue } from '../errors.js';
-import { scorerWebhookSecret } from '../evals/suites.service.js';
 import { listTenantSuites } from '../evals/store/suites.js';
 import { findAgent } from '../agents/store/agents.js';
 import { applyStepInputs } from '../workflows/apply-step-inputs.js';
+import type { StepDef } from '../workflows/step-types.js';
+import { hasMaskedCredentials, hasUrlCredentials, isHttpRequestStep, MASKED_SECRET, maskUrl } from '../workflows/step-secrets.js';
+import { listDeployedWorkflows } from '../workflows/store/workflows.js';
 import type { StepInput } from '../workflows/workflows.schemas.js';
-import type { FieldChange, Plan, ResourceChange } from './deploys.schemas.js';
+import type { FieldChange, Plan, PlanSecret, ResourceChange } from './deploys.schemas.js';
 import { exportProject, exportSteps, mcpHeaderSecret, scorerSecret, type ReferenceMaps } from './export-project.js';
 import { KIND_LIST, RESOURCE_KINDS, resourceKey, SECRET_REFERENCE, type Project, type ResourceKind } from './project.schemas.js';
+import { isSecretPath, misplacedReferences } from './secret-paths.js';
 
-/** Secret values of the project that differ from the stored ones (or are new), by where they go. */
+/** Secret values the project gives, by where they go (written by the apply, never compared by the plan). */
 export interface SecretValues {
-  /** `${agentKey}\u0000${server}\u0000${header}` -> the new value. */
+  /** `${agentKey}\u0000${server}\u0000${header}` -> the value. */
   mcpHeaders: Map<string, string>;
-  /** suite name -> the new scorer webhook secret. */
+  /** suite name -> the scorer webhook secret. */
   scorerSecrets: Map<string, string>;
+  /** `${workflowKey}\u0000${stepId}\u0000${header}` -> an http_request header value. */
+  stepHeaders: Map<string, string>;
+  /** `${workflowKey}\u0000${stepId}` -> an http_request URL with its credentials. */
+  stepUrls: Map<string, string>;
+  /** Where each value given goes (the plan lists these). */
+  given: PlanSecret[];
   /** References with no value in the environment and nothing stored (an apply refuses them). */
   missing: ValidationIssue[];
 }
@@ -47,11 +56,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** What identifies a plan's changes: equal digests, the same changes (whatever order jsonb keeps keys in). */
-export const planDigest = (changes: ResourceChange[]) => createHash('sha256').update(canonicalJson(changes)).digest('hex');
+/**
+ * What identifies a plan: its changes and where it gives secret values (never the values). Equal
+ * digests, the same plan, whatever order jsonb keeps keys in.
+ */
+const planDigest = (changes: ResourceChange[], secrets: PlanSecret[]) =>
+  createHash('sha256').update(canonicalJson(secrets.length ? { changes, secrets } : changes)).digest('hex');
 type Resource = { key: string; domain?: string };
 
 export const mcpHeaderSlot = (agentKey: string, server: string, header: string) => `${agentKey}\u0000${server}\u0000${header}`;
+export const stepHeaderSlot = (workflowKey: string, stepId: string, header: string) => `${workflowKey}\u0000${stepId}\u0000${header}`;
+export const stepUrlSlot = (workflowKey: string, stepId: string) => `${workflowKey}\u0000${stepId}`;
+
 
 /**
  * Plans `raw` (an already parsed project) against the tenant. A resource kind the project has no
@@ -60,8 +76,10 @@ export const mcpHeaderSlot = (agentKey: string, server: string, header: string) 
  */
 export async function planProject(em: EntityManager, deps: AppDeps, tenantId: string, raw: Project, prune: boolean): Promise<ProjectPlan> {
   checkUniqueKeys(raw);
+  const misplaced = misplacedReferences(raw);
+  if (misplaced.length) throw invalidInput('The project has secret references outside the places for secrets', misplaced);
   const { project: current, refs } = await exportProject(em, tenantId);
-  const secrets: SecretValues = { mcpHeaders: new Map(), scorerSecrets: new Map(), missing: [] };
+  const secrets: SecretValues = { mcpHeaders: new Map(), scorerSecrets: new Map(), stepHeaders: new Map(), stepUrls: new Map(), given: [], missing: [] };
   const desired = await canonicalize(em, deps, tenantId, raw, current, secrets);
   checkPromptHistories(current, desired);
 
@@ -98,7 +116,13 @@ export async function planProject(em: EntityManager, deps: AppDeps, tenantId: st
   }
   const count = (action: ResourceChange['action']) => changes.filter((c) => c.action === action).length;
   return {
-    plan: { changes, summary: { create: count('create'), update: count('update'), delete: count('delete'), unchanged }, untracked: prune ? [] : untracked, digest: planDigest(changes) },
+    plan: {
+      changes,
+      summary: { create: count('create'), update: count('update'), delete: count('delete'), unchanged },
+      untracked: prune ? [] : untracked,
+      secrets: secrets.given,
+      digest: planDigest(changes, secrets.given),
+    },
     current,
     desired,
     refs,
@@ -144,67 +168,124 @@ async function canonicalize(em: EntityManager, deps: AppDeps, tenantId: string, 
   for (const intent of project.intents) {
     if (intent.retrieval_config?.collections) intent.retrieval_config.collections = [...new Set(intent.retrieval_config.collections)].sort();
   }
-  for (const workflow of project.workflows) workflow.steps = canonicalSteps(workflow.steps);
+  const storedWorkflows = project.workflows.some((w) => w.steps.some(isHttpRequestStep))
+    ? new Map((await listDeployedWorkflows(em, tenantId)).map((w) => [w.workflowKey, (w.liveSteps ?? []) as StepDef[]]))
+    : new Map<string, StepDef[]>();
+  for (const [index, workflow] of project.workflows.entries()) {
+    collectStepSecrets(workflow, index, storedWorkflows.get(workflow.key) ?? [], secrets);
+    workflow.steps = canonicalSteps(workflow.key, workflow.steps);
+  }
   const currentAgents = new Map(current.agents.map((a) => [a.key, a]));
   for (const [index, agent] of project.agents.entries()) {
-    await resolveMcpSecrets(em, deps, tenantId, agent, index, currentAgents.has(agent.key), secrets);
+    await collectMcpSecrets(em, tenantId, agent, index, currentAgents.has(agent.key), secrets);
   }
-  const currentSuites = new Map(current.eval_suites.map((s) => [s.key, s]));
   const storedSuites = new Map((await listTenantSuites(em, tenantId, {})).map((s) => [s.name, s]));
   for (const [index, suite] of project.eval_suites.entries()) {
     const value = suite.custom_scorer_webhook_secret;
     if (value === null) continue;
     const ref = scorerSecret(suite.key);
-    const stored = storedSuites.get(suite.key);
+    const path = `project.eval_suites.${index}.custom_scorer_webhook_secret`;
     const reference = SECRET_REFERENCE.exec(value);
-    if (reference) {
-      if (currentSuites.get(suite.key)?.custom_scorer_webhook_secret) suite.custom_scorer_webhook_secret = ref;
-      else {
-        secrets.missing.push({ path: `project.eval_suites.${index}.custom_scorer_webhook_secret`, message: `the secret ${value} has no value: set ${reference[1]} in the environment`, code: 'missing_secret' });
-        suite.custom_scorer_webhook_secret = CHANGED_SECRET;
-      }
-      continue;
+    if (reference && !storedSuites.get(suite.key)?.customScorerWebhookSecret) {
+      secrets.missing.push({ path, message: `the secret ${value} has no value: set ${reference[1]} in the environment`, code: 'missing_secret' });
+    } else if (!reference) {
+      secrets.scorerSecrets.set(suite.key, value);
+      secrets.given.push({ kind: 'eval_suite', key: suite.key, path: 'custom_scorer_webhook_secret' });
     }
-    const same = stored?.customScorerWebhookSecret ? (await scorerWebhookSecret(em, deps, tenantId, stored.id, stored.customScorerWebhookSecret)) === value : false;
-    if (!same) secrets.scorerSecrets.set(suite.key, value);
-    suite.custom_scorer_webhook_secret = same ? ref : CHANGED_SECRET;
+    suite.custom_scorer_webhook_secret = ref;
   }
   return project;
 }
 
-async function resolveMcpSecrets(em: EntityManager, deps: AppDeps, tenantId: string, agent: Project['agents'][number], index: number, exists: boolean, secrets: SecretValues) {
+const missingSecret = (secrets: SecretValues, path: string, value: string, why?: string) => {
+  const name = SECRET_REFERENCE.exec(value)?.[1];
+  secrets.missing.push({ path, message: why ?? (name ? `the secret ${value} has no value: set ${name} in the environment` : 'the secret has no value'), code: 'missing_secret' });
+};
+
+async function collectMcpSecrets(em: EntityManager, tenantId: string, agent: Project['agents'][number], index: number, exists: boolean, secrets: SecretValues) {
   const servers = agent.tools_config?.mcp_servers;
   if (!servers) return;
   const row = exists ? await findAgent(em, tenantId, agent.key) : null;
-  const storedServers = ((row?.toolsConfig as ToolsConfig | null)?.mcp_servers ?? []);
+  const storedServers = (row?.toolsConfig as ToolsConfig | null)?.mcp_servers ?? [];
   for (const [serverIndex, server] of servers.entries()) {
     if (!server.headers) continue;
-    const stored = storedServers.find((s) => s.name === server.name);
-    const revealed = stored ? await revealMcpHeaders(em, deps, tenantId, agent.key, stored) : {};
+    // A stored value is kept only for the same server at the same URL (server/agents/mcp-headers.ts).
+    const stored = storedServers.find((s) => s.name === server.name && s.url === server.url);
+    const storedNames = new Set(Object.keys(stored?.headers ?? {}).map((n) => n.toLowerCase()));
     for (const [name, value] of Object.entries(server.headers)) {
-      const ref = mcpHeaderSecret(agent.key, server.name, name);
-      const reference = SECRET_REFERENCE.exec(value);
-      if (reference) {
-        if (revealed[name] !== undefined) server.headers[name] = ref;
-        else {
-          secrets.missing.push({ path: `project.agents.${index}.tools_config.mcp_servers.${serverIndex}.headers.${name}`, message: `the secret ${value} has no value: set ${reference[1]} in the environment`, code: 'missing_secret' });
-          server.headers[name] = CHANGED_SECRET;
-        }
-        continue;
-      }
-      if (revealed[name] === value) server.headers[name] = ref;
-      else {
+      const path = `project.agents.${index}.tools_config.mcp_servers.${serverIndex}.headers.${name}`;
+      if (SECRET_REFERENCE.test(value) || value === MASKED_SECRET) {
+        if (!storedNames.has(name.toLowerCase())) missingSecret(secrets, path, value);
+      } else {
         secrets.mcpHeaders.set(mcpHeaderSlot(agent.key, server.name, name), value);
-        server.headers[name] = CHANGED_SECRET;
+        secrets.given.push({ kind: 'agent', key: agent.key, path: `tools_config.mcp_servers.${serverIndex}.headers.${name}` });
+      }
+      server.headers[name] = mcpHeaderSecret(agent.key, server.name, name);
+    }
+  }
+}
+
+/** Where a URL sends its requests, for "the same destination" (the whole text when templates hide it). */
+function originOf(url: unknown): string {
+  if (typeof url !== 'string') return '';
+  try {
+    return url.includes('{{') ? url : new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The credentials of a workflow's http_request steps: values given are recorded; a reference (or a
+ * masked value) keeps the stored one, when there is one for the same step at the same destination.
+ * The URL of a step is left as the stored masked form when it is a reference to the stored one.
+ */
+function collectStepSecrets(workflow: Project['workflows'][number], index: number, stored: StepDef[], secrets: SecretValues) {
+  for (const [stepIndex, step] of workflow.steps.entries()) {
+    if (!isHttpRequestStep(step)) continue;
+    const config = step.config as Record<string, unknown>;
+    const prior = stored.find((s) => s.id === step.id && isHttpRequestStep(s));
+    const priorUrl = typeof prior?.config.url === 'string' ? prior.config.url : null;
+    const priorHasUrlSecret = typeof prior?.config.url_secret === 'string' || (priorUrl !== null && hasUrlCredentials(priorUrl));
+    const at = `project.workflows.${index}.steps.${stepIndex}.config`;
+    const where = (field: string) => `steps.${stepIndex}.config.${field}`;
+    if (typeof config.url === 'string') {
+      const url = config.url;
+      if (SECRET_REFERENCE.test(url)) {
+        if (priorHasUrlSecret && priorUrl !== null) config.url = maskUrl(priorUrl);
+        else missingSecret(secrets, `${at}.url`, url);
+      } else if (hasMaskedCredentials(url)) {
+        // The masked form an export writes: the stored credentials, when they are this very URL's.
+        if (!(priorUrl !== null && maskUrl(priorUrl) === url)) missingSecret(secrets, `${at}.url`, url, 'the URL is masked (***) and nothing is stored for it: give the whole URL, or a ${NAME} reference');
+      } else if (hasUrlCredentials(url)) {
+        secrets.stepUrls.set(stepUrlSlot(workflow.key, step.id), url);
+        secrets.given.push({ kind: 'workflow', key: workflow.key, path: where('url') });
+      }
+    }
+    const headers = config.headers && typeof config.headers === 'object' ? (config.headers as Record<string, unknown>) : null;
+    if (!headers) continue;
+    const sameDestination = prior !== undefined && originOf(prior.config.url) === originOf(config.url);
+    const storedNames = new Set(Object.keys(sameDestination && prior?.config.headers && typeof prior.config.headers === 'object' ? prior.config.headers : {}).map((n) => n.toLowerCase()));
+    for (const [name, value] of Object.entries(headers)) {
+      if (typeof value !== 'string') continue;
+      if (SECRET_REFERENCE.test(value) || value === MASKED_SECRET) {
+        if (!storedNames.has(name.toLowerCase())) {
+          missingSecret(secrets, `${at}.headers.${name}`, value, prior && !sameDestination && SECRET_REFERENCE.test(value)
+            ? `the secret ${value} has no value: the step now calls another address, so its stored value is not sent there; set ${SECRET_REFERENCE.exec(value)![1]} in the environment`
+            : undefined);
+        }
+      } else {
+        secrets.stepHeaders.set(stepHeaderSlot(workflow.key, step.id, name), value);
+        secrets.given.push({ kind: 'workflow', key: workflow.key, path: where(`headers.${name}`) });
       }
     }
   }
 }
 
 /** The steps as they would be stored (the same normalisation as a PATCH), in the export's form. */
-function canonicalSteps(steps: Project['workflows'][number]['steps']): Project['workflows'][number]['steps'] {
+function canonicalSteps(workflowKey: string, steps: Project['workflows'][number]['steps']): Project['workflows'][number]['steps'] {
   const { steps: stored } = applyStepInputs(null, toStepInputs(steps));
-  return exportSteps(stored);
+  return exportSteps(workflowKey, stored);
 }
 
 export function toStepInputs(steps: Project['workflows'][number]['steps']): StepInput[] {
@@ -222,10 +303,11 @@ export function toStepInputs(steps: Project['workflows'][number]['steps']): Step
   }));
 }
 
-const isSecretPath = (kind: ResourceKind, path: (string | number)[]) =>
-  (kind === 'agent' && path.includes('headers')) || (kind === 'eval_suite' && path[0] === 'custom_scorer_webhook_secret');
-
-const shown = (kind: ResourceKind, path: (string | number)[], value: unknown) => (value != null && isSecretPath(kind, path) ? CHANGED_SECRET : value);
+// Values at secret paths are references or masked URLs by now; shown so regardless, in case.
+const shown = (kind: ResourceKind, path: (string | number)[], value: unknown) => {
+  if (value == null || !isSecretPath(kind, path)) return value;
+  return path[path.length - 1] === 'url' && typeof value === 'string' ? maskUrl(value) : CHANGED_SECRET;
+};
 
 function createdFields(kind: ResourceKind, resource: Resource): FieldChange[] {
   return Object.entries(resource)
@@ -239,7 +321,7 @@ function fieldChanges(kind: ResourceKind, before: Resource, after: Resource): Fi
     if (d.type === 'CREATE') return { path, change: 'added', after: shown(kind, d.path, d.value) };
     if (d.type === 'REMOVE') return { path, change: 'removed', before: shown(kind, d.path, d.oldValue) };
     // A secret that stays a secret but gets a new value.
-    if (isSecretPath(kind, d.path)) return { path, change: 'changed', before: CHANGED_SECRET, after: CHANGED_SECRET };
+    if (isSecretPath(kind, d.path)) return { path, change: 'changed', before: shown(kind, d.path, d.oldValue), after: shown(kind, d.path, d.value) };
     return { path, change: 'changed', before: d.oldValue, after: d.value };
   });
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { RESOURCE_KINDS, RESOURCE_SCHEMAS, type ResourceKind } from './project.schemas.js';
+import { SECRET_PATHS } from './secret-paths.js';
 
 /** Where the committed copy lives, relative to the repository root. */
 export const PROJECT_FILE_SCHEMA_PATH = 'schema/liya-project.schema.json';
@@ -53,7 +54,8 @@ export function buildProjectFileSchema(): JsonObject {
     title: 'Liya project file',
     description:
       'One resource of a Liya project folder (liya export, liya plan, liya apply): `kind` and that kind\'s fields. ' +
-      'A field left out takes its default. A string that is exactly `${ENV_NAME}` is a secret reference, filled in from the environment of liya apply.',
+      'A field left out takes its default. A string that is exactly `${ENV_NAME}` is a secret reference: allowed only at the paths of `x-secret-paths`, where liya apply fills it in from its environment (or the server keeps the stored value); anywhere else it is refused.',
+    'x-secret-paths': SECRET_PATHS.map(({ kind, path, holds }) => ({ kind, path, holds })),
     ...rest,
   };
 }

@@ -5,15 +5,12 @@ import {
 } from './documents.schemas.js';
 import { attachDocument, detachDocument, uploadDocument } from './documents.service.js';
 import { cancelIngestionJob, getIngestionJob, listIngestionJobs } from './ingestion-jobs.service.js';
-import { MAX_UPLOAD_BYTES, SUPPORTED_MEDIA_TYPES } from './media-types.js';
+import { SUPPORTED_MEDIA_TYPES, UPLOAD_ROUTE } from './media-types.js';
 
 const DOCUMENTS = ['Documents (dashboard)'];
 const JOBS = ['Ingestion jobs'];
 const COLLECTIONS = ['Collections (dashboard)'];
 const RESTRICTED = 'Developer role or higher; a `restricted` collection needs admin or owner (403 FORBIDDEN).';
-
-/** Room for a 25 MB file in base64 (4/3 of it) plus the rest of the JSON body. */
-const UPLOAD_BODY_LIMIT = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024;
 
 export const dashboardDocumentsRouter = router({
   upload: dashboardProcedure('developer')
@@ -31,9 +28,7 @@ export const dashboardDocumentsRouter = router({
           'A plain-text, Markdown or JSON file up to 1 MB with no embedding model to apply is ingested by the server that accepted it (when that server runs the job runner) right after the upload is stored; its job goes from `pending` straight to `completed` (stage and progress with it), usually within milliseconds. Developer role or higher.',
         ].join(' '),
       },
-      successStatus: 202,
-      errors: ['NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'],
-      bodyLimit: UPLOAD_BODY_LIMIT,
+      ...UPLOAD_ROUTE,
     })
     .input(uploadDocumentInput)
     .output(ok(jobReferenceOutput))

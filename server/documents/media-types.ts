@@ -1,6 +1,6 @@
 // Which uploads are accepted, and what each one is: the declared type (or the name's extension),
 // checked against the bytes for the binary formats.
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 
 export const DOCX_MIME = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
@@ -17,6 +17,15 @@ export type SupportedMediaType = (typeof SUPPORTED_MEDIA_TYPES)[number];
 
 /** Largest decoded upload: 25 MB. */
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+/** An upload request's body limit: a 25 MB file in base64 (4/3 of it) plus the rest of the JSON body. */
+const UPLOAD_BODY_LIMIT = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024;
+
+/** What every upload route (API key and dashboard) answers and takes: 202, its refusals, room for a 25 MB file. */
+export const UPLOAD_ROUTE = {
+  successStatus: 202,
+  errors: ['NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'] as ErrorCode[],
+  bodyLimit: UPLOAD_BODY_LIMIT,
+};
 
 const BY_EXTENSION = {
   txt: 'text/plain',

@@ -7,7 +7,7 @@ import { AppError, notFound, type ValidationIssue } from '../errors.js';
 import { caseInput, MAX_CASES_PER_DATASET, type CaseDto, type CaseInput, type CreateDatasetInput, type DatasetDto } from './evals.schemas.js';
 import {
   appendDatasetCases, countDatasetCases, deleteTenantCase, deleteTenantDataset, findTenantDataset, findTenantDatasetCase, insertDatasetWithCases, listDatasetCases,
-  listTenantDatasetsPage, lockDatasetForAppend, updateCaseFields, updateDatasetFields, type CaseRow, type DatasetRow, type NewCase,
+  listDatasetNamesStartingWith, listTenantDatasetsPage, lockDatasetForAppend, updateCaseFields, updateDatasetFields, type CaseRow, type DatasetRow, type NewCase,
 } from './store/datasets.js';
 import { listSuitesOnDataset } from './store/suites.js';
 import { EVAL_TEMPLATES, findEvalTemplate } from './templates.js';
@@ -40,6 +40,9 @@ async function findDataset(em: EntityManager, tenantId: string, id: string): Pro
   if (!dataset) throw notFound('Dataset');
   return dataset;
 }
+
+// Projects key datasets by name, so a name is the tenant's once (a unique index decides races).
+const nameTaken = (name: string) => new AppError('DATASET_NAME_TAKEN', `A dataset named "${name}" exists already`, { name });
 
 const newCase = (c: CaseInput): NewCase => ({ input: c.input, message: c.message ?? null, expectedOutput: c.expected_output ?? null, notes: c.notes ?? null });
 
@@ -75,6 +78,7 @@ export async function createDataset(em: EntityManager, tenantId: string, input: 
     const cases = input.cases ?? [];
     assertRoomFor(0, cases.length);
     const created = await insertDatasetWithCases(tx, { id: randomUUID(), tenantId, name: input.name, description: input.description ?? null }, cases.map(newCase));
+    if (!created) throw nameTaken(input.name);
     return { dataset: toDatasetDto(created.dataset, tenantId, created.cases.length) };
   });
 }
@@ -87,7 +91,7 @@ export async function getDataset(em: EntityManager, tenantId: string, id: string
 
 export async function updateDataset(em: EntityManager, tenantId: string, id: string, input: { name?: string; description?: string | null }) {
   const dataset = await findDataset(em, tenantId, id);
-  await updateDatasetFields(em, dataset, { name: input.name, description: input.description });
+  if ((await updateDatasetFields(em, dataset, { name: input.name, description: input.description })).nameTaken) throw nameTaken(input.name ?? dataset.name);
   const counts = await countDatasetCases(em, [dataset.id]);
   return { dataset: toDatasetDto(dataset, tenantId, counts.get(dataset.id) ?? 0) };
 }
@@ -169,13 +173,32 @@ export function listTemplates() {
   };
 }
 
-/** A copy of a starter template as the tenant's own dataset (named like the template). */
+/** The first of `base`, `base (copy)`, `base (copy 2)`, ... not in `taken` (cut to the 200 characters a name may have). */
+function freeCopyName(base: string, taken: Set<string>): string {
+  for (let n = 0; ; n++) {
+    const suffix = n === 0 ? '' : n === 1 ? ' (copy)' : ` (copy ${n})`;
+    const name = base.slice(0, 200 - suffix.length) + suffix;
+    if (!taken.has(name)) return name;
+  }
+}
+
+/** Clones racing for one free name: each loser looks again, this many times in all. */
+const CLONE_NAME_ATTEMPTS = 5;
+
+/**
+ * A copy of a starter template as the tenant's own dataset, named like the template; when the tenant
+ * has a dataset of that name, "<name> (copy)", then "<name> (copy 2)", ...
+ */
 export async function cloneTemplate(em: EntityManager, tenantId: string, templateId: string) {
   const template = findEvalTemplate(templateId);
   if (!template) throw notFound('Template');
-  return createDataset(em, tenantId, {
-    name: template.name,
-    description: template.description,
-    cases: template.cases.map((c) => ({ input: c.input, message: c.message ?? null, expected_output: c.expected_output ?? null, notes: c.notes ?? null })),
-  });
+  const cases = template.cases.map((c) => ({ input: c.input, message: c.message ?? null, expected_output: c.expected_output ?? null, notes: c.notes ?? null }));
+  for (let attempt = 1; ; attempt++) {
+    const name = freeCopyName(template.name, new Set(await listDatasetNamesStartingWith(em, tenantId, template.name)));
+    try {
+      return await createDataset(em, tenantId, { name, description: template.description, cases });
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'DATASET_NAME_TAKEN') || attempt >= CLONE_NAME_ATTEMPTS) throw err;
+    }
+  }
 }

@@ -30,51 +30,63 @@ const RUN_START_ERRORS = ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCE
 
 // Literal paths (datasets/templates) come before their `{id}` siblings.
 export const evalsRouter = router({
-  listDatasets: apiKeyProcedure
+  listDatasets: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/datasets`, tags: TAGS, summary: 'Datasets, newest first, with cases_count (no cases); paged by page and pageSize' } })
     .input(z.object(pageQuery))
     .output(ok(z.object({ datasets: z.array(datasetSchema), pagination: paginationSchema })))
     .query(async ({ ctx, input }) => envelope(await listDatasets(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize)))),
 
-  createDataset: apiKeyProcedure
+  createDataset: apiKeyProcedure('evals:write')
     .meta({
-      openapi: { method: 'POST', path: `${BASE}/datasets`, tags: TAGS, summary: 'Create a dataset, optionally with its cases (answers cases_count, not the cases)' },
+      openapi: {
+        method: 'POST', path: `${BASE}/datasets`, tags: TAGS, summary: 'Create a dataset, optionally with its cases (answers cases_count, not the cases)',
+        description: 'Names are unique in the tenant (case-sensitive, after trimming): a taken name is 409 DATASET_NAME_TAKEN with `details.name`.',
+      },
       successStatus: 201,
-      errors: ['UNPROCESSABLE'],
+      errors: ['UNPROCESSABLE', 'DATASET_NAME_TAKEN'],
     })
     .input(createDatasetInput)
     .output(datasetOut)
     .mutation(async ({ ctx, input }) => envelope(await createDataset(ctx.em, ctx.tenantId, input))),
 
-  listTemplates: apiKeyProcedure
+  listTemplates: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/datasets/templates`, tags: TAGS, summary: 'Shared starter datasets for the built-in hiring intents' } })
     .input(z.object({}).optional())
     .output(ok(z.object({ templates: z.array(templateSchema) })))
     .query(() => envelope(listTemplates())),
 
-  cloneTemplate: apiKeyProcedure
+  cloneTemplate: apiKeyProcedure('evals:write')
     .meta({
-      openapi: { method: 'POST', path: `${BASE}/datasets/templates/{id}/clone`, tags: TAGS, summary: 'Copy a starter dataset into your datasets (yours to edit)' },
+      openapi: {
+        method: 'POST', path: `${BASE}/datasets/templates/{id}/clone`, tags: TAGS, summary: 'Copy a starter dataset into your datasets (yours to edit)',
+        description: 'The copy is named like the template; when you have a dataset of that name, "<name> (copy)", then "<name> (copy 2)", "<name> (copy 3)", ... (the first free one). 409 DATASET_NAME_TAKEN only when clones racing for the same names keep taking them.',
+      },
       successStatus: 201,
-      errors: ['NOT_FOUND'],
+      errors: ['NOT_FOUND', 'DATASET_NAME_TAKEN'],
     })
     .input(templateId)
     .output(datasetOut)
     .mutation(async ({ ctx, input }) => envelope(await cloneTemplate(ctx.em, ctx.tenantId, input.id))),
 
-  getDataset: apiKeyProcedure
+  getDataset: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/datasets/{id}`, tags: TAGS, summary: 'A dataset with every case, in order' }, errors: ['NOT_FOUND'] })
     .input(datasetId)
     .output(ok(z.object({ dataset: datasetWithCasesSchema })))
     .query(async ({ ctx, input }) => envelope(await getDataset(ctx.em, ctx.tenantId, input.id))),
 
-  updateDataset: apiKeyProcedure
-    .meta({ openapi: { method: 'PATCH', path: `${BASE}/datasets/{id}`, tags: TAGS, summary: 'Rename or describe a dataset (cases have their own routes)' }, errors: ['NOT_FOUND'] })
+  updateDataset: apiKeyProcedure('evals:write')
+    .meta({
+      openapi: {
+        method: 'PATCH', path: `${BASE}/datasets/{id}`, tags: TAGS, summary: 'Rename or describe a dataset (cases have their own routes)',
+        description: 'A name another of your datasets has is 409 DATASET_NAME_TAKEN (nothing is changed).',
+      },
+      errors: ['NOT_FOUND', 'DATASET_NAME_TAKEN'],
+    })
     .input(updateDatasetInput)
     .output(datasetOut)
     .mutation(async ({ ctx, input }) => envelope(await updateDataset(ctx.em, ctx.tenantId, input.id, input))),
 
-  deleteDataset: apiKeyProcedure
+  deleteDataset: apiKeyProcedure('evals:write')
     .meta({
       openapi: { method: 'DELETE', path: `${BASE}/datasets/{id}`, tags: TAGS, summary: 'Delete a dataset with its cases (409 DATASET_IN_USE while a suite uses it)' },
       errors: ['NOT_FOUND', 'DATASET_IN_USE'],
@@ -86,7 +98,7 @@ export const evalsRouter = router({
       return { success: true as const };
     }),
 
-  importCases: apiKeyProcedure
+  importCases: apiKeyProcedure('evals:write')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/datasets/{id}/import`, tags: TAGS, summary: 'Add cases from JSON, all or nothing',
@@ -98,19 +110,19 @@ export const evalsRouter = router({
     .output(ok(z.object({ imported: z.number().int() })))
     .mutation(async ({ ctx, input }) => envelope(await importCases(ctx.em, ctx.tenantId, input.id, input.cases))),
 
-  addCase: apiKeyProcedure
+  addCase: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'POST', path: `${BASE}/datasets/{id}/cases`, tags: TAGS, summary: 'Add one case at the end of a dataset' }, successStatus: 201, errors: ['NOT_FOUND', 'UNPROCESSABLE'] })
     .input(createCaseInput)
     .output(caseOut)
     .mutation(async ({ ctx, input }) => envelope(await addCase(ctx.em, ctx.tenantId, input.id, input))),
 
-  updateCase: apiKeyProcedure
+  updateCase: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'PATCH', path: `${BASE}/cases/{caseId}`, tags: TAGS, summary: 'Edit a case (results of earlier runs keep what they ran)' }, errors: ['NOT_FOUND'] })
     .input(updateCaseInput)
     .output(caseOut)
     .mutation(async ({ ctx, input }) => envelope(await updateCase(ctx.em, ctx.tenantId, input.caseId, input))),
 
-  deleteCase: apiKeyProcedure
+  deleteCase: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/cases/{caseId}`, tags: TAGS, summary: 'Delete a case' }, errors: ['NOT_FOUND'] })
     .input(caseId)
     .output(okEmpty)
@@ -119,7 +131,7 @@ export const evalsRouter = router({
       return { success: true as const };
     }),
 
-  listSuites: apiKeyProcedure
+  listSuites: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/suites`, tags: TAGS, summary: 'Suites, newest first (filter by domain_key and intent_key); paged by page and pageSize' } })
     .input(listSuitesInput)
     .output(ok(z.object({ suites: z.array(suiteSchema), pagination: paginationSchema })))
@@ -127,34 +139,38 @@ export const evalsRouter = router({
       envelope(await listSuites(ctx.em, ctx.tenantId, { domain_key: input.domain_key, intent_key: input.intent_key, ...pageToLimitOffset(input.page, input.pageSize) })),
     ),
 
-  createSuite: apiKeyProcedure
+  createSuite: apiKeyProcedure('evals:write')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/suites`, tags: TAGS, summary: 'Create a suite: one intent (fixed), one dataset, the judge rubric and an optional custom scorer',
-        description: 'The intent must exist and be usable by the tenant and the dataset must be one of the tenant\'s (400 naming the field otherwise). At most one custom scorer: a CEL expression over {input, output, expected, judge}, or a webhook URL with its signing secret (write-only; the suite shows custom_scorer_webhook_secret_set).',
+        description: 'The intent must exist and be usable by the tenant and the dataset must be one of the tenant\'s (400 naming the field otherwise). Names are unique in the tenant (case-sensitive, after trimming): a taken name is 409 SUITE_NAME_TAKEN with `details.name`. At most one custom scorer: a CEL expression over {input, output, expected, judge}, or a webhook URL with its signing secret (write-only; the suite shows custom_scorer_webhook_secret_set).',
       },
       successStatus: 201,
+      errors: ['SUITE_NAME_TAKEN'],
     })
     .input(createSuiteInput)
     .output(suiteOut)
     .mutation(async ({ ctx, input }) => envelope(await createSuite(ctx.em, ctx.deps, ctx.apiKey.tenant, input))),
 
-  getSuite: apiKeyProcedure
+  getSuite: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/suites/{id}`, tags: TAGS, summary: 'One suite' }, errors: ['NOT_FOUND'] })
     .input(suiteId)
     .output(suiteOut)
     .query(async ({ ctx, input }) => envelope(await getSuite(ctx.em, ctx.tenantId, input.id))),
 
-  updateSuite: apiKeyProcedure
+  updateSuite: apiKeyProcedure('evals:write')
     .meta({
-      openapi: { method: 'PATCH', path: `${BASE}/suites/{id}`, tags: TAGS, summary: 'Edit a suite (domain_key and intent_key are fixed; send a scorer field as null to remove it)' },
-      errors: ['NOT_FOUND'],
+      openapi: {
+        method: 'PATCH', path: `${BASE}/suites/{id}`, tags: TAGS, summary: 'Edit a suite (domain_key and intent_key are fixed; send a scorer field as null to remove it)',
+        description: 'A name another of your suites has is 409 SUITE_NAME_TAKEN (nothing is changed).',
+      },
+      errors: ['NOT_FOUND', 'SUITE_NAME_TAKEN'],
     })
     .input(updateSuiteInput)
     .output(suiteOut)
     .mutation(async ({ ctx, input }) => envelope(await updateSuite(ctx.em, ctx.deps, ctx.tenantId, input))),
 
-  startSuiteRun: apiKeyProcedure
+  startSuiteRun: apiKeyProcedure('evals:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/suites/{id}/run`, tags: TAGS, summary: 'Start a run of the suite (202, pending): each case runs the intent for real, then the check, the judge and the custom scorer',
@@ -174,19 +190,19 @@ export const evalsRouter = router({
       return envelope(await startSuiteRun(ctx.em, ctx.deps, ctx.scope, input.id, { model: input.model ?? null }));
     }),
 
-  listSuiteRuns: apiKeyProcedure
+  listSuiteRuns: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/suites/{id}/runs`, tags: TAGS, summary: 'Runs of a suite, newest first (GET /v1/evals/runs?suite_id=)' }, errors: ['NOT_FOUND'] })
     .input(listRunsInput.omit({ suite_id: true }).extend({ id: z.string().max(64) }))
     .output(runsOut)
     .query(async ({ ctx, input }) => envelope(await listSuiteRuns(ctx.em, ctx.deps, ctx.tenantId, input.id, pageToLimitOffset(input.page, input.pageSize)))),
 
-  setBaseline: apiKeyProcedure
+  setBaseline: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'POST', path: `${BASE}/suites/{id}/baseline`, tags: TAGS, summary: 'Pin a completed run of the suite as its baseline, or clear it with null' }, errors: ['NOT_FOUND'] })
     .input(baselineInput)
     .output(ok(z.object({ suite_id: z.string(), baseline_run_id: z.string().nullable() })))
     .mutation(async ({ ctx, input }) => envelope(await setBaseline(ctx.em, ctx.deps, ctx.tenantId, input.id, input.run_id))),
 
-  compareModels: apiKeyProcedure
+  compareModels: apiKeyProcedure('evals:run')
     .meta({
       openapi: { method: 'POST', path: `${BASE}/suites/{id}/compare-models`, tags: TAGS, summary: 'Start two runs of the suite, the intent on model_a and on model_b (202); compare them when both completed' },
       successStatus: 202,
@@ -199,7 +215,7 @@ export const evalsRouter = router({
       return envelope(await compareModels(ctx.em, ctx.deps, ctx.scope, input.id, input));
     }),
 
-  startExternalRun: apiKeyProcedure
+  startExternalRun: apiKeyProcedure('evals:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/runs`, tags: TAGS, summary: 'Score responses produced elsewhere as a run (202, execution_mode external_output; no intent runs)',
@@ -215,7 +231,7 @@ export const evalsRouter = router({
       return envelope(await startExternalRun(ctx.em, ctx.deps, ctx.scope, input));
     }),
 
-  score: apiKeyProcedure
+  score: apiKeyProcedure('evals:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/score`, tags: TAGS, summary: 'Score one response now: the check of expected_output, then the judge (no intent runs, no run is stored)',
@@ -227,25 +243,25 @@ export const evalsRouter = router({
     .output(ok(scoreSchema))
     .mutation(async ({ ctx, input }) => envelope(await scoreResponse(ctx.em, ctx.deps, ctx.scope, input))),
 
-  listRuns: apiKeyProcedure
+  listRuns: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)' } })
     .input(listRunsInput)
     .output(runsOut)
     .query(async ({ ctx, input }) => envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.suite_id, ...pageToLimitOffset(input.page, input.pageSize) }))),
 
-  getRun: apiKeyProcedure
+  getRun: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}`, tags: TAGS, summary: 'One run: status, progress, stage, scores, judge spend' }, errors: ['NOT_FOUND'] })
     .input(runId)
     .output(runOut)
     .query(async ({ ctx, input }) => envelope(await getRun(ctx.em, ctx.deps, ctx.tenantId, input.id))),
 
-  listResults: apiKeyProcedure
+  listResults: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}/results`, tags: TAGS, summary: 'The run\'s cases in order, with output, check, scores, judge reasoning and reviews' }, errors: ['NOT_FOUND'] })
     .input(listResultsInput)
     .output(ok(z.object({ results: z.array(evalResultSchema), pagination: paginationSchema })))
     .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, pageToLimitOffset(input.page, input.pageSize)))),
 
-  compareRuns: apiKeyProcedure
+  compareRuns: apiKeyProcedure('evals:read')
     .meta({
       openapi: {
         method: 'GET', path: `${BASE}/runs/{id}/compare`, tags: TAGS, summary: 'Compare this run with another, case by case: mean difference, 95% bootstrap interval, Wilcoxon signed-rank p-value, wins/losses/ties, per dimension',
@@ -257,7 +273,7 @@ export const evalsRouter = router({
     .output(ok(comparisonSchema))
     .query(async ({ ctx, input }) => envelope(await compareRuns(ctx.em, ctx.deps, ctx.tenantId, input.id, input.against))),
 
-  comparePairwise: apiKeyProcedure
+  comparePairwise: apiKeyProcedure('evals:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/runs/{id}/compare-pairwise`, tags: TAGS, summary: 'Head-to-head judging of the shared cases: both answers shown twice, in both orders; a win counts only when both orders agree',
@@ -269,7 +285,7 @@ export const evalsRouter = router({
     .output(ok(pairwiseSchema))
     .mutation(async ({ ctx, input }) => envelope(await comparePairwise(ctx.em, ctx.deps, ctx.scope, input.id, input.against))),
 
-  createReview: apiKeyProcedure
+  createReview: apiKeyProcedure('evals:write')
     .meta({
       openapi: { method: 'POST', path: `${BASE}/results/{resultId}/reviews`, tags: TAGS, summary: 'Review one result: agree, override (corrected_score 1-5 required) or flag' },
       successStatus: 201,
@@ -279,7 +295,7 @@ export const evalsRouter = router({
     .output(ok(z.object({ review: reviewSchema })))
     .mutation(async ({ ctx, input }) => envelope(await createReview(ctx.em, ctx.tenantId, ctx.actor, input.resultId, input))),
 
-  deleteReview: apiKeyProcedure
+  deleteReview: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/reviews/{id}`, tags: TAGS, summary: 'Delete a review' }, errors: ['NOT_FOUND'] })
     .input(reviewId)
     .output(okEmpty)
@@ -288,7 +304,7 @@ export const evalsRouter = router({
       return { success: true as const };
     }),
 
-  cancelRun: apiKeyProcedure
+  cancelRun: apiKeyProcedure('evals:run')
     .meta({
       openapi: { method: 'POST', path: `${BASE}/runs/{id}/cancel`, tags: TAGS, summary: 'Cancel a pending, running or failed run (cooperative: cases in flight are not written); a cancelled run is answered as it is' },
       errors: ['NOT_FOUND', 'RUN_NOT_CANCELLABLE'],
@@ -297,7 +313,7 @@ export const evalsRouter = router({
     .output(runOut)
     .mutation(async ({ ctx, input }) => envelope(await cancelRun(ctx.em, ctx.deps, ctx.tenantId, input.id))),
 
-  resumeRun: apiKeyProcedure
+  resumeRun: apiKeyProcedure('evals:run')
     .meta({
       openapi: { method: 'POST', path: `${BASE}/runs/{id}/resume`, tags: TAGS, summary: 'Continue a failed run: scored cases are kept, the others run again (idempotent)' },
       errors: ['NOT_FOUND', 'EVAL_RUN_NOT_RESUMABLE', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED'],
@@ -306,7 +322,7 @@ export const evalsRouter = router({
     .output(runOut)
     .mutation(async ({ ctx, input }) => envelope(await resumeRun(ctx.em, ctx.deps, ctx.scope, input.id))),
 
-  deleteSuite: apiKeyProcedure
+  deleteSuite: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/suites/{id}`, tags: TAGS, summary: 'Delete a suite with its runs and their results' }, errors: ['NOT_FOUND'] })
     .input(suiteId)
     .output(okEmpty)

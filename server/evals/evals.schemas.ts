@@ -147,11 +147,13 @@ const scorerFields = {
     .describe('An http(s) URL that gets each case as a Standard Webhooks POST signed with custom_scorer_webhook_secret and answers {score: number}'),
   custom_scorer_webhook_secret: z
     .string()
-    .min(16)
+    .min(8)
     .max(500)
     .nullable()
     .optional()
-    .describe('Write-only; required with custom_scorer_webhook_url. A Standard Webhooks secret: whsec_ followed by base64 (or the base64 alone) of 24 to 64 bytes, e.g. whsec_ + base64 of 32 random bytes (400 INVALID_INPUT otherwise)'),
+    .describe(
+      'Write-only; required with custom_scorer_webhook_url. Any secret of 8 to 500 characters without control characters. A Standard Webhooks secret (whsec_ followed by base64) signs with its base64-decoded bytes (at least 8); any other secret signs with its UTF-8 bytes (400 INVALID_INPUT otherwise)',
+    ),
 };
 
 export const createSuiteInput = z

@@ -15,6 +15,9 @@ import type { CreateSuiteInput, SuiteDto, UpdateSuiteInput } from './evals.schem
 import { findTenantDataset } from './store/datasets.js';
 import { deleteTenantSuite, findTenantSuite, insertSuite, listTenantSuitesPage, updateSuiteFields, type SuiteRow, type SuiteValues } from './store/suites.js';
 
+// Projects key suites by name, so a name is the tenant's once (a unique index decides races).
+const nameTaken = (name: string) => new AppError('SUITE_NAME_TAKEN', `A suite named "${name}" exists already`, { name });
+
 const secretContext = (tenantId: string, suiteId: string) => `eval-scorer-webhook-secret:${tenantId}:${suiteId}`;
 
 export function toSuiteDto(s: SuiteRow, tenantId: string): SuiteDto {
@@ -78,17 +81,24 @@ function checkWebhookUrl(value: string) {
   }
 }
 
-/** Smallest and largest scorer signing key, in bytes (Standard Webhooks secrets are 24 to 64). */
-const SCORER_KEY_BYTES = { min: 24, max: 64 } as const;
+/** A scorer secret's length in characters, and the fewest key bytes it signs with. */
+const SCORER_SECRET_CHARS = { min: 8, max: 500 } as const;
+const MIN_SCORER_KEY_BYTES = 8;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
-// Signing base64-decodes the secret, so a secret of another shape would be stored and then fail
-// every scorer call of every run: it is refused when saved.
+// The specification sets no format: any secret goes, and signs with its key (webhookSecretKey: a
+// `whsec_` secret its base64-decoded bytes, any other its UTF-8 bytes). A secret no receiver could be
+// configured with (control characters), or a `whsec_` one without base64 after it, would be stored
+// and then fail or mislead every scorer call of every run: refused when saved. The message never
+// repeats the secret.
 function checkScorerSecret(secret: string) {
+  const refuse = (message: string) => invalidInput(`custom_scorer_webhook_secret ${message}`, [{ path: 'custom_scorer_webhook_secret', message }]);
+  // The request schemas check the length too; a deployed project's secret comes here only.
+  if (secret.length < SCORER_SECRET_CHARS.min || secret.length > SCORER_SECRET_CHARS.max) throw refuse(`must be ${SCORER_SECRET_CHARS.min} to ${SCORER_SECRET_CHARS.max} characters`);
+  if (CONTROL_CHARACTER.test(secret)) throw refuse('must not contain control characters (line breaks, tabs, ...)');
   const key = webhookSecretKey(secret);
-  if (!key || key.length < SCORER_KEY_BYTES.min || key.length > SCORER_KEY_BYTES.max) {
-    const message = `expected whsec_ followed by base64 (or the base64 alone) of ${SCORER_KEY_BYTES.min} to ${SCORER_KEY_BYTES.max} bytes`;
-    throw invalidInput(`custom_scorer_webhook_secret is not a Standard Webhooks secret: ${message}`, [{ path: 'custom_scorer_webhook_secret', message }]);
-  }
+  if (!key) throw refuse('starts with whsec_ (a Standard Webhooks secret) but is not followed by base64');
+  if (key.length < MIN_SCORER_KEY_BYTES) throw refuse(`must give a key of at least ${MIN_SCORER_KEY_BYTES} bytes (a whsec_ secret: its base64-decoded bytes)`);
 }
 
 /** The scorer fields as they will be after the request: at most one kind, a webhook with its secret. */
@@ -138,6 +148,7 @@ export async function createSuite(em: EntityManager, deps: AppDeps, tenant: Tena
     customScorerWebhookUrl: url,
     customScorerWebhookSecret: secret,
   });
+  if (!suite) throw nameTaken(input.name);
   return { suite: toSuiteDto(suite, tenantId) };
 }
 
@@ -163,7 +174,7 @@ export async function updateSuite(em: EntityManager, deps: AppDeps, tenantId: st
   changes.customScorerWebhookUrl = url;
   if (!url) changes.customScorerWebhookSecret = null;
   else if (newSecret) changes.customScorerWebhookSecret = encryptSecret(await resolveEncryptionKey(em, deps.config), newSecret, secretContext(tenantId, suite.id));
-  await updateSuiteFields(em, suite, changes);
+  if ((await updateSuiteFields(em, suite, changes)).nameTaken) throw nameTaken(input.name ?? suite.name);
   return { suite: toSuiteDto(suite, tenantId) };
 }
 

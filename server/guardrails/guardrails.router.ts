@@ -6,7 +6,7 @@ import { checkGuardrails } from './guardrails.service.js';
 const TAGS = ['Guardrails'];
 
 export const guardrailsRouter = router({
-  check: apiKeyProcedure
+  check: apiKeyProcedure('intents:run')
     .meta({
       openapi: {
         method: 'POST',

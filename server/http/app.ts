@@ -8,7 +8,7 @@ import { registerDocs } from './docs.js';
 import { answerClientError, sendFrameworkError } from './framework-errors.js';
 import { registerHealth } from './health.js';
 import { ProbeAwareLogController } from './request-log.js';
-import { rejectNulInJson } from '../common/reject-nul.js';
+import { checkJsonBody } from '../common/json-body.js';
 import { registerRestRoutes } from './rest-routes.js';
 import { sendError } from './send-error.js';
 import { httpRequestsObserved, httpServerTracing, observeHttpRequest } from '../observability/telemetry.js';
@@ -54,8 +54,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const allowedMethods = trackAllowedMethods(app);
 
   // JSON bodies: an empty body is "no input" (POST /rotate with no body is fine); prototype
-  // poisoning keys are refused by fastify's own parser. A bodiless POST without a content type
-  // reaches its handler directly.
+  // poisoning keys are refused by fastify's own parser, too deep nesting and NUL characters by
+  // checkJsonBody, before any route runs. A bodiless POST without a content type reaches its
+  // handler directly.
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   // Only JSON bodies: anything else is 415 UNSUPPORTED_MEDIA_TYPE.
@@ -65,9 +66,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     defaultJson(req, body as string, (err, parsed) => {
       if (err) return done(err);
       try {
-        rejectNulInJson(body as string, parsed);
-      } catch (nul) {
-        return done(nul as Error);
+        checkJsonBody(body as string, parsed);
+      } catch (refused) {
+        return done(refused as Error);
       }
       done(null, parsed);
     });
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerWorkflowWebhooks(app, deps);
 
   registerRestRoutes(app, {
+    deps,
     procedures: appRouter._def.procedures as never,
     createContext: (req) => ({
       deps,

@@ -10,7 +10,7 @@ import type { AuthKind, RouteMeta } from '../trpc.js';
 
 const AUTH_ERRORS: Record<AuthKind, ErrorCode[]> = {
   none: [],
-  apiKey: ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_API_KEY_FORMAT', 'API_KEY_REVOKED', 'ACCOUNT_INACTIVE'],
+  apiKey: ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_API_KEY_FORMAT', 'API_KEY_REVOKED', 'API_KEY_EXPIRED', 'ACCOUNT_INACTIVE', 'PERMISSION_DENIED'],
   dashboard: ['UNAUTHORIZED', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'ACCOUNT_INACTIVE', 'FORBIDDEN'],
   admin: ['ADMIN_UNAUTHORIZED', 'ADMIN_DISABLED'],
 };
@@ -35,6 +35,15 @@ retry_after_seconds}\`; retry after that time. Every response carries an \`x-req
 
 Decisions where the specification is silent:
 - API keys (\`svc_\` + 43 base64url characters) are accepted as \`Authorization: Bearer <key>\` and as \`x-api-key\`.
+- Permissions: every /v1 operation needs one permission, shown as the role of its API-key security requirement
+  (and as \`x-permission\`); a key without it answers 403 PERMISSION_DENIED with \`details {required, key, granted}\`.
+  An environment's own key holds its environment's permissions: every permission unless an owner or admin tightened
+  them (PATCH /dashboard/environments/{id}/permissions), so environment keys keep the specification's full power
+  by default. Named keys (POST /dashboard/api-keys, owner/admin) hold a preset or a list within their environment's
+  and may expire (401 API_KEY_EXPIRED). Presets: full (everything), read-only (every \`:read\`), run-only
+  (intents:run, agents:run, workflows:run, runs:read), ingest-only (knowledge:read, documents:write), deploy
+  (evals:read, project:read, project:deploy). Deploying and pruning also obey the tenant's deploy policy. The audit
+  log names the key: \`api-key:<name or environment> (<preview>)\`.
 - Dashboard JWTs are HS256 with claims sub, tid, role, iat, exp (7 days). Missing token: 401 UNAUTHORIZED;
   bad signature, other algorithm or unknown user: 401 INVALID_TOKEN; expired: 401 TOKEN_EXPIRED. Role
   and tenant state are read on every request, so changes apply at once; a password reset invalidates
@@ -50,6 +59,11 @@ Decisions where the specification is silent:
 - The NUL character (U+0000) is refused wherever a request carries text: in a path parameter, a
   query value, or any string or key of a JSON body: 400 INVALID_INPUT with \`details.issues[0].code\`
   \`nul_character\` naming the field.
+- JSON bodies nest objects and arrays at most 100 levels deep (the body itself is level 1), on every
+  route, checked before the route runs (signed webhook deliveries after their signature): deeper is 400
+  INVALID_INPUT with \`details.max_depth\` and \`details.issues[0].code\` \`too_deep\`, its \`path\` naming
+  where. Inside a project document (POST /v1/project/plan, /v1/deployments) a resource's values sit 3 to 5
+  levels deeper than in the resource's own route, so a value near the limit there cannot be deployed as code.
 - Answers the HTTP layer gives before any route runs are envelopes too: a path segment over 500
   characters, 414 URI_TOO_LONG; request line and headers over 16 KiB, 431 HEADERS_TOO_LARGE; a request
   not received within REQUEST_TIMEOUT_MS (default 120 s), 408 REQUEST_TIMEOUT; malformed HTTP, bad
@@ -154,8 +168,13 @@ Decisions where the specification is silent:
 - Mail (workflow send_email, the agents' send_email tool): each recipient counts toward \`mail_per_day\` (UTC day);
   on plans without \`mail_any_recipient\` (free, trial) mail may go only to the tenant's users with a verified e-mail.
   Subject at most 998 characters, body 256 KiB. The step's output is \`{queued, to, recipients}\`.
-- Eval suites: \`custom_scorer_webhook_secret\` is \`whsec_\` + base64 (or the base64 alone) of 24-64 bytes, checked
-  when saved (400 INVALID_INPUT).
+- Eval suites: \`custom_scorer_webhook_secret\` is any secret of 8 to 500 characters without control characters,
+  checked when saved (400 INVALID_INPUT). A Standard Webhooks secret (\`whsec_\` + base64) signs with its
+  base64-decoded bytes (at least 8); any other secret signs with its UTF-8 bytes. Either way the scorer request
+  carries \`webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">\`.
+- Eval dataset and suite names are unique in a tenant (case-sensitive, after trimming; projects key them by name):
+  creating or renaming into a taken name is 409 DATASET_NAME_TAKEN or SUITE_NAME_TAKEN with \`details.name\`. A
+  template clone takes the template's name, or the first free of "<name> (copy)", "<name> (copy 2)", ...
 - Key rotations (admin, dashboard, environment) answer \`maskedKey\` beside \`apiKey\` (shown once) and \`apiKeyPreview\`.
 - hiring/answer-feedback needs only the answer: \`answer\`, or \`message\` when \`answer\` is absent; \`question\` is optional.
 - Deploys as code (tag "Deploys as code"): GET /v1/project exports the tenant's custom domains and intents, prompts
@@ -173,7 +192,9 @@ Decisions where the specification is silent:
   store a secret value (a publish sends the project again; its digest must match).
 - Operations: GET /metrics (Prometheus text format) is not part of this API: off unless METRICS_PORT (a listener
   of its own, default 127.0.0.1) or METRICS_TOKEN (Bearer; alone, /metrics on this port) is set. With
-  OTEL_EXPORTER_OTLP_ENDPOINT set, a caller's W3C \`traceparent\` is continued and every response belongs to a trace.`;
+  OTEL_EXPORTER_OTLP_ENDPOINT set, a caller's W3C \`traceparent\` is continued and every response belongs to a trace; a
+  caller's \`tracestate\` and sampled flag count only from TRACE_TRUSTED_NETWORKS (from others the tracestate is never
+  passed on and the server decides what is sampled).`;
 
 const LIMITS_DESCRIPTION = `## Limits
 
@@ -192,7 +213,10 @@ elements, map entries, bytes) is checked against expression_result_size before i
 evaluation builds at most 4 times that in all. Templates count the characters and entries they
 build, together, against expression_result_size; a value that is exactly one template is not
 counted. For an eval scorer a limit reached errors the case. The operator may change any default
-with PLAN_LIMITS (JSON per plan).
+with PLAN_LIMITS (JSON per plan). A workflow run's attachments (10 files, 15 MB each, 18 MB in all)
+are within reach on every plan: the text read from them is counted apart from run_input_bytes and
+run_state_bytes, with its own bound of 18,874,368 characters (18 MiB of text) for all the files
+together (413 PAYLOAD_TOO_LARGE with \`details.limit\` attachment_text_chars).
 
 ${describePlanLimits()}`;
 
@@ -342,6 +366,12 @@ function buildDocument(): OpenAPIObject {
     codes.push('INTERNAL_ERROR', 'DATABASE_UNAVAILABLE');
     operation.responses = { [status]: success, ...errorResponses([...new Set(codes)]) };
     operation.security = SECURITY[auth];
+    if (auth === 'apiKey') {
+      // The permission the route needs, as the role list of each API-key requirement (OpenAPI 3.1).
+      if (!meta.permission) throw new Error(`${meta.openapi.method} ${meta.openapi.path} declares no permission`);
+      operation.security = SECURITY.apiKey.map((requirement) => Object.fromEntries(Object.keys(requirement).map((name) => [name, [meta.permission!]])));
+      (operation as Record<string, unknown>)['x-permission'] = meta.permission;
+    }
     if (meta.jsonSchemas) documentIntentSchemas(doc, operation, meta.jsonSchemas, status);
   }
   // mode async answers 202 on the run endpoints.

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getTRPCErrorFromUnknown, type AnyTRPCProcedure, type TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import { AppError, invalidInput } from '../errors.js';
+import type { AppDeps } from '../deps.js';
 import type { Context, RouteMeta } from '../trpc.js';
 import { rejectNulInUrl } from '../common/reject-nul.js';
 import { sendError } from './send-error.js';
@@ -29,9 +30,17 @@ function singleValues(query: Record<string, unknown>): Record<string, unknown> {
 }
 
 export interface RestRouteOptions {
+  deps: AppDeps;
   procedures: ProcedureRecord;
   createContext: (req: FastifyRequest) => Context;
 }
+
+// What gives back a place a route's admission gave the request (RouteMeta.admission).
+const releases = new WeakMap<FastifyRequest, () => void>();
+const releasePlace = async (req: FastifyRequest) => {
+  releases.get(req)?.();
+  releases.delete(req);
+};
 
 export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptions): void {
   for (const [path, procedure] of Object.entries(options.procedures)) {
@@ -41,10 +50,25 @@ export function registerRestRoutes(app: FastifyInstance, options: RestRouteOptio
     const url = meta.openapi.path.replace(/\{(\w+)\}/g, ':$1');
     const type = procedure._def.type;
 
+    const admission = meta.admission;
     app.route({
       method,
       url,
       ...(meta.bodyLimit ? { bodyLimit: meta.bodyLimit } : {}),
+      ...(admission
+        ? {
+            // Before the body is read: a refused request is answered without parsing it.
+            onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
+              try {
+                releases.set(req, await admission(options.deps, req.headers));
+              } catch (err) {
+                return sendError(req, reply, err);
+              }
+            },
+            onResponse: releasePlace,
+            onRequestAbort: releasePlace,
+          }
+        : {}),
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const params = req.params as Record<string, string>;
         let input: Record<string, unknown>;

@@ -6,7 +6,8 @@ import type { z } from 'zod';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { authenticateApiKey, type ApiKeyScope } from '../keys/authenticate-api-key.js';
+import { authenticateApiKey, requirePermission, type ApiKeyScope } from '../keys/authenticate-api-key.js';
+import type { Permission } from '../keys/permissions.js';
 import { rejectNulInUrl } from '../common/reject-nul.js';
 import { sendError } from './send-error.js';
 import { openSse, type SseStream } from './sse.js';
@@ -14,6 +15,8 @@ import { openSse, type SseStream } from './sse.js';
 export interface SseRouteOptions<S extends z.ZodType, P> {
   /** OpenAPI-style path, e.g. `/v1/agents/{agentKey}/run/stream`. */
   path: string;
+  /** What the key needs: the same permission as the JSON route the stream mirrors. */
+  permission: Permission;
   /** The body schema; path parameters are merged into the body before parsing. */
   schema: S;
   bodyLimit?: number;
@@ -33,7 +36,7 @@ export function registerSseRoute<S extends z.ZodType, P>(app: FastifyInstance, d
     let prepared: P;
     try {
       rejectNulInUrl(params, req.query as Record<string, unknown>);
-      const scope = await authenticateApiKey(deps, req.headers);
+      const scope = requirePermission(await authenticateApiKey(deps, req.headers), options.permission);
       const body = req.body === undefined ? {} : req.body;
       if (!isPlainObject(body)) {
         throw new AppError('INVALID_INPUT', 'The request body must be a JSON object', { issues: [{ path: '(body)', message: 'expected a JSON object' }] });

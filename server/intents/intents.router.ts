@@ -19,7 +19,7 @@ const RUN_ERRORS = [
 const hiringRoutes = Object.fromEntries(
   builtInIntents('hiring').map((intent) => [
     intent.key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()),
-    keyedRunProcedure
+    keyedRunProcedure('intents:run')
       .meta({
         openapi: { method: 'POST', path: `/v1/hiring/${intent.key}`, tags: ['Hiring'], summary: intent.displayName, description: intent.description ?? undefined },
         errors: [...RUN_ERRORS],
@@ -32,7 +32,7 @@ const hiringRoutes = Object.fromEntries(
 );
 
 export const intentsRouter = router({
-  run: keyedRunProcedure
+  run: keyedRunProcedure('intents:run')
     .meta({ openapi: { method: 'POST', path: '/v1/run', tags: RUN_TAGS, summary: 'Run any intent by domain and intent key' }, errors: [...RUN_ERRORS] })
     .input(z.object({ domain: z.string().min(1).max(100), intent: z.string().min(1).max(100), ...intentRequestFields }))
     .output(intentResponseSchema)
@@ -43,13 +43,13 @@ export const intentsRouter = router({
 
   hiring: router(hiringRoutes),
 
-  listDomains: apiKeyProcedure
+  listDomains: apiKeyProcedure('intents:read')
     .meta({ openapi: { method: 'GET', path: '/v1/domains', tags: DOMAIN_TAGS, summary: 'The tenant\'s own (custom) domains with their intents' } })
     .input(z.object({}).optional())
     .output(ok(z.array(domainListItemSchema)))
     .query(async ({ ctx }) => envelope(await listDomainCatalog(ctx.em, ctx.tenantId, ctx.apiKey.tenant))),
 
-  listDomainIntents: apiKeyProcedure
+  listDomainIntents: apiKeyProcedure('intents:read')
     .meta({ openapi: { method: 'GET', path: '/v1/domains/{domainKey}/intents', tags: DOMAIN_TAGS, summary: 'Intents of a domain (built-in or custom) with their schemas' }, errors: ['NOT_FOUND', 'DOMAIN_NOT_ENABLED'] })
     .input(z.object({ domainKey: z.string().max(100) }))
     .output(ok(z.object({ intents: z.array(intentSummarySchema) })))
@@ -70,7 +70,7 @@ export const intentsRouter = router({
       });
     }),
 
-  runDomainIntent: keyedRunProcedure
+  runDomainIntent: keyedRunProcedure('intents:run')
     .meta({ openapi: { method: 'POST', path: '/v1/domains/{domainKey}/intents/{intentKey}/run', tags: RUN_TAGS, summary: 'Run an intent of a saved (custom) or built-in domain' }, errors: [...RUN_ERRORS] })
     .input(z.object({ domainKey: z.string().max(100), intentKey: z.string().max(100), ...intentRequestFields }))
     .output(intentResponseSchema)

@@ -9,7 +9,7 @@ import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { guardrailOutcome, scanInput } from '../guardrails/scan-pool.js';
 import type { PreLlmInputResult } from '../guardrails/run-pre-llm.js';
 import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
-import { confirmKeyedRequest, sameScope, scopeOfKeyRow, type ApiKeyScope, type KeyedRequest } from '../keys/authenticate-api-key.js';
+import { confirmKeyRow, confirmKeyedRequest, sameScope, type ApiKeyScope, type KeyedRequest } from '../keys/authenticate-api-key.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
 import { openSession, renderHistory } from '../sessions/sessions.service.js';
@@ -89,8 +89,7 @@ export async function runKeyedIntent(em: EntityManager, deps: AppDeps, key: Keye
     return observed(tenantScopeOf(scope), domainKey, intentKey, randomUUID(), () => Promise.reject(err));
   }
   const read = await readKeyAndRunContext(deps.sql, key.keyHash, prepared.provider, prepared.cacheKey);
-  const scope = scopeOfKeyRow(deps, key.keyHash, read.key);
-  key.scope = scope;
+  const scope = confirmKeyRow(deps, key, read.key);
   if (!sameScope(scope, guess)) return runIntent(em, deps, tenantScopeOf(scope), domainKey, intentKey, request);
   const tenantScope = tenantScopeOf(scope);
   const messageId = randomUUID();

@@ -44,7 +44,14 @@ export const workflowWakeJob = { ...workflowContinueJob, key: { prefix: 'wf-wake
 /** Delivers a finished async run's result to its callback_url. */
 export const workflowCallbackJob = {
   task: 'workflow_callback',
-  payload: z.object(runIds),
+  payload: z.object({
+    ...runIds,
+    /**
+     * The W3C trace context (traceparent, tracestate) of the run's end, which the delivery continues
+     * (null when not traced): telemetry, not the work's state, which stays in the run's row.
+     */
+    trace_context: z.record(z.string(), z.string()).nullish(),
+  }),
   maxAttempts: 6,
   key: { prefix: 'wf-callback:', field: 'run_id' },
 } as const satisfies JobContract<Record<string, unknown>>;

@@ -1,14 +1,21 @@
 import { AppError } from '../errors.js';
 import type { AppDeps } from '../deps.js';
 import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
+import type { Actor } from '../actor.js';
 import { hashApiKey, isWellFormedApiKey } from './api-key-format.js';
+import { hasPermission, permissionList, permissionMask, type Permission } from './permissions.js';
 import { lookupApiKey, recordApiKeyUse, type ApiKeyLookupRow } from './store/api-keys.js';
 
 export interface ApiKeyScope {
   keyId: string;
+  /** A named key's name; null for an environment's own key. */
+  keyName: string | null;
+  keyPreview: string;
   tenantId: string;
   environmentId: string | null;
   environmentName: string | null;
+  /** What the key may do (a mask of server/keys/permissions.ts), within its environment's permissions. */
+  permissions: number;
   plan: string;
   enabledDomains: string[];
   /** The tenant's runtime settings, read in the same query (intent runs need them first). */
@@ -59,7 +66,7 @@ async function authenticateKeyHash(deps: AppDeps, keyHash: string): Promise<ApiK
  * with other data): the same checks whichever statement read it. A key that passes is remembered
  * for {@link rememberedScope}; one that fails is forgotten.
  */
-export function scopeOfKeyRow(deps: AppDeps, keyHash: string, row: ApiKeyLookupRow | undefined): ApiKeyScope {
+function scopeOfKeyRow(deps: AppDeps, keyHash: string, row: ApiKeyLookupRow | undefined): ApiKeyScope {
   if (!row) {
     remembered.delete(keyHash);
     throw new AppError('INVALID_API_KEY', 'The API key is not recognised');
@@ -68,13 +75,22 @@ export function scopeOfKeyRow(deps: AppDeps, keyHash: string, row: ApiKeyLookupR
     remembered.delete(keyHash);
     throw new AppError('API_KEY_REVOKED', 'The API key was rotated or revoked');
   }
+  if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) {
+    remembered.delete(keyHash);
+    throw new AppError('API_KEY_EXPIRED', 'The API key has expired', { expired_at: new Date(row.expires_at).toISOString() });
+  }
   if (!row.is_active) {
     remembered.delete(keyHash);
     throw new AppError('ACCOUNT_INACTIVE', 'The account is deactivated');
   }
   touchApiKey(deps, row.key_id, row.last_used_at);
+  // A named key holds its own permissions within its environment's; an environment key, its environment's.
+  const environmentMask = permissionMask(row.environment_permissions);
   const scope: ApiKeyScope = {
     keyId: row.key_id,
+    keyName: row.key_name,
+    keyPreview: row.key_preview,
+    permissions: row.key_permissions ? permissionMask(row.key_permissions) & environmentMask : environmentMask,
     tenantId: row.tenant_id,
     environmentId: row.environment_id,
     environmentName: row.environment_name,
@@ -104,6 +120,7 @@ export function sameScope(a: ApiKeyScope, b: ApiKeyScope): boolean {
   if (a === b) return true;
   return (
     a.keyId === b.keyId &&
+    a.permissions === b.permissions &&
     a.tenantId === b.tenantId &&
     a.environmentId === b.environmentId &&
     a.environmentName === b.environmentName &&
@@ -131,21 +148,49 @@ function touchApiKey(deps: AppDeps, keyId: string, lastUsedAt: Date | null) {
  */
 export interface KeyedRequest {
   keyHash: string;
-  /** The key's scope, looked up during this request. */
+  /** The key's scope, looked up during this request (and holding `permission`). */
   scope: ApiKeyScope | null;
   /** The remembered scope to prepare with while `scope` is null. */
   guess: ApiKeyScope | null;
+  /** What the route needs: checked on whichever scope the request goes on with. */
+  permission: Permission;
 }
 
-/** Reads the request's key (401 when missing or malformed) and looks it up unless a remembered scope lets the procedure do it. */
-export async function beginKeyedRequest(deps: AppDeps, headers: Headers): Promise<KeyedRequest> {
+/**
+ * Reads the request's key (401 when missing or malformed) and looks it up unless a remembered scope
+ * lets the procedure do it. A remembered scope without the route's permission is no reason to
+ * refuse (the key may have gained it since): the key is looked up now and judged on what it holds.
+ */
+export async function beginKeyedRequest(deps: AppDeps, headers: Headers, permission: Permission): Promise<KeyedRequest> {
   const keyHash = readKeyHash(headers);
   const guess = rememberedScope(keyHash) ?? null;
-  return guess ? { keyHash, scope: null, guess } : { keyHash, scope: await authenticateKeyHash(deps, keyHash), guess: null };
+  if (guess && hasPermission(guess.permissions, permission)) return { keyHash, scope: null, guess, permission };
+  return { keyHash, scope: requirePermission(await authenticateKeyHash(deps, keyHash), permission), guess: null, permission };
 }
 
 /** The request's scope, looked up now if the procedure has not read the key yet (401/403 when it fails). */
 export async function confirmKeyedRequest(deps: AppDeps, request: KeyedRequest): Promise<ApiKeyScope> {
-  request.scope ??= await authenticateKeyHash(deps, request.keyHash);
+  request.scope ??= requirePermission(await authenticateKeyHash(deps, request.keyHash), request.permission);
   return request.scope;
+}
+
+/** The request's scope from the key row its procedure read with its own data: the same checks, the permission too. */
+export function confirmKeyRow(deps: AppDeps, request: KeyedRequest, row: ApiKeyLookupRow | undefined): ApiKeyScope {
+  request.scope = requirePermission(scopeOfKeyRow(deps, request.keyHash, row), request.permission);
+  return request.scope;
+}
+
+/** `scope` when its key holds `permission`; else 403 PERMISSION_DENIED naming what is missing. */
+export function requirePermission(scope: ApiKeyScope, permission: Permission): ApiKeyScope {
+  if (hasPermission(scope.permissions, permission)) return scope;
+  throw new AppError('PERMISSION_DENIED', `This API key does not have the ${permission} permission`, {
+    required: permission,
+    key: scope.keyName ?? scope.environmentName ?? scope.keyPreview,
+    granted: permissionList(scope.permissions),
+  });
+}
+
+/** How a key is named in the audit log: its name (or its environment's) and its preview. */
+export function keyActor(scope: ApiKeyScope): Actor {
+  return { type: 'api_key', id: scope.keyId, name: `api-key:${scope.keyName ?? scope.environmentName ?? 'tenant'} (${scope.keyPreview})` };
 }

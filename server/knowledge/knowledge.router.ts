@@ -4,7 +4,7 @@ import { knowledgeQueryInput, knowledgeQueryOutput } from './knowledge.schemas.j
 import { searchKnowledge } from './knowledge.service.js';
 
 export const knowledgeRouter = router({
-  query: apiKeyProcedure
+  query: apiKeyProcedure('knowledge:read')
     .meta({
       openapi: {
         method: 'POST',

@@ -12,6 +12,7 @@ import { deleteScheduleTicksBefore } from '../workflows/store/schedule-ticks.js'
 import { deleteExpiredWorkflowState } from '../workflows/store/workflow-state.js';
 import { deleteExpiredIntentCache } from '../intents/store/run-record.js';
 import { expireIdleSessions } from '../sessions/store/sessions.js';
+import { pruneDeployments } from '../deploys/deployments.service.js';
 
 /**
  * Deletes rows that have outlived their use and expires idle sessions; returns how many of each
@@ -39,5 +40,7 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date(), sess
     // A run still "running" an hour after it started lost its process (a synchronous run never
     // takes that long): it is closed as failed rather than left open for ever.
     abandonedAgentRuns: await failAbandonedAgentRuns(em, now, new Date(now.getTime() - 3600 * 1000)),
+    // The newest deployments of each tenant, for a while (deployments.service.ts).
+    deployments: await pruneDeployments(em, now),
   };
 }

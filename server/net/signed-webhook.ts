@@ -6,13 +6,15 @@ import { OutboundLimitError } from './limited-body.js';
 import type { OutboundHttp } from './safe-http.js';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const STANDARD_PREFIX = 'whsec_';
 
 /**
- * The key bytes of a Standard Webhooks secret (`whsec_` + base64, or the base64 alone), or null
- * when it is not one: signing base64-decodes it, so anything else fails only when a message is sent.
+ * The key bytes a secret signs with: a Standard Webhooks secret (`whsec_` + base64) its decoded
+ * bytes, any other secret its UTF-8 bytes. Null for `whsec_` followed by no base64, which has no key.
  */
 export function webhookSecretKey(secret: string): Buffer | null {
-  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  if (!secret.startsWith(STANDARD_PREFIX)) return secret.length ? Buffer.from(secret, 'utf8') : null;
+  const encoded = secret.slice(STANDARD_PREFIX.length);
   return encoded.length && BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : null;
 }
 
@@ -24,8 +26,13 @@ export interface SignedMessage {
   timeoutMs: number;
 }
 
-/** POSTs `message` to `url`, signed with `secret` (whsec_...): the webhook-id, -timestamp and -signature headers. */
+/**
+ * POSTs `message` to `url`, signed as Standard Webhooks v1 with the key of `secret` (webhookSecretKey):
+ * the webhook-id, -timestamp and -signature headers.
+ */
 export function postSignedWebhook(outbound: OutboundHttp, url: string, secret: string, message: SignedMessage): Promise<Response> {
+  const key = webhookSecretKey(secret);
+  if (!key) return Promise.reject(new Error('the signing secret is whsec_ without base64 after it'));
   const at = new Date();
   return outbound.fetch(url, {
     method: 'POST',
@@ -33,7 +40,7 @@ export function postSignedWebhook(outbound: OutboundHttp, url: string, secret: s
       'content-type': 'application/json',
       'webhook-id': message.id,
       'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new Webhook(secret).sign(message.id, at, message.body),
+      'webhook-signature': new Webhook(key, { format: 'raw' }).sign(message.id, at, message.body),
     },
     body: message.body,
     signal: AbortSignal.timeout(message.timeoutMs),

@@ -71,17 +71,42 @@ const READ_TIMEOUT_MS = 2000;
 /** Most distinct values one free-form label (a model name) takes; later ones are counted as `other`. */
 const MAX_LABEL_VALUES = 200;
 
+/** Most model names one tenant adds to the model label; its later new names are counted as `other`. */
+const MODEL_NAMES_PER_TENANT = 20;
+
 /**
- * Model and provider names come from tenants' settings: a label that could take any value is capped,
- * so a tenant trying model names one after another cannot grow the series without bound.
+ * A label that could take any value (a provider name, from the configuration a tenant's model
+ * references pick from) is capped, so it cannot grow the series without bound.
  */
-function boundedLabel(limit = MAX_LABEL_VALUES): (value: string | undefined) => string {
+function boundedLabel(limit: number): (value: string | undefined) => string {
   const seen = new Set<string>();
   return (value) => {
     const v = value || 'unknown';
     if (seen.has(v)) return v;
     if (seen.size >= limit) return 'other';
     seen.add(v);
+    return v;
+  };
+}
+
+/**
+ * The model label, bounded per tenant: each tenant adds at most `perTenant` names to it, so one
+ * tenant trying model names one after another uses up its own share, never the labels other
+ * tenants' models need. A name already labelled (the default model, one another tenant added) is
+ * reported as itself for every tenant: it adds no series. The process-wide cap stays as a backstop
+ * against many tenants doing so at once.
+ */
+function modelLabel(perTenant = MODEL_NAMES_PER_TENANT, limit = MAX_LABEL_VALUES): (tenantId: string, value: string | undefined) => string {
+  const labelled = new Set<string>();
+  // Names added by each tenant: a count per tenant the process has served.
+  const added = new Map<string, number>();
+  return (tenantId, value) => {
+    const v = value || 'unknown';
+    if (labelled.has(v)) return v;
+    const count = added.get(tenantId) ?? 0;
+    if (count >= perTenant || labelled.size >= limit) return 'other';
+    labelled.add(v);
+    added.set(tenantId, count + 1);
     return v;
   };
 }
@@ -130,7 +155,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const poolMax = new Gauge({ name: 'liya_db_pool_max_connections', help: 'The most connections the pool opens.', labelNames: ['pool'] as const, registers });
 
   const provider = boundedLabel(50);
-  const model = boundedLabel();
+  const model = modelLabel();
   const { sources } = options;
 
   const events: TelemetryEvents = {
@@ -144,7 +169,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       tenantRuns?.inc({ tenant_id: tenantId, kind, outcome });
     },
     modelCallEnded(call) {
-      const labels = { provider: provider(call.provider), model: model(call.model) };
+      const labels = { provider: provider(call.provider), model: model(call.tenantId, call.model) };
       modelCalls.inc({ ...labels, operation: call.operation, outcome: call.outcome });
       modelDuration.observe({ ...labels, operation: call.operation }, seconds(call.durationMs));
       const input = Math.max(0, call.inputTokens ?? 0);

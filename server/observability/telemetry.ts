@@ -65,6 +65,8 @@ export interface Tracer {
   traceId(): string | undefined;
   /** W3C trace context headers (traceparent, tracestate) of the active span, for outbound calls. */
   outboundHeaders(): Record<string, string>;
+  /** Runs `fn` with the trace context `saved` (outboundHeaders of an earlier span) as its parent. */
+  continueTrace<T>(saved: Record<string, string>, fn: () => Promise<T>): Promise<T>;
   /** The HTTP server's side: a span per request (absent: requests make no span of their own). */
   http?: HttpServerTracing;
 }
@@ -231,6 +233,23 @@ export function observeHttpRequest(request: { method: string; route: string; sta
 /** Headers an outbound call carries so the receiver joins the trace (empty when tracing is off). */
 export function outboundTraceHeaders(): Record<string, string> {
   return tracer?.outboundHeaders() ?? {};
+}
+
+/**
+ * The active span's W3C trace context, for work that goes on later, perhaps in another process (a
+ * run's callback, from the job queue): continueTrace takes it up there. Null when tracing is off.
+ */
+export function traceContextToSave(): Record<string, string> | null {
+  const headers = tracer?.outboundHeaders();
+  return headers?.traceparent ? headers : null;
+}
+
+/**
+ * Runs `fn` inside the trace `saved` (from traceContextToSave), so its spans and outbound calls
+ * continue it; as it is when tracing is off or nothing was saved (its spans then start a trace).
+ */
+export function continueTrace<T>(saved: Record<string, string> | null | undefined, fn: () => Promise<T>): Promise<T> {
+  return tracer && saved ? tracer.continueTrace(saved, fn) : fn();
 }
 
 /** The HTTP server's tracing when tracing is on (the host wraps its request handler only then: the hot path stays as it is). */

@@ -6,9 +6,15 @@
 // logger): the spans are made by this module alone (we instrument by hand through telemetry.ts), its
 // own context manager carries the active span, and a server stopped and another started in the same
 // process (tests) begin afresh.
+//
+// A caller's trace context is a claim anyone can make. From a caller outside TRACE_TRUSTED_NETWORKS
+// its trace id is continued (so its trace and ours join up) but nothing else: its tracestate would
+// ride along in every call we make to others (http_request steps, callbacks, MCP servers, model
+// providers), and its "not sampled" flag would switch off the tracing of our own work.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import net from 'node:net';
 import {
-  diag, DiagLogLevel, defaultTextMapGetter, defaultTextMapSetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
+  createContextKey, diag, DiagLogLevel, defaultTextMapGetter, defaultTextMapSetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
   type Attributes as OtelAttributes, type Context, type Span,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -16,7 +22,8 @@ import { parseKeyPairsIntoRecord, W3CTraceContextPropagator } from '@opentelemet
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
-  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanProcessor,
+  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, RandomIdGenerator, TraceIdRatioBasedSampler, TracerProvider, type Sampler,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
 import {
   ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME,
@@ -34,7 +41,7 @@ const SHUTDOWN_MS = 5000;
 type TracingConfig = Pick<
   AppConfig,
   | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME' | 'OTEL_RESOURCE_ATTRIBUTES'
-  | 'OTEL_TRACES_SAMPLER' | 'OTEL_TRACES_SAMPLER_ARG' | 'OTEL_BSP_SCHEDULE_DELAY'
+  | 'OTEL_TRACES_SAMPLER' | 'OTEL_TRACES_SAMPLER_ARG' | 'OTEL_BSP_SCHEDULE_DELAY' | 'TRACE_TRUSTED_NETWORKS'
 >;
 
 export interface Tracing {
@@ -63,22 +70,77 @@ function exporterUrl(url: string | undefined): string | undefined {
   return shown.toString();
 }
 
-function samplerOf(config: TracingConfig): Sampler {
-  const ratio = () => new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG ?? 1);
+/** Marks a context whose remote parent is an untrusted caller's (its sampled flag is not ours to obey). */
+const UNTRUSTED_CALLER = createContextKey('liya untrusted trace caller');
+
+/** How a trace of our own is sampled: the configured sampler's decision for a span without a parent. */
+function rootSamplerOf(config: TracingConfig): Sampler {
   switch (config.OTEL_TRACES_SAMPLER) {
-    case 'always_on':
-      return new AlwaysOnSampler();
     case 'always_off':
+    case 'parentbased_always_off':
       return new AlwaysOffSampler();
     case 'traceidratio':
-      return ratio();
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
     case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio() });
+      return new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG ?? 1);
     default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+      return new AlwaysOnSampler();
   }
+}
+
+/**
+ * The configured sampler, except for a span whose parent is an untrusted caller's: that one is
+ * sampled as a trace of our own would be, whatever the caller's flag says. The ratio samplers judge
+ * a fresh random id there, not the caller's: a trace id is the caller's choice, and one picked to
+ * fall outside the ratio would switch tracing off just the same.
+ */
+function samplerOf(config: TracingConfig): Sampler {
+  const root = rootSamplerOf(config);
+  const configured = config.OTEL_TRACES_SAMPLER.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root;
+  const ids = new RandomIdGenerator();
+  return {
+    shouldSample(context, traceId, name, kind, attributes, links) {
+      const fromUntrustedCaller = context.getValue(UNTRUSTED_CALLER) === true && trace.getSpanContext(context)?.isRemote === true;
+      return fromUntrustedCaller
+        ? root.shouldSample(ROOT_CONTEXT, ids.generateTraceId(), name, kind, attributes, links)
+        : configured.shouldSample(context, traceId, name, kind, attributes, links);
+    },
+    toString: () => `UntrustedCallersSampledAsOwn{${configured.toString()}}`,
+  };
+}
+
+/**
+ * Whether a peer address is in TRACE_TRUSTED_NETWORKS (IP addresses or CIDR ranges). The peer is
+ * the connection's own address, never a forwarded-for header, which any caller can write.
+ */
+function trustedPeers(entries: string[]): (address: string | undefined) => boolean {
+  if (!entries.length) return () => false;
+  const list = new net.BlockList();
+  for (const entry of entries) {
+    const [ip, bits, extra] = entry.split('/');
+    const family = net.isIP(ip);
+    const badBits = bits !== undefined && (!/^\d{1,3}$/.test(bits) || Number(bits) > (family === 6 ? 128 : 32));
+    if (!family || badBits || extra !== undefined) throw new Error(`TRACE_TRUSTED_NETWORKS: "${entry}" is not an IP address or a CIDR range`);
+    const type = family === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(ip, type);
+    else list.addSubnet(ip, Number(bits), type);
+  }
+  return (address) => {
+    if (!address) return false;
+    // A dual-stack listener sees an IPv4 peer as ::ffff:a.b.c.d.
+    const v4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address)?.[1];
+    try {
+      return v4 ? list.check(v4, 'ipv4') : list.check(address, net.isIPv6(address) ? 'ipv6' : 'ipv4');
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** An untrusted caller's context: its trace id and span go on, its tracestate and sampled flag do not. */
+function distrusted(extracted: Context): Context {
+  const caller = trace.getSpanContext(extracted);
+  if (!caller) return extracted;
+  return trace.setSpanContext(extracted, { ...caller, traceState: undefined }).setValue(UNTRUSTED_CALLER, true);
 }
 
 /** Attributes as the SDK takes them: an undefined value is left out (the SDK would warn about it). */
@@ -124,6 +186,8 @@ function routeDiagnostics(log: Logger) {
 
 /** Starts tracing: a tracer provider exporting in batches to the configured OTLP/HTTP endpoint. */
 export function startTracing(config: TracingConfig, log: Logger): Tracing {
+  // First: a list that does not parse stops the start before anything is set up.
+  const trusts = trustedPeers(config.TRACE_TRUSTED_NETWORKS);
   const url = tracesUrl(config);
   const dropped = new WeakSet<object>();
   // The exporter reads the rest of its standard variables itself (OTEL_EXPORTER_OTLP_HEADERS,
@@ -177,7 +241,11 @@ export function startTracing(config: TracingConfig, log: Logger): Tracing {
       propagator.inject(contextManager.active(), headers, defaultTextMapSetter);
       return headers;
     },
-    http: httpServerTracing(tracer, contextManager, propagator, dropped),
+    continueTrace(saved, fn) {
+      // Our own saved context (never a caller's): its sampled flag is this server's earlier decision.
+      return contextManager.with(propagator.extract(ROOT_CONTEXT, saved, defaultTextMapGetter), fn);
+    },
+    http: httpServerTracing(tracer, contextManager, propagator, dropped, trusts),
   };
 
   return {
@@ -200,7 +268,8 @@ export function startTracing(config: TracingConfig, log: Logger): Tracing {
 }
 
 /**
- * A server span per request, continuing the caller's W3C trace context: the request's handling runs
+ * A server span per request, continuing the caller's W3C trace context (all of it from a trusted
+ * peer, its trace id and parent span from anyone else): the request's handling runs
  * inside it, so every run, step and call the request makes is its child. Named by the route
  * template (`POST /v1/agents/:agentKey/run`) once routing has found it, else by the method alone.
  */
@@ -209,11 +278,13 @@ function httpServerTracing(
   contextManager: AsyncLocalStorageContextManager,
   propagator: W3CTraceContextPropagator,
   dropped: WeakSet<object>,
+  trusts: (address: string | undefined) => boolean,
 ): HttpServerTracing {
   const served = new WeakMap<IncomingMessage, { span: Span; route?: string }>();
   return {
     serve(req: IncomingMessage, res: ServerResponse, handle: (req: IncomingMessage, res: ServerResponse) => void) {
-      const parent: Context = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+      const extracted: Context = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+      const parent = trusts(req.socket.remoteAddress) ? extracted : distrusted(extracted);
       const method = req.method ?? 'GET';
       const span = tracer.startSpan(
         method,

@@ -11,9 +11,9 @@ export interface PlanLimits {
   run_steps: number;
   /** Bytes (JSON) of one step's output; a loop's output is the list of its iterations' results. */
   step_output_bytes: number;
-  /** Bytes (JSON) of a run's state: its input and every step output it has stored. */
+  /** Bytes (JSON) of a run's state: its input (its attachments' text apart) and every step output it has stored. */
   run_state_bytes: number;
-  /** Bytes (JSON) of a run's input, after attachments are read into text. */
+  /** Bytes (JSON) of a run's input; the text read from its attachments is not counted (it has its own bound, read-attachments.ts). */
   run_input_bytes: number;
   /** Seconds a run may execute without waiting (a wait for a delay, approval, callback or input starts a new span). */
   run_wall_seconds: number;
@@ -127,7 +127,7 @@ const LIMIT_DESCRIPTIONS: Readonly<Record<LimitName, string>> = {
   run_steps: 'step executions per workflow run (every loop iteration counts, nested loops too)',
   step_output_bytes: 'bytes of one step\'s output (a loop\'s list of results included)',
   run_state_bytes: 'bytes a run stores: its input and every step\'s values',
-  run_input_bytes: 'bytes of a run\'s input, attachments counted as their text (413)',
+  run_input_bytes: 'bytes of a run\'s JSON input; the text read from its attachments has its own limit (413)',
   run_wall_seconds: 'seconds a run (workflow or agent) executes without waiting; nested runs end by their root\'s deadline',
   nesting_depth: 'depth of runs started by runs (agent -> workflow -> agent ...)',
   nested_runs: 'runs started below one run, all levels together',

@@ -6,7 +6,7 @@ import { publishEvent } from './triggers.service.js';
 import { eventInput } from './workflows.schemas.js';
 
 export const eventsRouter = router({
-  publish: apiKeyProcedure
+  publish: apiKeyProcedure('workflows:run')
     .meta({
       openapi: {
         method: 'POST', path: '/v1/events', tags: ['Workflows'], summary: 'Publish an event: every active workflow triggered by it starts a run (queued)',

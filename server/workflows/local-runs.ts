@@ -12,6 +12,7 @@
 // the same way, so the job runner's retries with backoff apply to it (common/local-queue.ts).
 import type { AppDeps } from '../deps.js';
 import { LocalQueue } from '../common/local-queue.js';
+import { jsonSize } from '../runs/json-size.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import type { LocalRun, LocalRuns } from './engine/run-types.js';
 import { executeOwnedRun } from './run-jobs.js';
@@ -19,6 +20,12 @@ import { handOverRuns } from './store/workflow-runs.js';
 
 /** Accepted runs one process keeps waiting for itself; beyond it new runs get a job any worker takes. */
 export const MAX_LOCAL_WAITING = 5000;
+/**
+ * Size (as jsonSize counts) of the inputs of the runs one process keeps waiting; beyond it new runs
+ * get a job (which reads its input when it starts). A run's input may hold up to three copies of
+ * 18 MB of attachment text, so the count of runs alone would not bound the memory they hold.
+ */
+export const MAX_LOCAL_WAITING_INPUT_SIZE = 256 * 1024 * 1024;
 
 export class LocalRunQueue implements LocalRuns {
   private readonly queue: LocalQueue<LocalRun>;
@@ -33,13 +40,15 @@ export class LocalRunQueue implements LocalRuns {
       // for a run whose intake may have been written although the answer was lost
       // (run-admission.ts): a run that does not exist, or is not this process's, is left alone.
       idOf: (run) => run.stored.id,
+      sizeOf: (run) => jsonSize(run.stored.input, Number.MAX_SAFE_INTEGER),
       handOver: (ids) => handOverRuns(deps.sql, ids, PROCESS_ID),
     });
   }
 
   /** Whether a new run may be taken (otherwise it gets a job). */
   hasRoom(): boolean {
-    return this.queue.isOpen() && this.queue.waitingNow().items < MAX_LOCAL_WAITING;
+    const waiting = this.queue.waitingNow();
+    return this.queue.isOpen() && waiting.items < MAX_LOCAL_WAITING && waiting.bytes < MAX_LOCAL_WAITING_INPUT_SIZE;
   }
 
   /** A run written owned by this process, committed: executed when a slot is free. */

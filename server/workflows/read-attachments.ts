@@ -17,6 +17,13 @@ export const MAX_ATTACHMENTS = 10;
 export const MAX_ATTACHMENT_BYTES = 15 * MB;
 /** Largest decoded total of one run's files: 18 MB. */
 export const MAX_ATTACHMENTS_TOTAL_BYTES = 18 * MB;
+/**
+ * Most text read from one run's files together, in characters: as many as 18 MB of plain text holds,
+ * so any text files within the limits pass (PDF and DOCX text is rarely larger than the file). The
+ * text is counted apart from the caller's JSON: run_input_bytes and run_state_bytes leave it out
+ * (input-size.ts).
+ */
+export const MAX_ATTACHMENT_TEXT_CHARS = 18 * MB;
 /** At most 20 pages of one PDF are transcribed; later pages without a text layer get a warning. */
 export const MAX_TRANSCRIBED_PAGES = 20;
 /** A PDF page with fewer non-blank characters than this has no real text layer (a page number at most): it may be a scan. */
@@ -321,9 +328,10 @@ const headingName = (name: string) => name.replace(/[\u0000-\u001f\u007f]+/g, ' 
  * An input whose `attachments` is not an array is returned as it is.
  *
  * Throws AppError PAYLOAD_TOO_LARGE (413: over 10 files, a file over 15 MB or a total over 18 MB
- * decoded), AttachmentError UNSUPPORTED_ATTACHMENT (400) and ATTACHMENT_UNREADABLE (422: invalid
- * base64, an empty or damaged file, a document without text, an image or scanned PDF that cannot
- * be transcribed); a vision model's own errors are passed on as they are.
+ * decoded, or more text than MAX_ATTACHMENT_TEXT_CHARS), AttachmentError UNSUPPORTED_ATTACHMENT
+ * (400) and ATTACHMENT_UNREADABLE (422: invalid base64, an empty or damaged file, a document
+ * without text, an image or scanned PDF that cannot be transcribed); a vision model's own errors
+ * are passed on as they are.
  */
 export async function readAttachments(input: Record<string, unknown>, options: AttachmentReadOptions): Promise<Record<string, unknown>> {
   const attachments = input.attachments;
@@ -333,9 +341,19 @@ export async function readAttachments(input: Record<string, unknown>, options: A
   const entries: unknown[] = [...attachments];
   const texts: string[] = [];
   const sections: string[] = [];
+  let textChars = 0;
   // One file at a time: at most one decoded file is held, and the parser and OCR processes get one request at a time.
   for (const file of files) {
     const read = await readAttachment(file, transcription);
+    textChars += read.text.length;
+    if (textChars > MAX_ATTACHMENT_TEXT_CHARS) {
+      throw new AppError('PAYLOAD_TOO_LARGE', `The text read from the attached files is over the limit of ${MAX_ATTACHMENT_TEXT_CHARS} characters in total: ${textChars} up to "${file.name}"`, {
+        ...fileDetails(file),
+        limit: 'attachment_text_chars',
+        max: MAX_ATTACHMENT_TEXT_CHARS,
+        text_chars: textChars,
+      });
+    }
     entries[file.index] = read;
     texts.push(read.text);
     sections.push(read.text ? `## File: ${headingName(file.name)}\n\n${read.text}` : `## File: ${headingName(file.name)}`);

@@ -2,8 +2,8 @@
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { jsonSize } from '../runs/json-size.js';
 import { limitsForPlan } from '../tenants/plan-limits.js';
+import { countedInputSize } from './input-size.js';
 import { AttachmentError, readAttachments } from './read-attachments.js';
 
 /** Plans that may have images and scanned pages transcribed. */
@@ -36,9 +36,11 @@ function visionTranscriber(deps: AppDeps, scope: TenantScope) {
 }
 
 /**
- * The input a run starts with: attachments read into text, then held to the plan's run_input_bytes
- * (413 PAYLOAD_TOO_LARGE naming the limit), since the whole input is stored with the run and every
- * template and expression of the run can read it.
+ * The input a run starts with: attachments read into text (their own limits: 413 PAYLOAD_TOO_LARGE),
+ * then the rest held to the plan's run_input_bytes (413 PAYLOAD_TOO_LARGE naming the limit), since
+ * the whole input is stored with the run and every template and expression of the run can read it.
+ * The text read from the files is not counted there (input-size.ts): the specification's attachment
+ * limits hold on every plan.
  */
 export async function prepareRunInput(deps: AppDeps, scope: TenantScope, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   let prepared = input;
@@ -51,9 +53,8 @@ export async function prepareRunInput(deps: AppDeps, scope: TenantScope, input: 
     }
   }
   const max = limitsForPlan(scope.plan, deps.config.PLAN_LIMITS).run_input_bytes;
-  const size = jsonSize(prepared, max);
-  if (size > max) {
-    throw new AppError('PAYLOAD_TOO_LARGE', `The run input is larger than the ${max} bytes a run may start with${prepared !== input ? ' (attachments counted as their text)' : ''}`, {
+  if (countedInputSize(prepared, max) > max) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `The run input is larger than the ${max} bytes a run may start with${prepared !== input ? ' (the text read from attachments not counted)' : ''}`, {
       limit: 'run_input_bytes', max,
     });
   }

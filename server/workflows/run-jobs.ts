@@ -2,6 +2,7 @@
 // a run whose process died), deliver an async run's callback, and find runs to recover.
 import type { AppDeps } from '../deps.js';
 import { postSignedWebhook } from '../net/signed-webhook.js';
+import { continueTrace, observeStep } from '../observability/telemetry.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
 import { claimRun, executeWorkflowRun, FINAL_STATUSES, MAX_RUN_CRASHES, toStoredRun } from './engine/run-workflow.js';
 import type { RunTarget, StoredRun } from './engine/run-types.js';
@@ -10,7 +11,7 @@ import { callbackSecretOf, decryptWebhookSecret } from './webhook-secrets.js';
 import { stepsOfRun } from './version-steps.js';
 import { getWorkflowRun } from './workflow-runs.service.js';
 import { failCrashedRun as failCrashedRunRow, failGivenUpRun, failRunOfInactiveTenant, findRunCallback, queueOrphanedRuns, wakeRun } from './store/workflow-runs.js';
-import type { JobPayload, workflowContinueJob } from '../jobs/contracts.js';
+import type { JobPayload, workflowCallbackJob, workflowContinueJob } from '../jobs/contracts.js';
 
 type ContinuePayload = JobPayload<typeof workflowContinueJob>;
 
@@ -91,7 +92,7 @@ export async function giveUpWorkflowRun(deps: AppDeps, payload: { run_id: string
  * POSTs a final run to its callback_url as a Standard Webhooks message signed with the workflow's
  * secret, through the SSRF-safe client. A failure throws: the job runner retries with backoff.
  */
-export async function deliverRunCallback(deps: AppDeps, payload: { run_id: string; tenant_id: string }): Promise<void> {
+export async function deliverRunCallback(deps: AppDeps, payload: JobPayload<typeof workflowCallbackJob>): Promise<void> {
   const row = await findRunCallback(deps.sql, payload.tenant_id, payload.run_id);
   if (!row?.callback_url || !FINAL_STATUSES.includes(row.status as never)) return;
   const em = deps.orm.em.fork();
@@ -105,11 +106,19 @@ export async function deliverRunCallback(deps: AppDeps, payload: { run_id: strin
   // One message per final result (a retried run ends again): deliveries of it share the id, so a
   // receiver drops a repeat by it.
   const messageId = `msg_run_${payload.run_id}_${Date.parse(run.completed_at ?? '') || 0}`;
-  // Signed with the derived callback secret: under the webhook secret itself, the callback re-posted
-  // to the workflow's webhook URL would be a valid delivery and start a run.
-  const res = await postSignedWebhook(deps.outbound, row.callback_url, callbackSecretOf(secret), { id: messageId, body, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS });
-  await res.body?.cancel().catch(() => undefined);
-  if (res.status < 200 || res.status >= 300) throw new Error(`the callback URL answered HTTP ${res.status}`);
+  const callbackUrl = row.callback_url;
+  // Each attempt is a span in the trace of the run's end (saved with the job, as this may be another
+  // process), so the receiver's traceparent joins the run's trace as every other outbound call does.
+  await continueTrace(payload.trace_context, () =>
+    observeStep('workflow callback', { 'liya.run.id': payload.run_id, 'liya.tenant.id': payload.tenant_id, 'liya.run.status': run.status }, async (span) => {
+      // Signed with the derived callback secret: under the webhook secret itself, the callback re-posted
+      // to the workflow's webhook URL would be a valid delivery and start a run.
+      const res = await postSignedWebhook(deps.outbound, callbackUrl, callbackSecretOf(secret), { id: messageId, body, timeoutMs: deps.config.OUTBOUND_TIMEOUT_MS });
+      span.setAttributes({ 'http.response.status_code': res.status });
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status < 200 || res.status >= 300) throw new Error(`the callback URL answered HTTP ${res.status}`);
+    }),
+  );
 }
 
 /**

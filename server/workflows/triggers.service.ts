@@ -6,7 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { SqlPool } from '../../db/sql-pool.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { rejectNulInJson } from '../common/reject-nul.js';
+import { checkJsonBody } from '../common/json-body.js';
 import { createTurnBatcher, perPool } from '../common/turn-batcher.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/callback-tokens.js';
 import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
@@ -122,7 +122,7 @@ export async function receiveWebhook(emOf: () => EntityManager, deps: AppDeps, w
     throw new AppError('INVALID_JSON', 'The webhook body is not valid JSON');
   }
   // Read as raw bytes (the signature covers them), so the app's JSON parser never saw it.
-  rejectNulInJson(text, input);
+  checkJsonBody(text, input);
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new AppError('INVALID_INPUT', 'The webhook body must be a JSON object (it becomes the trigger input)', { issues: [{ path: '(body)', message: 'expected a JSON object' }] });
   }

@@ -6,7 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { nulError, rejectNulInJson, rejectNulInUrl } from '../common/reject-nul.js';
+import { checkJsonBody } from '../common/json-body.js';
+import { nulError, rejectNulInUrl } from '../common/reject-nul.js';
 import { sendError } from '../http/send-error.js';
 import { checkWebhookHeaders, findWebhookWorkflow, receiveCallback, receiveWebhook, verifyCallback, type CallbackToken, type WebhookWorkflow } from './triggers.service.js';
 
@@ -78,7 +79,7 @@ export function registerWorkflowWebhooks(app: FastifyInstance, deps: AppDeps): v
           } catch {
             throw new AppError('INVALID_JSON', 'The callback body is not valid JSON');
           }
-          rejectNulInJson(raw, body);
+          checkJsonBody(raw, body);
         } else if (raw.includes('\u0000')) {
           throw nulError('(body)');
         }

@@ -20,6 +20,7 @@ import { PROCESS_ID } from '../runs/process-identity.js';
 import type { RunLineage } from '../runs/run-lineage.js';
 import { prepareRunInput } from './run-input.js';
 import type { StepDef } from './step-types.js';
+import { maskStepSecrets } from './step-secrets.js';
 import { validateDefinition } from './validate-definition.js';
 import { findWorkflow } from './workflows.service.js';
 import { loadVersionSteps, stepsOfRun } from './version-steps.js';
@@ -59,7 +60,7 @@ async function resolveTarget(em: EntityManager, deps: AppDeps, scope: TenantScop
   }
   const workflow = await findWorkflow(em, scope.tenantId, idOrKey);
   const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
-  const problems = validateDefinition(steps, 'live');
+  const problems = validateDefinition(steps.map(maskStepSecrets), 'live');
   if (problems.length) {
     throw new AppError('INVALID_INPUT', 'The draft cannot run', {
       issues: problems.map((p) => ({ path: p.path, message: p.step_id ? `step "${p.step_name ?? p.step_id}": ${p.message}` : p.message, code: p.code, step_id: p.step_id })),

@@ -25,6 +25,7 @@ const FINAL_EVENT: Record<WorkflowRunResult['status'], string> = {
 export function registerWorkflowStream(app: FastifyInstance, deps: AppDeps): void {
   registerSseRoute(app, deps, {
     path: WORKFLOW_STREAM_PATH,
+    permission: 'workflows:run',
     schema: runWorkflowInput,
     bodyLimit: 25 * 1024 * 1024,
     // The run starts inside prepare, so refusals (404, attachments, input) are JSON; its events are

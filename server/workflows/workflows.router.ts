@@ -34,13 +34,13 @@ const workflowOut = ok(z.object({ workflow: workflowSchema }));
 
 // The literal /actions path is declared before `{workflowIdOrKey}` so that route cannot swallow it.
 export const workflowsRouter = router({
-  actions: apiKeyProcedure
+  actions: apiKeyProcedure('workflows:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/actions`, tags: TAGS, summary: 'The action catalog: ids for action steps, with each config\'s JSON Schema' } })
     .input(z.object({}).optional())
     .output(ok(z.object({ actions: z.array(actionSchema) })))
     .query(() => envelope({ actions: ACTION_CATALOG.map((a) => ({ id: a.id, name: a.name, description: a.description, config_schema: a.config_schema })) })),
 
-  decideApproval: apiKeyProcedure
+  decideApproval: apiKeyProcedure('workflows:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/approvals/{approvalId}/decision`, tags: TAGS, summary: 'Approve or reject: the run awaiting this approval continues',
@@ -53,31 +53,31 @@ export const workflowsRouter = router({
     .output(ok(z.object({ approval: approvalSchema, run: z.object({ run_id: z.string(), status: z.enum(WORKFLOW_RUN_STATUSES) }) })))
     .mutation(async ({ ctx, input }) => envelope(await decideApproval(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.approvalId, input.decision, input.comment ?? null))),
 
-  runById: apiKeyProcedure
+  runById: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{runId}`, tags: TAGS, summary: 'One run by its id alone, with its workflow and step-by-step trace' }, errors: ['NOT_FOUND'] })
     .input(z.object({ runId: z.string().max(64) }))
     .output(ok(z.object({ run: workflowRunDetailSchema })))
     .query(async ({ ctx, input }) => envelope(await getWorkflowRunById(ctx.em, ctx.deps, ctx.tenantId, input.runId))),
 
-  list: apiKeyProcedure
+  list: apiKeyProcedure('workflows:read')
     .meta({ openapi: { method: 'GET', path: BASE, tags: TAGS, summary: 'Deployed, active workflows with their run endpoint' } })
     .input(z.object({}).optional())
     .output(ok(z.array(workflowListItemSchema)))
     .query(async ({ ctx }) => envelope(await listWorkflows(ctx.em, ctx.tenantId))),
 
-  create: apiKeyProcedure
+  create: apiKeyProcedure('workflows:write')
     .meta({ openapi: { method: 'POST', path: BASE, tags: TAGS, summary: 'Create a workflow (draft; workflow_key generated from the name)' }, successStatus: 201 })
     .input(createWorkflowInput)
     .output(workflowOut)
-    .mutation(async ({ ctx, input }) => envelope(await createWorkflow(ctx.em, ctx.tenantId, ctx.actor, input))),
+    .mutation(async ({ ctx, input }) => envelope(await createWorkflow(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input))),
 
-  get: apiKeyProcedure
+  get: apiKeyProcedure('workflows:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}`, tags: TAGS, summary: 'A deployed workflow with its live steps (404 before the first deploy)' }, errors: ['NOT_FOUND'] })
     .input(workflowRef)
     .output(workflowOut)
     .query(async ({ ctx, input }) => envelope(await getWorkflow(ctx.em, ctx.tenantId, input.workflowIdOrKey))),
 
-  update: apiKeyProcedure
+  update: apiKeyProcedure('workflows:write')
     .meta({
       openapi: {
         method: 'PATCH', path: `${BASE}/{workflowIdOrKey}`, tags: TAGS, summary: 'Update a workflow; steps are upserted by id',
@@ -88,21 +88,21 @@ export const workflowsRouter = router({
     })
     .input(updateWorkflowInput)
     .output(workflowOut)
-    .mutation(async ({ ctx, input }) => envelope(await updateWorkflow(ctx.em, ctx.tenantId, ctx.actor, input))),
+    .mutation(async ({ ctx, input }) => envelope(await updateWorkflow(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input))),
 
-  discardDraft: apiKeyProcedure
+  discardDraft: apiKeyProcedure('workflows:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/{workflowIdOrKey}/draft`, tags: TAGS, summary: 'Discard unpublished step changes' }, errors: ['NOT_FOUND', 'NO_DRAFT'] })
     .input(workflowRef)
     .output(workflowOut)
     .mutation(async ({ ctx, input }) => envelope(await discardDraft(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
 
-  toggle: apiKeyProcedure
+  toggle: apiKeyProcedure('workflows:write')
     .meta({ openapi: { method: 'PATCH', path: `${BASE}/{workflowIdOrKey}/toggle`, tags: TAGS, summary: 'Switch a deployed workflow on or off (status label active / inactive)' }, errors: ['NOT_FOUND', 'DEPLOY_REQUIRED'] })
     .input(workflowRef)
     .output(workflowOut)
     .mutation(async ({ ctx, input }) => envelope(await toggleWorkflow(ctx.em, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
 
-  deploy: apiKeyProcedure
+  deploy: apiKeyProcedure('workflows:write')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{workflowIdOrKey}/deploy`, tags: TAGS, summary: 'Validate and publish the draft as a new version (audited)',
@@ -114,7 +114,7 @@ export const workflowsRouter = router({
     .output(ok(deployResultSchema))
     .mutation(async ({ ctx, input }) => envelope(await deployWorkflow(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey))),
 
-  rotateSecret: apiKeyProcedure
+  rotateSecret: apiKeyProcedure('workflows:write')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{workflowIdOrKey}/webhook-secret/rotate`, tags: TAGS, summary: 'A new webhook signing secret (shown once); the old one stays valid for the grace period',
@@ -125,13 +125,13 @@ export const workflowsRouter = router({
     .output(ok(rotateSecretResultSchema))
     .mutation(async ({ ctx, input }) => envelope(await rotateWebhookSecret(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowIdOrKey, input.grace_period_seconds))),
 
-  versions: apiKeyProcedure
+  versions: apiKeyProcedure('workflows:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/versions`, tags: TAGS, summary: 'Deployed versions, newest first' }, errors: ['NOT_FOUND'] })
     .input(workflowRef)
     .output(ok(z.object({ versions: z.array(workflowVersionSchema) })))
     .query(async ({ ctx, input }) => envelope(await listWorkflowVersions(ctx.em, ctx.tenantId, input.workflowIdOrKey))),
 
-  run: apiKeyProcedure
+  run: apiKeyProcedure('workflows:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{workflowIdOrKey}/run`, tags: TAGS, summary: 'Run the live workflow synchronously',
@@ -154,7 +154,7 @@ export const workflowsRouter = router({
       return answerRun(ctx, await startRun(ctx.em, ctx.deps, ctx.scope, workflowIdOrKey, request, { mode: 'live', triggeredBy: 'api', idempotencyKey }));
     }),
 
-  testRun: apiKeyProcedure
+  testRun: apiKeyProcedure('workflows:write')
     .meta({
       openapi: { method: 'POST', path: `${BASE}/{workflowIdOrKey}/test-run`, tags: TAGS, summary: 'Run the draft (or the live steps) as a test: state scope test, deployed or not' },
       errors: [...RUN_ERRORS],
@@ -168,7 +168,7 @@ export const workflowsRouter = router({
       return answerRun(ctx, await startRun(ctx.em, ctx.deps, ctx.scope, workflowIdOrKey, request, { mode: 'test', triggeredBy: 'test', idempotencyKey }));
     }),
 
-  retry: apiKeyProcedure
+  retry: apiKeyProcedure('workflows:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{workflowId}/runs/{runId}/retry`, tags: TAGS, summary: 'Continue a failed run from its failed step (earlier outputs reused), synchronously',
@@ -180,7 +180,7 @@ export const workflowsRouter = router({
     .output(ok(workflowRunResultSchema))
     .mutation(async ({ ctx, input }) => envelope(await retryRun(ctx.em, ctx.deps, ctx.scope, input.workflowId, input.runId))),
 
-  cancel: apiKeyProcedure
+  cancel: apiKeyProcedure('workflows:run')
     .meta({
       openapi: {
         method: 'POST', path: `${BASE}/{workflowId}/runs/{runId}/cancel`, tags: TAGS, summary: 'Cancel a run that waits (waiting, awaiting_approval, needs_input); its timers are removed',
@@ -192,25 +192,25 @@ export const workflowsRouter = router({
     .output(ok(z.object({ run: workflowRunSummarySchema })))
     .mutation(async ({ ctx, input }) => envelope(await cancelRun(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowId, input.runId))),
 
-  runs: apiKeyProcedure
+  runs: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs`, tags: TAGS, summary: 'The workflow\'s runs, newest first' }, errors: ['NOT_FOUND'] })
     .input(workflowRef.extend({ ...pageQuery, status: z.enum(WORKFLOW_RUN_STATUSES).optional() }))
     .output(ok(z.object({ runs: z.array(workflowRunSummarySchema), pagination: paginationSchema })))
     .query(async ({ ctx, input }) => envelope(await listWorkflowRuns(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.status, pageToLimitOffset(input.page, input.pageSize)))),
 
-  runDetail: apiKeyProcedure
+  runDetail: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs/{runId}`, tags: TAGS, summary: 'One run with its step-by-step trace' }, errors: ['NOT_FOUND'] })
     .input(workflowRef.extend({ runId: z.string().max(64) }))
     .output(ok(z.object({ run: workflowRunDetailSchema })))
     .query(async ({ ctx, input }) => envelope(await getWorkflowRun(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.runId))),
 
-  state: apiKeyProcedure
+  state: apiKeyProcedure('workflows:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/state`, tags: TAGS, summary: 'Saved values (scope live, or test for the builder), without expired ones' }, errors: ['NOT_FOUND'] })
     .input(workflowRef.extend({ scope: stateScopeQuery }))
     .output(ok(z.object({ scope: z.enum(['live', 'test']), entries: z.array(stateEntrySchema) })))
     .query(async ({ ctx, input }) => envelope(await listWorkflowState(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.scope))),
 
-  deleteState: apiKeyProcedure
+  deleteState: apiKeyProcedure('workflows:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/{workflowIdOrKey}/state/{key}`, tags: TAGS, summary: 'Remove one saved value (audited)' }, errors: ['NOT_FOUND', 'STATE_NOT_FOUND'] })
     .input(workflowRef.extend({ key: z.string().min(1).max(200), scope: stateScopeQuery }))
     .output(okEmpty)
@@ -219,7 +219,7 @@ export const workflowsRouter = router({
       return { success: true as const };
     }),
 
-  remove: apiKeyProcedure
+  remove: apiKeyProcedure('workflows:write')
     .meta({ openapi: { method: 'DELETE', path: `${BASE}/{workflowIdOrKey}`, tags: TAGS, summary: 'Delete a workflow for good, with its versions' }, errors: ['NOT_FOUND'] })
     .input(workflowRef)
     .output(okEmpty)

@@ -8,6 +8,7 @@ import { isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, type ValidationIssue } from '../errors.js';
 import { actionNameOf, applyStepInputs } from './apply-step-inputs.js';
 import { DEFAULT_TRIGGER_SUBTYPE, type StepDef } from './step-types.js';
+import { maskStepSecrets, protectStepSecrets } from './step-secrets.js';
 import { validateDefinition, type DefinitionIssue } from './validate-definition.js';
 import type { AppDeps } from '../deps.js';
 import { syncWorkflowSchedule } from './schedules.js';
@@ -22,7 +23,8 @@ import {
 
 export const workflowEndpoint = (key: string) => `/v1/workflows/${key}/run`;
 
-const toStepDto = (step: StepDef) => ({ ...step, action_name: actionNameOf(step.action_id) });
+// Credentials of http_request steps are never shown (step-secrets.ts).
+const toStepDto = (step: StepDef) => ({ ...maskStepSecrets(step), action_name: actionNameOf(step.action_id) });
 
 function triggerTypeOf(steps: StepDef[] | null): string {
   const trigger = steps?.find((s) => s.step_type === 'trigger');
@@ -81,11 +83,17 @@ function triggerEventOf(steps: StepDef[] | null): string | null {
   return trigger?.config?.trigger_subtype === 'event' && typeof trigger.config.event_name === 'string' ? trigger.config.event_name : null;
 }
 
-export async function createWorkflow(em: EntityManager, tenantId: string, actor: Actor, input: CreateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
-  const { steps, issues } = applyStepInputs(null, input.steps ?? []);
+/** The steps of a request, checked, with their credentials encrypted (against the stored steps `previous`). */
+async function stepsToStore(em: EntityManager, deps: Pick<AppDeps, 'config'>, tenantId: string, previous: StepDef[] | null, inputs: CreateWorkflowInput['steps'], stage: 'draft' | 'live') {
+  const { steps, issues } = applyStepInputs(previous, inputs ?? []);
   if (issues.length) throw definitionError(issues, 'The steps are invalid');
-  const problems = validateDefinition(steps, 'draft');
-  if (problems.length) throw definitionError(problems, 'The steps are invalid');
+  const problems = validateDefinition(steps, stage);
+  if (problems.length) throw definitionError(problems, stage === 'draft' ? 'The steps are invalid' : 'The live definition would not be valid');
+  return protectStepSecrets(em, deps, tenantId, steps, previous);
+}
+
+export async function createWorkflow(em: EntityManager, deps: Pick<AppDeps, 'config'>, tenantId: string, actor: Actor, input: CreateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
+  const steps = await stepsToStore(em, deps, tenantId, null, input.steps, 'draft');
   const base = slugOf(input.name);
   // A taken key gets a short random suffix; a handful of tries is plenty.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -104,14 +112,12 @@ export async function createWorkflow(em: EntityManager, tenantId: string, actor:
  */
 export async function createWorkflowWithKey(
   em: EntityManager,
+  deps: Pick<AppDeps, 'config'>,
   tenantId: string,
   actor: Actor,
   input: CreateWorkflowInput & { workflow_key: string; max_concurrent_runs?: number | null },
 ): Promise<{ workflow: WorkflowDto }> {
-  const { steps, issues } = applyStepInputs(null, input.steps ?? []);
-  if (issues.length) throw definitionError(issues, 'The steps are invalid');
-  const problems = validateDefinition(steps, 'draft');
-  if (problems.length) throw definitionError(problems, 'The steps are invalid');
+  const steps = await stepsToStore(em, deps, tenantId, null, input.steps, 'draft');
   const workflow = newDraftWorkflow(em, tenantId, { workflowKey: input.workflow_key, name: input.name, description: input.description ?? null, triggerType: triggerTypeOf(steps), draftSteps: steps });
   workflow.maxConcurrentRuns = input.max_concurrent_runs ?? null;
   recordAudit(em, tenantId, actor, { action: 'workflow.create', targetType: 'workflow', targetId: input.workflow_key });
@@ -133,18 +139,15 @@ export async function getWorkflow(em: EntityManager, tenantId: string, idOrKey: 
   return { workflow: toWorkflowDto(await findWorkflow(em, tenantId, idOrKey, true), tenantId) };
 }
 
-export async function updateWorkflow(em: EntityManager, tenantId: string, actor: Actor, input: UpdateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
+export async function updateWorkflow(em: EntityManager, deps: Pick<AppDeps, 'config'>, tenantId: string, actor: Actor, input: UpdateWorkflowInput): Promise<{ workflow: WorkflowDto }> {
   const workflow = await findWorkflow(em, tenantId, input.workflowIdOrKey);
   const deployed = workflow.liveVersion !== null;
   const changed: string[] = [];
   if (input.steps !== undefined) {
     const toDraft = !deployed || input.as_draft === true;
     const base = (toDraft ? (workflow.draftSteps ?? workflow.liveSteps) : workflow.liveSteps) as StepDef[] | null;
-    const { steps, issues } = applyStepInputs(base, input.steps);
-    if (issues.length) throw definitionError(issues, 'The steps are invalid');
     // A live definition must stay runnable; a draft only needs steps that make sense one by one.
-    const problems = validateDefinition(steps, toDraft ? 'draft' : 'live');
-    if (problems.length) throw definitionError(problems, toDraft ? 'The steps are invalid' : 'The live definition would not be valid');
+    const steps = await stepsToStore(em, deps, tenantId, base, input.steps, toDraft ? 'draft' : 'live');
     if (toDraft) {
       workflow.draftSteps = steps;
       changed.push('draft_steps');
@@ -210,7 +213,8 @@ export async function deployWorkflow(em: EntityManager, deps: AppDeps, tenantId:
     // Locked: two deploys at once would otherwise both take the same version number.
     const workflow = await lockWorkflow(tx, found.id);
     const steps = (workflow.draftSteps ?? workflow.liveSteps ?? []) as StepDef[];
-    const problems = validateDefinition(steps, 'live');
+    // Checked as shown: a stored credential is ciphertext, longer than the value it holds.
+    const problems = validateDefinition(steps.map(maskStepSecrets), 'live');
     if (problems.length) throw definitionError(problems, 'The workflow cannot be deployed');
     const version = (workflow.liveVersion ?? 0) + 1;
     newWorkflowVersion(tx, { tenant: tenantId, workflow, version, name: workflow.name, description: workflow.description ?? null, steps, createdBy: actor.name });

@@ -18,7 +18,9 @@
 // BENCH_WEBHOOK_WORKER_CONCURRENCY (the server's WORKER_CONCURRENCY; default: the server's default),
 // BENCH_EVAL_CASES (200, evals' measured runs), BENCH_EVAL_WARMUP_CASES (20), BENCH_EVAL_CONCURRENCY
 // (10, the server's EVAL_CONCURRENCY), BENCH_EVAL_LATENCY_MS (500, the fake provider's latency in
-// evals' second run).
+// evals' second run), BENCH_DEPLOY_TENANTS (10, deploys: tenants deploying at once),
+// BENCH_DEPLOY_INTENTS (1000, intents in each one's project), BENCH_DEPLOY_IDLE_SECONDS (5, deploys'
+// idle reads).
 // BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
 // liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
 // start` makes one at default settings.
@@ -29,6 +31,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
 import { runAgentsBench } from './agents.bench.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
+import { runDeploysBench } from './deploys.bench.js';
 import { runEvalsBench } from './evals.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
@@ -129,6 +132,12 @@ const BENCHES: Record<string, Bench> = {
       concurrency: intSetting('BENCH_EVAL_CONCURRENCY', 10),
       latencyMs: intSetting('BENCH_EVAL_LATENCY_MS', 500),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  deploys: (adminUrl, benchCleanup) =>
+    runDeploysBench(adminUrl, benchCleanup, {
+      tenants: intSetting('BENCH_DEPLOY_TENANTS', 10),
+      intents: intSetting('BENCH_DEPLOY_INTENTS', 1000),
+      idleSeconds: intSetting('BENCH_DEPLOY_IDLE_SECONDS', 5),
     }),
 };
 

@@ -271,3 +271,59 @@ describe('apply', () => {
     expect(await readFile(junit, 'utf8')).toMatch(/tests="2" failures="0" errors="0"/);
   }, 90_000);
 });
+
+describe('secrets only where secrets go', () => {
+  it('a reference outside a secret path is refused at file:line and never filled in; one at a secret path is, and the plan says where values are given', async () => {
+    const dir = await folder('secret-paths');
+    await writeFile(path.join(dir, 'domain.yaml'), 'kind: domain\nkey: ci\ndisplay_name: CI\ndescription: ${LIYA_API_KEY}\n');
+    await writeFile(
+      path.join(dir, 'workflow.yaml'),
+      [
+        'kind: workflow',
+        'key: notify',
+        'name: Notify',
+        'steps:',
+        '  - id: start',
+        '    step_type: trigger',
+        '  - id: call',
+        '    step_type: action',
+        '    action_id: http_request',
+        '    config:',
+        '      method: POST',
+        '      url: https://hooks.example.com/x',
+        '      headers:',
+        '        Authorization: ${GITHUB_TOKEN}',
+        '',
+      ].join('\n'),
+    );
+    const env = { GITHUB_TOKEN: 'ghp_cli-secret-4711' };
+    const refused = await liya(b, ['plan', '--dir', dir], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/domain\.yaml:4:\d+: description: \$\{LIYA_API_KEY\} is a secret reference/);
+    expect(refused.stdout + refused.stderr).not.toContain(b.apiKey);
+
+    await writeFile(path.join(dir, 'domain.yaml'), 'kind: domain\nkey: ci\ndisplay_name: CI\n');
+    const planned = await liya(b, ['plan', '--dir', dir, '--json'], { env });
+    expect(planned.code, planned.stderr).toBe(2);
+    const plan = JSON.parse(planned.stdout);
+    expect(plan.secrets).toEqual([{ kind: 'workflow', key: 'notify', path: 'steps.1.config.headers.Authorization' }]);
+    expect(planned.stdout).not.toContain('ghp_cli-secret-4711');
+    const text = await liya(b, ['plan', '--dir', dir], { env });
+    expect(text.stdout).toContain('1 secret value given, written where it differs from the stored one (a plan never compares secrets): workflow notify steps.1.config.headers.Authorization');
+  });
+});
+
+describe('export of values nested deeper than a project may be', () => {
+  it('names the resource instead of crashing (a value stored before the server limited nesting)', async () => {
+    const c = await signupTenant(t.api, { companyName: 'CLI deep export' });
+    const created = await must(t.api.post('/v1/evals/datasets', { name: 'Old deep data', cases: [{ input: { text: 'placeholder' } }] }, key(c)), 201);
+    const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    await t.sql('update eval_cases set input = $1::jsonb where dataset_id = $2', [`{"old":${nested(2000)}}`, created.dataset.id]);
+    const dir = await folder('deep-export');
+    const run = await liya(c, ['export', '--dir', dir]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('eval_dataset Old deep data: cases.0.input.old.a.a… is nested deeper than 97 levels');
+    expect(run.stderr).not.toMatch(/RangeError|stack/i);
+    expect(await readdir(dir)).toEqual([]);
+  });
+});

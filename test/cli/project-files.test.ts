@@ -253,8 +253,12 @@ describe('loading a folder', () => {
     expect([...loaded.secrets.unset].sort()).toEqual(['EMPTY_TOKEN', 'UNSET_TOKEN']);
     expect(redactSecrets('header "Bearer s3cret-value" and "Bearer s3cret-value"', loaded.secrets.values)).toBe('header "(secret)" and "(secret)"');
 
+    // Filled in only at a declared secret path; anywhere else left as it is, and reported.
     const found = newResolvedSecrets();
-    expect(resolveSecrets({ a: ['${X}', { b: '${Y}' }], c: 1 }, { X: 'x-value' }, found)).toEqual({ a: ['x-value', { b: '${Y}' }], c: 1 });
+    const misplaced: { path: (string | number)[]; value: string }[] = [];
+    const where = { kind: 'agent', patterns: [{ kind: 'agent', path: 'a.*' }], misplaced };
+    expect(resolveSecrets({ a: ['${X}', { b: '${Y}' }], c: '${X}' }, { X: 'x-value' }, found, where)).toEqual({ a: ['x-value', { b: '${Y}' }], c: '${X}' });
+    expect(misplaced).toEqual([{ path: ['a', 1, 'b'], value: '${Y}' }, { path: ['c'], value: '${X}' }]);
   });
 
   it('maps the server\'s issue paths back to the file and the line of the field, or the line of a case', async () => {
@@ -355,6 +359,7 @@ describe('plan and gate output', () => {
     ],
     summary: { create: 1, update: 1, delete: 1, unchanged: 4 },
     untracked: [{ kind: 'workflow', key: 'legacy' }],
+    secrets: [],
     digest: 'f'.repeat(64),
   };
 
@@ -373,7 +378,7 @@ describe('plan and gate output', () => {
     expect(planHasChanges(plan)).toBe(true);
     expect(untrackedNote(plan, false)).toBe('1 resource on the server is not in the project and stays (--prune deletes them): workflow legacy');
     expect(untrackedNote(plan, true)).toBeNull();
-    const none: Plan = { changes: [], summary: { create: 0, update: 0, delete: 0, unchanged: 3 }, untracked: [], digest: '0'.repeat(64) };
+    const none: Plan = { changes: [], summary: { create: 0, update: 0, delete: 0, unchanged: 3 }, untracked: [], secrets: [], digest: '0'.repeat(64) };
     expect(planSummary(none)).toBe('No changes: the server matches the project (3 resources).');
     expect(planHasChanges(none)).toBe(false);
   });

@@ -7,11 +7,14 @@ import { bearer } from '../support/client.js';
 import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
+import { PERMISSIONS } from '../../server/keys/permissions.js';
 
 const KEY = expect.stringMatching(/^svc_[A-Za-z0-9_-]{43}$/);
 const PREVIEW = expect.stringMatching(/^svc_[A-Za-z0-9_-]{8}\.\.\.[A-Za-z0-9_-]{4}$/);
 const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+// An environment's keys may do everything until an owner or admin tightens it.
+const ALL_PERMISSIONS = Object.keys(PERMISSIONS);
 
 let t: TestServer;
 /** Every full key the server handed out in this file: none may be stored anywhere. */
@@ -99,8 +102,8 @@ describe('GET /dashboard/environments', () => {
       success: true,
       data: {
         environments: [
-          { id: UUID, name: 'production', apiKeyPreview: preview(owner.apiKey), apiKeyLastUsedAt: null, createdAt: ISO },
-          { id: UUID, name: 'development', apiKeyPreview: PREVIEW, apiKeyLastUsedAt: null, createdAt: ISO },
+          { id: UUID, name: 'production', apiKeyPreview: preview(owner.apiKey), apiKeyLastUsedAt: null, permissions: ALL_PERMISSIONS, createdAt: ISO },
+          { id: UUID, name: 'development', apiKeyPreview: PREVIEW, apiKeyLastUsedAt: null, permissions: ALL_PERMISSIONS, createdAt: ISO },
         ],
       },
     });
@@ -113,7 +116,7 @@ describe('GET /dashboard/environments', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       envs = await listEnvironments(owner.token);
     }
-    expect(envs[0]).toEqual({ id: before.body.data.environments[0].id, name: 'production', apiKeyPreview: preview(owner.apiKey), apiKeyLastUsedAt: ISO, createdAt: ISO });
+    expect(envs[0]).toEqual({ id: before.body.data.environments[0].id, name: 'production', apiKeyPreview: preview(owner.apiKey), apiKeyLastUsedAt: ISO, permissions: ALL_PERMISSIONS, createdAt: ISO });
     expect(Date.parse(envs[0].apiKeyLastUsedAt!)).toBeLessThanOrEqual(Date.now() + 5_000);
     expect(envs[1].apiKeyLastUsedAt).toBeNull();
   });
@@ -142,7 +145,7 @@ describe('POST /dashboard/environments', () => {
     expect(res.body).toEqual({
       success: true,
       data: {
-        environment: { id: UUID, name: 'staging', apiKeyPreview: PREVIEW, apiKeyLastUsedAt: null, createdAt: ISO },
+        environment: { id: UUID, name: 'staging', apiKeyPreview: PREVIEW, apiKeyLastUsedAt: null, permissions: ALL_PERMISSIONS, createdAt: ISO },
         apiKey: KEY,
       },
     });

@@ -82,17 +82,31 @@ describe('promotion to an empty tenant', () => {
     expect(JSON.stringify(created)).not.toContain('mcp-secret-value');
 
     expect(JSON.stringify(await exportOf(b))).toBe(JSON.stringify(project));
-    // The secret arrived: the agent's stored header decrypts to it (the plan compares it on the server).
-    expect((await planOf(b, withSecret(project))).changes).toEqual([]);
+    // Without secret values (references only) the export is nothing to do: answered, not stored.
+    const again = await must(t.api.post('/v1/deployments', { project }, key(b)), 201);
+    expect(again.deployment).toMatchObject({ id: null, status: 'unchanged' });
     expect(await intentVersions(b, 'support', 'triage')).toBe(1);
-    const again = await must(t.api.post('/v1/deployments', { project: withSecret(project) }, key(b)), 201);
-    expect(again.deployment.status).toBe('unchanged');
+
+    // A plan never compares a secret value with the stored one: it lists where a value is given,
+    // the same for the right value and a wrong guess.
+    const right = await planOf(b, withSecret(project));
+    expect(right.changes).toEqual([]);
+    expect(right.secrets).toEqual([{ kind: 'agent', key: 'support-bot', path: 'tools_config.mcp_servers.0.headers.Authorization' }]);
+    const guessed = JSON.parse(JSON.stringify(project).replaceAll('${AGENT_SUPPORT_BOT_MCP_CRM_AUTHORIZATION}', 'Bearer wrong-guess'));
+    expect(await planOf(b, guessed)).toEqual(right);
+    expect(JSON.stringify(right)).not.toContain('wrong-guess');
+
+    // The apply writes a value only where it differs (the same answer either way): the right value
+    // changes nothing, another one updates the agent.
+    const agentUpdates = async () => (await must(t.api.get('/dashboard/audit-log?action=agent.update&pageSize=100', dash(b)), 200)).pagination.total;
+    const before = await agentUpdates();
+    const same = await must(t.api.post('/v1/deployments', { project: withSecret(project) }, key(b)), 201);
+    expect(same.deployment.status).toBe('deployed');
+    expect(await agentUpdates()).toBe(before);
+    const other = await must(t.api.post('/v1/deployments', { project: guessed }, key(b)), 201);
+    expect(other.deployment).toMatchObject({ status: same.deployment.status, plan: { changes: [], secrets: right.secrets } });
+    expect(await agentUpdates()).toBe(before + 1);
     expect(await intentVersions(b, 'support', 'triage')).toBe(1);
-    // A changed secret is an update shown as "(secret)".
-    const changed = await planOf(b, JSON.parse(JSON.stringify(project).replaceAll('${AGENT_SUPPORT_BOT_MCP_CRM_AUTHORIZATION}', 'Bearer other')));
-    expect(changed.changes).toEqual([
-      { kind: 'agent', key: 'support-bot', action: 'update', fields: [{ path: 'tools_config.mcp_servers.0.headers.Authorization', change: 'changed', before: '(secret)', after: '(secret)' }] },
-    ]);
   });
 });
 

@@ -46,10 +46,13 @@ function script() {
   });
 }
 
+// Dataset and suite names are unique in a tenant.
+let named = 0;
+
 async function suite(owner: SignedUpTenant, n: number) {
-  const ds = await t.api.post('/v1/evals/datasets', { name: 'Compare set', cases: Array.from({ length: n }, (_, i) => ({ input: caseInput(i) })) }, key(owner));
+  const ds = await t.api.post('/v1/evals/datasets', { name: `Compare set ${++named}`, cases: Array.from({ length: n }, (_, i) => ({ input: caseInput(i) })) }, key(owner));
   expect(ds.status, ds.text).toBe(201);
-  const s = await t.api.post('/v1/evals/suites', { name: 'Compare', domain_key: 'hiring', intent_key: 'resume-analysis', dataset_id: ds.body.data.dataset.id }, key(owner));
+  const s = await t.api.post('/v1/evals/suites', { name: `Compare ${named}`, domain_key: 'hiring', intent_key: 'resume-analysis', dataset_id: ds.body.data.dataset.id }, key(owner));
   expect(s.status, s.text).toBe(201);
   return s.body.data.suite.id as string;
 }

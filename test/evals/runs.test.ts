@@ -36,14 +36,17 @@ function scriptJudge() {
   });
 }
 
+// Dataset and suite names are unique in a tenant.
+let named = 0;
+
 async function dataset(owner: SignedUpTenant, cases: unknown[]) {
-  const res = await t.api.post('/v1/evals/datasets', { name: 'Run set', cases }, key(owner));
+  const res = await t.api.post('/v1/evals/datasets', { name: `Run set ${++named}`, cases }, key(owner));
   expect(res.status, res.text).toBe(201);
   return res.body.data.dataset.id as string;
 }
 
 async function suite(owner: SignedUpTenant, cases: unknown[], extra: Record<string, unknown> = {}) {
-  const res = await t.api.post('/v1/evals/suites', { name: 'Resume quality', domain_key: 'hiring', intent_key: INTENT, dataset_id: await dataset(owner, cases), ...extra }, key(owner));
+  const res = await t.api.post('/v1/evals/suites', { name: `Resume quality ${++named}`, domain_key: 'hiring', intent_key: INTENT, dataset_id: await dataset(owner, cases), ...extra }, key(owner));
   expect(res.status, res.text).toBe(201);
   return res.body.data.suite.id as string;
 }

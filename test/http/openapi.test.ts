@@ -69,14 +69,17 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['AdminSecret', 'ApiKeyBearer', 'ApiKeyHeader', 'DashboardJwt']);
     for (const route of routes) {
       const op = doc.paths[route.path][route.method.toLowerCase()];
+      // An API-key route lists the permission it needs as the role of each requirement.
+      const permission = op['x-permission'];
       const expected = route.path.startsWith('/v1/')
-        ? [{ ApiKeyBearer: [] }, { ApiKeyHeader: [] }]
+        ? [{ ApiKeyBearer: [permission] }, { ApiKeyHeader: [permission] }]
         : route.path.startsWith('/admin/')
           ? [{ AdminSecret: [] }]
           : route.path.startsWith('/dashboard/') || ['/auth/me', '/auth/refresh', '/auth/verify-email/resend'].includes(route.path)
             ? [{ DashboardJwt: [] }]
             : [];
       expect(op.security, `${route.method} ${route.path}`).toEqual(expected);
+      if (route.path.startsWith('/v1/')) expect(permission, `${route.method} ${route.path}`).toMatch(/^[a-z]+:[a-z]+$/);
     }
   });
 

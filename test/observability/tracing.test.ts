@@ -2,7 +2,9 @@
 // receiver in this file. A request continues its caller's W3C trace; the agent run, its model call,
 // its workflow tool, the workflow run and its steps nest under the request span in one trace; an
 // http_request step's receiver joins that trace; log lines carry the run and the trace; a run queued
-// by a request joins that request's trace, not the trace of whatever ran before it.
+// by a request joins that request's trace, not the trace of whatever ran before it; an async run's
+// callback carries the run's trace; a caller's tracestate and its "not sampled" flag count only from
+// a trusted network (TRACE_TRUSTED_NETWORKS).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -270,8 +272,8 @@ describe('a request that runs an agent whose tool runs a workflow', () => {
     const [, traceId, parentId] = traceparent.split('-');
     expect(traceId).toBe(caller.traceId);
     expect(parentId).toBe(step.spanId);
-    // The caller's tracestate goes along.
-    expect(call!.headers.tracestate).toBe('caller=yes');
+    // The caller is not trusted (TRACE_TRUSTED_NETWORKS unset): its tracestate stays here, whatever it carries.
+    expect(call!.headers.tracestate).toBeUndefined();
   });
 
   it('log lines written while serving the run carry the tenant, the run and the trace', async () => {
@@ -334,6 +336,29 @@ describe('the traced HTTP server', () => {
     expect(raw.requestTimeout).toBe(120_000);
     expect(raw.headersTimeout).toBe(60_000);
     expect(raw.keepAliveTimeout).toBe(72_000);
+  });
+});
+
+describe('a caller that says "not sampled"', () => {
+  it('does not switch tracing off: its trace id is continued, but whether to sample is the server\'s decision', async () => {
+    const workflow = await createWorkflow(api, tenant.apiKey, 'Unsampled caller', [
+      MANUAL_TRIGGER,
+      { id: 'call', step_type: 'action', action_id: 'http_request', config: { method: 'GET', url: `${hookUrl}/unsampled` } },
+    ]);
+    const caller = callerContext();
+    const headers = { traceparent: `00-${caller.traceId}-${caller.spanId}-00`, tracestate: 'caller=yes' };
+    const res = await api.post(`/v1/workflows/${workflow.workflow_key}/run`, { input: {} }, { headers: { ...key(), ...headers } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.status).toBe('completed');
+    const request = await spanOf(caller.traceId, 'the request span', (s) => s.kind === SPAN_KIND.SERVER);
+    expect(request.parentSpanId).toBe(caller.spanId);
+    const run = await spanOf(caller.traceId, 'the workflow run', (s) => s.name === 'workflow run');
+    expect(run.parentSpanId).toBe(request.spanId);
+    // The services the run calls are told the trace is sampled: it is, here.
+    const step = await spanOf(caller.traceId, 'the http_request step', (s) => s.attributes['liya.step.id'] === 'call');
+    const call = hookCalls.find((c) => c.path === '/unsampled');
+    expect(call?.headers.traceparent).toBe(`00-${caller.traceId}-${step.spanId}-01`);
+    expect(call?.headers.tracestate).toBeUndefined();
   });
 });
 
@@ -403,6 +428,29 @@ describe('runs a request queues', () => {
   });
 });
 
+describe('an async run\'s callback', () => {
+  it('carries the run\'s trace: the receiver\'s traceparent names the delivery\'s span, a child of the run\'s', async () => {
+    const workflow = await createWorkflow(api, tenant.apiKey, 'Called back', [MANUAL_TRIGGER, { id: 'done', step_type: 'end', config: { output: { ok: true } } }]);
+    const caller = callerContext();
+    const res = await api.post(`/v1/workflows/${workflow.workflow_key}/run`, { input: {}, mode: 'async', callback_url: `${hookUrl}/callback` }, { headers: { ...key(), ...caller.headers } });
+    expect(res.status, res.text).toBe(202);
+    const runId = res.body.data.run_id as string;
+    const call = await waitFor(() => hookCalls.find((c) => c.path === '/callback'), 'the callback');
+    expect(call.headers['webhook-id']).toMatch(new RegExp(`^msg_run_${runId}_\\d+$`));
+    const traceparent = String(call.headers.traceparent);
+    expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    const [, traceId, parentId] = traceparent.split('-');
+    expect(traceId).toBe(caller.traceId);
+    const run = await spanOf(caller.traceId, 'the workflow run', (s) => s.name === 'workflow run' && s.attributes['liya.run.id'] === runId);
+    const delivery = await spanOf(caller.traceId, 'the callback delivery', (s) => s.name === 'workflow callback');
+    expect(parentId).toBe(delivery.spanId);
+    expect(delivery.parentSpanId).toBe(run.spanId);
+    expect(delivery.attributes).toMatchObject({ 'liya.run.id': runId, 'liya.tenant.id': tenant.tenantId, 'http.response.status_code': 200 });
+    // An untrusted caller's tracestate reaches no receiver, a callback's neither.
+    expect(call.headers.tracestate).toBeUndefined();
+  });
+});
+
 describe('closing the server', () => {
   it('sends the spans still queued: with a batch delay of ten minutes, only the close sends them', async () => {
     await server.close();
@@ -418,5 +466,74 @@ describe('closing the server', () => {
     expect(inTrace(caller.traceId)).toEqual([]);
     await other.close();
     expect(inTrace(caller.traceId).map((s) => s.name)).toEqual(['GET /openapi.json']);
+  });
+});
+
+describe('a caller on a trusted network (TRACE_TRUSTED_NETWORKS)', () => {
+  let trusted: RunningServer;
+  let trustedApi: ApiClient;
+  let owner: SignedUpTenant;
+  let workflowKey: string;
+
+  beforeAll(async () => {
+    const config = loadConfig({
+      NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_SECRET, JWT_SECRET, WORKER: '0', DB_POOL_MAX: '3', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_BSP_SCHEDULE_DELAY: '100', TRACE_TRUSTED_NETWORKS: '10.0.0.0/8, 127.0.0.1',
+    });
+    trusted = await startServer({ config, databaseUrl });
+    trustedApi = createClient(trusted.url);
+    owner = await signupTenant(trustedApi, { companyName: 'Trusting' });
+    const workflow = await createWorkflow(trustedApi, owner.apiKey, 'Trusted caller', [
+      MANUAL_TRIGGER,
+      { id: 'call', step_type: 'action', action_id: 'http_request', config: { method: 'GET', url: `${hookUrl}/trusted?n={{trigger.n}}` } },
+    ]);
+    workflowKey = workflow.workflow_key;
+  });
+  afterAll(() => trusted?.close());
+
+  const runWith = (n: number, headers: Record<string, string>) =>
+    trustedApi.post(`/v1/workflows/${workflowKey}/run`, { input: { n } }, { headers: { ...bearer(owner.apiKey), ...headers } });
+
+  it('has its tracestate passed on to the services the run calls', async () => {
+    const caller = callerContext();
+    const res = await runWith(1, caller.headers);
+    expect(res.body.data?.status, res.text).toBe('completed');
+    const step = await spanOf(caller.traceId, 'the http_request step', (s) => s.attributes['liya.step.id'] === 'call');
+    const call = hookCalls.find((c) => c.path === '/trusted?n=1');
+    expect(call?.headers.traceparent).toBe(`00-${caller.traceId}-${step.spanId}-01`);
+    expect(call?.headers.tracestate).toBe('caller=yes');
+  });
+
+  it('is obeyed when it says "not sampled": no span of its trace is kept, and the services called are told so', async () => {
+    const caller = callerContext();
+    const res = await runWith(2, { ...caller.headers, traceparent: `00-${caller.traceId}-${caller.spanId}-00` });
+    expect(res.body.data?.status, res.text).toBe('completed');
+    const call = hookCalls.find((c) => c.path === '/trusted?n=2');
+    expect(call?.headers.traceparent).toMatch(new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-00$`));
+    // A request after it is exported; by then the run's spans would have been too.
+    const after = callerContext();
+    await trustedApi.get('/openapi.json', { headers: after.headers });
+    await spanOf(after.traceId, 'the later request span', (s) => s.kind === SPAN_KIND.SERVER);
+    expect(inTrace(caller.traceId)).toEqual([]);
+  });
+});
+
+describe('a ratio sampler (OTEL_TRACES_SAMPLER=parentbased_traceidratio)', () => {
+  it('samples an untrusted caller\'s request as a trace of its own: at ratio 0, the caller\'s "sampled" keeps nothing', async () => {
+    const config = loadConfig({
+      NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_SECRET, JWT_SECRET, WORKER: '0', DB_POOL_MAX: '3',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0',
+    });
+    const ratioServer = await startServer({ config, databaseUrl });
+    const caller = callerContext();
+    try {
+      const res = await fetch(`${ratioServer.url}/openapi.json`, { headers: caller.headers });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    } finally {
+      // Closing sends every span still queued: after it, whatever the request made has arrived.
+      await ratioServer.close();
+    }
+    expect(inTrace(caller.traceId)).toEqual([]);
   });
 });

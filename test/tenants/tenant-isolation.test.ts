@@ -48,6 +48,8 @@ interface TenantIds {
   evalReviewId: string;
   /** A deployment of tenant A (of an empty project: nothing to change). */
   deploymentId: string;
+  /** A named API key of tenant A. */
+  namedKeyId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -73,6 +75,16 @@ const ROUTES: Record<string, RouteCase> = {
   },
   '/dashboard/environments/{id}/api-key/rotate': {
     params: (ids) => [{ id: ids.productionEnvironmentId }, { id: ids.developmentEnvironmentId }],
+  },
+  '/dashboard/environments/{id}/permissions': {
+    params: (ids) => [{ id: ids.productionEnvironmentId }, { id: ids.developmentEnvironmentId }],
+    bodies: { patch: { preset: 'read-only' } },
+  },
+  '/dashboard/api-keys/{id}': {
+    params: (ids) => [{ id: ids.namedKeyId }],
+  },
+  '/v1/ingestion-jobs/{id}': {
+    params: (ids) => [{ id: ids.ingestionJobId }],
   },
   '/dashboard/custom-domains/{domainKey}': {
     params: (ids) => [{ domainKey: ids.domainKey }],
@@ -388,6 +400,8 @@ beforeAll(async () => {
     `insert into ingestion_jobs (id, tenant_id, document_id, name, status, progress, options, created_by, created_at) values ($1, $2, $3, 'a.txt', 'pending', 0, '{}', 'owner', now())`,
     [ingestionJobId, a.tenantId, documentId],
   );
+  const namedKey = await t.api.post('/dashboard/api-keys', { name: 'a-named', preset: 'read-only' }, { headers: bearer(a.token) });
+  expect(namedKey.status).toBe(201);
   // Tenant A's agent, deployed and run once; tenant B has an agent of its own (a draft).
   const aKey = { headers: bearer(a.apiKey) };
   expect((await t.api.post('/v1/agents', { agent_key: 'a-agent', name: 'A agent', goal: 'Help A' }, aKey)).status).toBe(201);
@@ -458,6 +472,7 @@ beforeAll(async () => {
     productionEnvironmentId: envId('production'),
     developmentEnvironmentId: envId('development'),
     collectionId,
+    namedKeyId: namedKey.body.data.key.id,
   };
 });
 afterAll(async () => {

@@ -1,5 +1,7 @@
 // The deployments table; this module alone writes it.
+import { sql as kysql } from 'kysely';
 import { Deployment } from '../../../db/entities/deploy.js';
+import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { InferEntity } from '@mikro-orm/core';
 
@@ -8,26 +10,51 @@ export type DeploymentRow = InferEntity<typeof Deployment>;
 export interface NewDeployment {
   tenantId: string;
   status: string;
-  project: Record<string, unknown>;
   plan: Record<string, unknown>;
   prune: boolean;
   minPassRate: number;
   baseDigest: string;
   gate: { suite: string; run_id: string }[];
   minted: { workflow_key: string; webhook_url: string }[];
+  createdBy: string;
   publishedAt: Date | null;
 }
 
-/** A new deployment, written now. */
+/**
+ * A new deployment, written now. One INSERT through Kysely rather than an entity: a plan of
+ * thousands of changes is a large JSON value, and the unit of work would clone and compare it on
+ * the event loop for nothing (the row is never changed through this unit).
+ */
 export async function insertDeployment(em: EntityManager, values: NewDeployment): Promise<DeploymentRow> {
-  const { tenantId, ...rest } = values;
-  const row = em.create(Deployment, { tenant: tenantId, ...rest, error: null });
-  await em.flush();
-  return row;
+  const row = await kyselyOf(em)
+    .insertInto('deployments')
+    .values({
+      tenant_id: values.tenantId,
+      status: values.status,
+      plan: kysql<Record<string, unknown>>`${JSON.stringify(values.plan)}::jsonb`,
+      prune: values.prune,
+      min_pass_rate: values.minPassRate,
+      base_digest: values.baseDigest,
+      gate: kysql<{ suite: string; run_id: string }[]>`${JSON.stringify(values.gate)}::jsonb`,
+      minted: kysql<{ workflow_key: string; webhook_url: string }[]>`${JSON.stringify(values.minted)}::jsonb`,
+      created_by: values.createdBy,
+      created_at: kysql<Date>`now()`,
+      published_at: values.publishedAt,
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+  const { tenantId: _t, ...rest } = values;
+  return { ...rest, id: row.id, createdAt: new Date(row.created_at), error: null } as unknown as DeploymentRow;
 }
 
 export async function findTenantDeployment(em: EntityManager, tenantId: string, id: string): Promise<DeploymentRow | null> {
   return em.findOne(Deployment, { id, tenant: tenantId });
+}
+
+/** The tenant's deployments, newest first, and how many there are. */
+export async function listTenantDeployments(em: EntityManager, tenantId: string, page: { limit: number; offset: number }) {
+  const [rows, total] = await em.findAndCount(Deployment, { tenant: tenantId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset });
+  return { rows, total };
 }
 
 /** Writes the changes made to loaded deployments. */
@@ -35,11 +62,43 @@ export async function saveDeployments(em: EntityManager): Promise<void> {
   await em.flush();
 }
 
+// Any fixed number: the first key of the advisory locks that hold one tenant's deploy work.
+const DEPLOY_LOCK_NAMESPACE = 7_311_402;
+
 /**
- * Moves a gating deployment to `publishing` unless another request did first: one conditional
- * UPDATE decides, so two publishes of one deployment never both apply it.
+ * Takes the tenant's deploy lock for the rest of `em`'s transaction; false when another
+ * transaction (on any process) holds it. The lock ends with the transaction, so a process that dies
+ * mid-publish leaves nothing held: its transaction rolls back and the deployment is as it was.
  */
-export async function claimDeploymentForPublish(em: EntityManager, tenantId: string, id: string): Promise<boolean> {
-  const claimed = await em.nativeUpdate(Deployment, { id, tenant: tenantId, status: 'gating' }, { status: 'publishing' });
-  return claimed === 1;
+export async function tryLockTenantDeploys(em: EntityManager, tenantId: string): Promise<boolean> {
+  // Raw: an advisory lock function, which neither the entities nor Kysely's builder can say.
+  const { rows } = await kysql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${DEPLOY_LOCK_NAMESPACE}, hashtext(${tenantId})) as locked`.execute(kyselyOf(em));
+  return rows[0].locked;
+}
+
+/**
+ * Deletes deployments that are over `keep` newer ones of their tenant, or older than `before`; one
+ * still gating is kept while it is younger than `before`. Returns how many went.
+ */
+export async function deleteOldDeployments(em: EntityManager, keep: number, before: Date): Promise<number> {
+  const result = await kyselyOf(em)
+    .deleteFrom('deployments')
+    .where((eb) =>
+      eb.or([
+        eb('created_at', '<', before),
+        eb('id', 'in', (sub) =>
+          sub
+            .selectFrom((inner) =>
+              inner
+                .selectFrom('deployments')
+                .select(['id', kysql<number>`row_number() over (partition by tenant_id order by created_at desc, id desc)`.as('n')])
+                .as('ranked'),
+            )
+            .select('ranked.id')
+            .where('ranked.n', '>', keep),
+        ),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

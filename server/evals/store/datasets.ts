@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { EvalCase, EvalDataset, type IEvalCase, type IEvalDataset } from '../../../db/entities/eval.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
+import { isUniqueViolation } from '../../../db/unique-violation.js';
 
 export type { IEvalCase as CaseRow, IEvalDataset as DatasetRow } from '../../../db/entities/eval.js';
 
@@ -25,6 +26,20 @@ const DATASET_ORDER = { createdAt: 'desc', id: 'asc' } as const;
 export async function listTenantDatasets(em: EntityManager, tenantId: string): Promise<IEvalDataset[]> {
   return em.find(EvalDataset, { tenant: tenantId }, { orderBy: DATASET_ORDER });
 }
+
+/** The names of the tenant's datasets that start with `prefix` (as typed: no pattern characters). */
+export async function listDatasetNamesStartingWith(em: EntityManager, tenantId: string, prefix: string): Promise<string[]> {
+  const rows = await kyselyOf(em)
+    .selectFrom('eval_datasets')
+    .select('name')
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`starts_with(name, ${prefix})`)
+    .execute();
+  return rows.map((r) => r.name);
+}
+
+// A dataset's name is unique in its tenant (db/migrations/...120000_eval_unique_names).
+const NAME_UNIQUE = 'eval_datasets_tenant_id_name_unique';
 
 /** A page of the tenant's datasets, newest first, and how many it has. */
 export async function listTenantDatasetsPage(em: EntityManager, tenantId: string, page: { limit: number; offset: number }): Promise<[IEvalDataset[], number]> {
@@ -62,15 +77,20 @@ function stageCases(em: EntityManager, tenantId: string, dataset: IEvalDataset, 
   );
 }
 
-/** A new dataset with its first cases (positions from 0), written now. */
+/** A new dataset with its first cases (positions from 0), written now; null when the tenant has a dataset of that name. */
 export async function insertDatasetWithCases(
   em: EntityManager,
   values: { id: string; tenantId: string; name: string; description: string | null },
   cases: NewCase[],
-): Promise<{ dataset: IEvalDataset; cases: IEvalCase[] }> {
+): Promise<{ dataset: IEvalDataset; cases: IEvalCase[] } | null> {
   const dataset = em.create(EvalDataset, { id: values.id, tenant: values.tenantId, name: values.name, description: values.description });
   const staged = stageCases(em, values.tenantId, dataset, 0, cases);
-  await em.flush();
+  try {
+    await em.flush();
+  } catch (err) {
+    if (isUniqueViolation(err, NAME_UNIQUE)) return null;
+    throw err;
+  }
   return { dataset, cases: staged };
 }
 
@@ -101,10 +121,17 @@ export async function appendDatasetCases(em: EntityManager, tenantId: string, da
   return staged;
 }
 
-export async function updateDatasetFields(em: EntityManager, dataset: IEvalDataset, changes: { name?: string; description?: string | null }): Promise<void> {
+/** Writes the changes; `nameTaken` (and nothing written) when another of the tenant's datasets has the new name. */
+export async function updateDatasetFields(em: EntityManager, dataset: IEvalDataset, changes: { name?: string; description?: string | null }): Promise<{ nameTaken: boolean }> {
   if (changes.name !== undefined) dataset.name = changes.name;
   if (changes.description !== undefined) dataset.description = changes.description;
-  await em.flush();
+  try {
+    await em.flush();
+  } catch (err) {
+    if (isUniqueViolation(err, NAME_UNIQUE)) return { nameTaken: true };
+    throw err;
+  }
+  return { nameTaken: false };
 }
 
 export async function deleteTenantDataset(em: EntityManager, tenantId: string, id: string): Promise<void> {

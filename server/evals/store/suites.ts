@@ -1,6 +1,7 @@
 // The eval_suites table (what to evaluate on which dataset, and how to score it); this module alone writes it.
 import { EvalSuite, type IEvalDataset, type IEvalSuite } from '../../../db/entities/eval.js';
 import type { EntityManager } from '../../../db/orm.js';
+import { isUniqueViolation } from '../../../db/unique-violation.js';
 
 export type { IEvalSuite as SuiteRow } from '../../../db/entities/eval.js';
 
@@ -48,22 +49,39 @@ export async function listSuitesOnDataset(em: EntityManager, tenantId: string, d
   return em.find(EvalSuite, { tenant: tenantId, dataset }, { fields: ['id', 'name'], limit: 20 });
 }
 
+// A suite's name is unique in its tenant (db/migrations/...120000_eval_unique_names).
+const NAME_UNIQUE = 'eval_suites_tenant_id_name_unique';
+
+/** Writes `em`'s changes; false when the write was refused because the tenant has a suite of that name. */
+async function flushUnlessNameTaken(em: EntityManager): Promise<boolean> {
+  try {
+    await em.flush();
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err, NAME_UNIQUE)) return false;
+    throw err;
+  }
+}
+
+/** A new suite, written now; null when the tenant has a suite of that name. */
 export async function insertSuite(
   em: EntityManager,
   values: SuiteValues & { id: string; tenantId: string; domainKey: string; intentKey: string },
-): Promise<IEvalSuite> {
+): Promise<IEvalSuite | null> {
   const { tenantId, ...rest } = values;
   const suite = em.create(EvalSuite, { ...rest, tenant: tenantId });
-  await em.flush();
-  return suite;
+  return (await flushUnlessNameTaken(em)) ? suite : null;
 }
 
-/** Writes the given settings of a loaded suite (absent ones stay as they are). */
-export async function updateSuiteFields(em: EntityManager, suite: IEvalSuite, changes: Partial<SuiteValues>): Promise<void> {
+/**
+ * Writes the given settings of a loaded suite (absent ones stay as they are); `nameTaken` (and
+ * nothing written) when another of the tenant's suites has the new name.
+ */
+export async function updateSuiteFields(em: EntityManager, suite: IEvalSuite, changes: Partial<SuiteValues>): Promise<{ nameTaken: boolean }> {
   for (const [key, value] of Object.entries(changes) as [keyof SuiteValues, unknown][]) {
     if (value !== undefined) (suite as unknown as Record<string, unknown>)[key] = value;
   }
-  await em.flush();
+  return { nameTaken: !(await flushUnlessNameTaken(em)) };
 }
 
 /** Pins a run as the suite's baseline, or clears it (null). */

@@ -4,11 +4,19 @@ import { ApiKey, type IApiKey } from '../../../db/entities/tenant.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { isUniqueViolation } from '../../../db/unique-violation.js';
 import { TENANT_RUNTIME_COLUMNS, type TenantRuntimeRow } from '../../tenants/store/tenants.js';
 
 /** A key with its environment and tenant, as the per-request lookup reads it. */
 export interface ApiKeyLookupRow extends TenantRuntimeRow {
   key_id: string;
+  key_name: string | null;
+  key_preview: string;
+  /** A named key's own permissions (null: an environment key, which has its environment's). */
+  key_permissions: string[] | null;
+  /** The environment's permissions (null: every permission). */
+  environment_permissions: string[] | null;
+  expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
   environment_id: string | null;
@@ -22,7 +30,8 @@ export interface ApiKeyLookupRow extends TenantRuntimeRow {
 // are exported for the one statement that reads the key together with a run's own first data
 // (server/intents/store/run-context.ts): the key is checked the same way whichever reads it.
 // Raw: a hot statement on the SqlPool, run as a named prepared statement.
-export const API_KEY_LOOKUP_COLUMNS = `k.id as key_id, k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name,
+export const API_KEY_LOOKUP_COLUMNS = `k.id as key_id, k.name as key_name, k.key_preview, k.permissions as key_permissions, k.expires_at,
+         k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name, e.permissions as environment_permissions,
          t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}`;
 /** From api_keys `k` (filter on k.key_hash) to its tenant `t` and environment `e`. */
 export const API_KEY_LOOKUP_FROM = `api_keys k
@@ -49,12 +58,76 @@ export async function insertApiKey(em: EntityManager, values: { tenantId: string
   return key;
 }
 
-/** Revokes the environment's active keys. */
+export interface NewNamedKey {
+  tenantId: string;
+  environmentId: string;
+  name: string;
+  permissions: string[];
+  expiresAt: Date | null;
+  createdBy: string;
+  keyHash: string;
+  keyPreview: string;
+}
+
+/** Inserts a named key now; null when an active key of the tenant has that name. */
+export async function insertNamedKey(em: EntityManager, values: NewNamedKey): Promise<IApiKey | null> {
+  const { tenantId, environmentId, ...rest } = values;
+  const key = em.create(ApiKey, { tenant: tenantId, environment: environmentId, ...rest });
+  try {
+    await em.flush();
+    return key;
+  } catch (err) {
+    if (isUniqueViolation(err, 'api_keys_tenant_name_unique')) return null;
+    throw err;
+  }
+}
+
+/** The tenant's keys that are not revoked (expired ones included), with their environment; environment keys first, then by name. */
+export async function listActiveTenantKeys(em: EntityManager, tenantId: string) {
+  return kyselyOf(em)
+    .selectFrom('api_keys as k')
+    .leftJoin('environments as e', 'e.id', 'k.environment_id')
+    .select(['k.id', 'k.name', 'k.key_preview', 'k.permissions', 'k.expires_at', 'k.created_by', 'k.created_at', 'k.last_used_at', 'k.environment_id', 'e.name as environment_name', 'e.permissions as environment_permissions'])
+    .where('k.tenant_id', '=', tenantId)
+    .where('k.revoked_at', 'is', null)
+    .orderBy(kysql`k.name is not null`)
+    .orderBy('k.name')
+    .orderBy('e.name')
+    .execute();
+}
+
+/** How many named keys of the tenant still work or wait to expire (not revoked). */
+export async function countActiveNamedKeys(em: EntityManager, tenantId: string): Promise<number> {
+  const row = await kyselyOf(em)
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('name', 'is not', null)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Revokes the tenant's active named key with this id or name; the revoked key's id and name, or null when there is none. */
+export async function revokeNamedKey(em: EntityManager, tenantId: string, idOrName: { id?: string; name?: string }) {
+  let query = kyselyOf(em)
+    .updateTable('api_keys')
+    .set({ revoked_at: kysql<Date>`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('name', 'is not', null)
+    .where('revoked_at', 'is', null);
+  if (idOrName.id) query = query.where('id', '=', idOrName.id);
+  else query = query.where('name', '=', idOrName.name!);
+  return (await query.returning(['id', 'name', 'key_preview']).executeTakeFirst()) ?? null;
+}
+
+/** Revokes the environment's own active key (its named keys stay). */
 export async function revokeEnvironmentKeys(em: EntityManager, environmentId: string): Promise<void> {
   await kyselyOf(em)
     .updateTable('api_keys')
     .set({ revoked_at: kysql<Date>`now()` })
     .where('environment_id', '=', environmentId)
+    .where('name', 'is', null)
     .where('revoked_at', 'is', null)
     .execute();
 }
@@ -78,6 +151,7 @@ export async function findProductionKeyPreview(em: EntityManager, tenantId: stri
     .select('k.key_preview')
     .where('k.tenant_id', '=', tenantId)
     .where('e.name', '=', 'production')
+    .where('k.name', 'is', null)
     .where('k.revoked_at', 'is', null)
     .orderBy('k.created_at', 'desc')
     .limit(1)

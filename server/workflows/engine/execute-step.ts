@@ -12,6 +12,7 @@ import { enterNestedRun, type RunLineage } from '../../runs/run-lineage.js';
 import { LimitExceededError } from '../../tenants/plan-limits.js';
 import { compileExpression } from '../expressions.js';
 import { MAX_LOOP_NESTING } from '../validate-definition.js';
+import { revealStepSecrets } from '../step-secrets.js';
 import type { StepDef } from '../step-types.js';
 import type { RunGuard } from './run-guard.js';
 import type { Resume, WaitKind } from './run-types.js';
@@ -90,7 +91,9 @@ function evaluate(source: string, ctx: StepContext): unknown {
   return compiled.evaluate(ctx.vars as never, ctx.guard.limits);
 }
 
-async function httpRequest(step: StepDef, ctx: StepContext): Promise<StepResult> {
+async function httpRequest(stored: StepDef, ctx: StepContext): Promise<StepResult> {
+  // The step's credentials are decrypted only here, for the request itself.
+  const step = await revealStepSecrets(ctx.em, ctx.deps, ctx.scope.tenantId, stored);
   const c = fill(step.config, ctx) as { method?: string; url: string; headers?: Record<string, unknown>; body?: unknown; timeout_ms?: number };
   const method = (c.method ?? 'GET').toUpperCase();
   const headers: Record<string, string> = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));

@@ -19,10 +19,12 @@ import { boundedJson, boundedValue, readRunSteps } from '../../runs/run-steps.js
 import { PROCESS_ID, staleAfterMs } from '../../runs/process-identity.js';
 import { LimitExceededError, limitsForPlan, type PlanLimits } from '../../tenants/plan-limits.js';
 import type { StepDef } from '../step-types.js';
+import { maskStepSecrets } from '../step-secrets.js';
 import { findNextByOrder } from '../validate-definition.js';
+import { countedInputSize } from '../input-size.js';
 import { executeStep, nextInOrder, type StepContext, type StepResult, type StepWait } from './execute-step.js';
 import { buildCallbackUrl, publicUrl } from './callback-tokens.js';
-import { observeRun, observeStep } from '../../observability/telemetry.js';
+import { observeRun, observeStep, traceContextToSave } from '../../observability/telemetry.js';
 import type { TraceEntry, WorkflowRunResult } from '../workflows.schemas.js';
 import type { RunTarget, StoredRun, WorkflowRunEvent } from './run-types.js';
 import { loadState } from '../store/workflow-state.js';
@@ -124,7 +126,7 @@ export function completeTriggerAtIntake(target: RunTarget, stored: StoredRun, li
   if (!trigger || stored.nextStepId !== trigger.id || stored.stepsDone !== 0 || stored.executions !== 0) return null;
   const next = trigger.on_success_step_id ?? nextInOrder(trigger, definition);
   if (!next || !definition.byId.has(next)) return null;
-  if (limits.run_steps < 1 || jsonSize(stored.input, Number.MAX_SAFE_INTEGER) + jsonSize(null, Number.MAX_SAFE_INTEGER) > limits.run_state_bytes) return null;
+  if (limits.run_steps < 1 || countedInputSize(stored.input, Number.MAX_SAFE_INTEGER) + jsonSize(null, Number.MAX_SAFE_INTEGER) > limits.run_state_bytes) return null;
   const at = new Date();
   const name = (trigger.name ?? trigger.id).slice(0, 200);
   const output = boundedValue(stored.input);
@@ -189,10 +191,13 @@ const stepRow = (tenantId: string, runId: string, w: StepWrite, completed: Date)
 /** Writes a step; null when this process no longer owns the run (nothing written). */
 async function writeStep(sql: SqlPool, tenantId: string, run: StoredRun, w: StepWrite): Promise<Date | null> {
   const completed = new Date();
+  const queueCallback = run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus);
+  // The callback is sent later, maybe by another process: it continues the run's trace from here.
+  const traceContext = queueCallback ? traceContextToSave() : null;
   const owned = await storeRunStep(sql, stepRow(tenantId, run.id, w, completed), {
     nextStepId: w.next, status: w.runStatus,
     output: w.runOutput === undefined ? null : JSON.stringify(w.runOutput), error: w.runError === null ? null : JSON.stringify(w.runError),
-    queueCallback: run.callbackUrl !== null && FINAL_STATUSES.includes(w.runStatus), ownerId: PROCESS_ID, executions: w.executions,
+    queueCallback, traceContext: traceContext && JSON.stringify(traceContext), ownerId: PROCESS_ID, executions: w.executions,
   });
   return owned ? completed : null;
 }
@@ -226,7 +231,8 @@ const toTrace = (w: StepWrite, completed: Date): TraceEntry => ({
 function describeInput(step: StepDef, vars: Record<string, unknown>, limits: PlanLimits): unknown {
   if (step.step_type === 'trigger') return null;
   if (step.step_type === 'condition' || step.step_type === 'switch' || step.step_type === 'loop') return step.config;
-  return renderTemplate(step.config, vars, limits);
+  // A stored run step shows an http_request's credentials masked.
+  return renderTemplate(maskStepSecrets(step).config, vars, limits);
 }
 
 /**
@@ -308,9 +314,10 @@ async function executeWorkflowRunNow(
   for (const s of done) if (s.step_id) stepsVar[s.step_id] = { output: s.type === 'trigger' ? run.input : s.output, status: s.status };
   const limits = limitsForPlan(target.scope.plan, deps.config.PLAN_LIMITS);
   const unbounded = Number.MAX_SAFE_INTEGER;
-  // What the run holds already: its input and the values of the steps it stored (a trigger's output
-  // is the input, counted once, as when the trigger runs in this execution).
-  const stateBytes = done.reduce((sum, s) => sum + jsonSize(s.input, unbounded) + (s.type === 'trigger' ? 0 : jsonSize(s.output, unbounded)), jsonSize(run.input, unbounded));
+  // What the run holds already: its input (its attachments' text has its own bound) and the values
+  // of the steps it stored (a trigger's output is the input, counted once, as when the trigger runs
+  // in this execution).
+  const stateBytes = done.reduce((sum, s) => sum + jsonSize(s.input, unbounded) + (s.type === 'trigger' ? 0 : jsonSize(s.output, unbounded)), countedInputSize(run.input, unbounded));
   const guard = new RunGuard(limits, options.lineage ?? rootLineage(run.depth), { executions: run.executions, stateBytes });
   try {
     return await executeSteps(em, deps, target, run, { emit, definition, stepsVar, trace, guard });

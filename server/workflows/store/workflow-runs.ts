@@ -347,7 +347,7 @@ step as (
   returning 1
 ),
 notify as (
-  select ${addJobSql(workflowCallbackJob, { run_id: '$2::text', tenant_id: '$1::text' })}
+  select ${addJobSql(workflowCallbackJob, { run_id: '$2::text', tenant_id: '$1::text', trace_context: '$21::json' })}
     from run where $18::boolean
 )
 select (select count(*) from run)::int as owned, (select count(*) from step) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
@@ -387,7 +387,7 @@ select (select count(*) from run)::int as waited,
 export async function writeRunStep(sql: SqlPool, step: StepRowValues, run: StepRunValues): Promise<boolean> {
   const [row] = await sql.query<{ owned: number }>(
     STEP_SQL,
-    [...stepRowParams(step), run.nextStepId, run.status, run.output, run.error, run.queueCallback, run.ownerId, run.executions],
+    [...stepRowParams(step), run.nextStepId, run.status, run.output, run.error, run.queueCallback, run.ownerId, run.executions, run.traceContext],
     'liya_workflow_step',
   );
   return row.owned > 0;
@@ -403,9 +403,10 @@ const STEPS_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
 w as (
   select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[],
-                       $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::boolean[], $19::text[], $20::int[])
+                       $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[], $18::boolean[], $19::text[], $20::int[],
+                       $21::text[])
     as w(tenant_id, run_id, idx, type, name, step_id, status, input, output, latency_ms, error, started_at, completed_at,
-         next_step_id, run_status, run_output, run_error, queue_callback, owner_id, executions)
+         next_step_id, run_status, run_output, run_error, queue_callback, owner_id, executions, trace_context)
 ),
 run as (
   update workflow_runs r set next_step_id = w.next_step_id, steps_done = w.idx + 1, executions = w.executions, status = w.run_status,
@@ -414,7 +415,7 @@ run as (
          updated_at = now(), completed_at = case when w.run_status in ('completed', 'failed', 'cancelled', 'rejected') then now() else null end
     from w
    where r.id = any($2::uuid[]) and r.id = w.run_id and r.tenant_id = w.tenant_id and r.owner_id = w.owner_id and r.status = (select 'running'::text)
-  returning r.id, r.tenant_id, w.queue_callback
+  returning r.id, r.tenant_id, w.queue_callback, w.trace_context
 ),
 step as (
   insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens,
@@ -426,7 +427,7 @@ step as (
   returning 1
 ),
 notify as (
-  select ${addJobSql(workflowCallbackJob, { run_id: 'id::text', tenant_id: 'tenant_id::text' })}
+  select ${addJobSql(workflowCallbackJob, { run_id: 'id::text', tenant_id: 'tenant_id::text', trace_context: 'trace_context::json' })}
     from run where queue_callback
 )
 select array(select id::text from run) as owned, (select count(*) from step) + (select count(*) from async_commit) + (select count(*) from notify) as written`;
@@ -441,6 +442,8 @@ export interface StepRunValues {
   error: string | null;
   /** Queue the delivery of the final run to its callback URL. */
   queueCallback: boolean;
+  /** With queueCallback: the W3C trace context (JSON) the delivery continues, or null. */
+  traceContext: string | null;
   ownerId: string;
   executions: number;
 }
@@ -459,6 +462,7 @@ export async function writeRunSteps(sql: SqlPool, writes: { step: StepRowValues;
       column((w) => w.step.stepId), column((w) => w.step.status), column((w) => w.step.input), column((w) => w.step.output), column((w) => w.step.latencyMs),
       column((w) => w.step.error), column((w) => w.step.startedAt), column((w) => w.step.completedAt), column((w) => w.run.nextStepId), column((w) => w.run.status),
       column((w) => w.run.output), column((w) => w.run.error), column((w) => w.run.queueCallback), column((w) => w.run.ownerId), column((w) => w.run.executions),
+      column((w) => w.run.traceContext),
     ],
     'liya_workflow_steps',
   );
