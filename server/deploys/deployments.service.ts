@@ -99,7 +99,8 @@ export async function createDeployment(
     // Nothing to do: answered, not stored.
     if (!hasWork(planned.plan)) return { deployment: await toDto(tx, deps, scope.tenantId, unsavedDeployment({ ...base, status: 'unchanged' })) };
 
-    if (gates.length) {
+    // A gate judges definitions; secret values alone change none, so they are written without one.
+    if (gates.length && planned.plan.changes.length) {
       const specs = await gateRunSpecs(tx, scope, planned, gates, policy.required_gates);
       const runs = await startGateRuns(tx, deps, scope, specs);
       const gate = runs.map((run, i) => ({ suite: gates[i], run_id: run.id }));

@@ -12,7 +12,7 @@ import { listTenantSuites } from '../evals/store/suites.js';
 import { findAgent } from '../agents/store/agents.js';
 import { applyStepInputs } from '../workflows/apply-step-inputs.js';
 import type { StepDef } from '../workflows/step-types.js';
-import { hasMaskedCredentials, hasUrlCredentials, isHttpRequestStep, MASKED_SECRET, maskUrl } from '../workflows/step-secrets.js';
+import { hasMaskedCredentials, hasUrlCredentials, isHttpRequestStep, MASKED_SECRET, maskUrl, sameDestination } from '../workflows/step-secrets.js';
 import { listDeployedWorkflows } from '../workflows/store/workflows.js';
 import type { StepInput } from '../workflows/workflows.schemas.js';
 import type { FieldChange, Plan, PlanSecret, ResourceChange } from './deploys.schemas.js';
@@ -225,16 +225,6 @@ async function collectMcpSecrets(em: EntityManager, tenantId: string, agent: Pro
   }
 }
 
-/** Where a URL sends its requests, for "the same destination" (the whole text when templates hide it). */
-function originOf(url: unknown): string {
-  if (typeof url !== 'string') return '';
-  try {
-    return url.includes('{{') ? url : new URL(url).origin;
-  } catch {
-    return url;
-  }
-}
-
 /**
  * The credentials of a workflow's http_request steps: values given are recorded; a reference (or a
  * masked value) keeps the stored one, when there is one for the same step at the same destination.
@@ -264,13 +254,13 @@ function collectStepSecrets(workflow: Project['workflows'][number], index: numbe
     }
     const headers = config.headers && typeof config.headers === 'object' ? (config.headers as Record<string, unknown>) : null;
     if (!headers) continue;
-    const sameDestination = prior !== undefined && originOf(prior.config.url) === originOf(config.url);
-    const storedNames = new Set(Object.keys(sameDestination && prior?.config.headers && typeof prior.config.headers === 'object' ? prior.config.headers : {}).map((n) => n.toLowerCase()));
+    const keepsHeaders = prior !== undefined && sameDestination(prior.config.url, config.url);
+    const storedNames = new Set(Object.keys(keepsHeaders && prior?.config.headers && typeof prior.config.headers === 'object' ? prior.config.headers : {}).map((n) => n.toLowerCase()));
     for (const [name, value] of Object.entries(headers)) {
       if (typeof value !== 'string') continue;
       if (SECRET_REFERENCE.test(value) || value === MASKED_SECRET) {
         if (!storedNames.has(name.toLowerCase())) {
-          missingSecret(secrets, `${at}.headers.${name}`, value, prior && !sameDestination && SECRET_REFERENCE.test(value)
+          missingSecret(secrets, `${at}.headers.${name}`, value, prior && !keepsHeaders && SECRET_REFERENCE.test(value)
             ? `the secret ${value} has no value: the step now calls another address, so its stored value is not sent there; set ${SECRET_REFERENCE.exec(value)![1]} in the environment`
             : undefined);
         }

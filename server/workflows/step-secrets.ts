@@ -69,6 +69,12 @@ function destinationOf(url: unknown): string {
   return parsed ? parsed.origin : url;
 }
 
+/**
+ * Whether two step URLs call the same origin: the rule for keeping stored header values (a plan asks
+ * it of the project's URL before an apply, protectStepSecrets of the stored one when saving).
+ */
+export const sameDestination = (a: unknown, b: unknown) => destinationOf(a) === destinationOf(b);
+
 const headersOf = (step: StepDef) => (step.config.headers && typeof step.config.headers === 'object' ? (step.config.headers as Record<string, unknown>) : null);
 
 /** The step as it may be shown (API reads, run traces, validation): credentials masked, the encrypted URL left out. */
@@ -94,7 +100,7 @@ export async function protectStepSecrets(em: EntityManager, deps: Pick<AppDeps, 
     const prior = before.get(step.id);
     const config = { ...step.config };
     delete config[URL_SECRET_KEY];
-    const sameDestination = prior !== undefined && destinationOf(prior.config.url) === destinationOf(config.url);
+    const keepsHeaders = prior !== undefined && sameDestination(prior.config.url, config.url);
     // The URL: the stored one kept when it (or its masked form) comes back; new credentials encrypted.
     if (typeof config.url === 'string') {
       const priorUrl = typeof prior?.config.url === 'string' ? prior.config.url : null;
@@ -115,7 +121,7 @@ export async function protectStepSecrets(em: EntityManager, deps: Pick<AppDeps, 
     }
     const headers = headersOf(step);
     if (headers) {
-      const priorHeaders = (prior && sameDestination ? headersOf(prior) : null) ?? {};
+      const priorHeaders = (prior && keepsHeaders ? headersOf(prior) : null) ?? {};
       const out: Record<string, string> = {};
       for (const [name, value] of Object.entries(headers)) {
         const stored = Object.entries(priorHeaders).find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1];

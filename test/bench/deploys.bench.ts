@@ -17,6 +17,7 @@ import pg from 'pg';
 import { ensureDatabase } from '../../db/orm.js';
 import { ensureTestBuild } from '../../scripts/build.mjs';
 import { freePort } from '../support/free-port.js';
+import { waitFor } from '../support/wait-for.js';
 import { benchDatabase, deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, sourceHash, table, withDatabase } from './lib.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -93,14 +94,13 @@ async function startLiyaProcess(databaseUrl: string, cleanup: Cleanup): Promise<
     await new Promise((resolve) => child.once('exit', resolve));
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  await waitFor(async () => {
     if (child.exitCode !== null) throw new Error(`liya exited ${child.exitCode}\n${output}`);
-    const ready = await fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false);
-    if (ready) return { url, child };
-    if (Date.now() > deadline) throw new Error(`liya did not get ready\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    return fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false);
+  }, 'liya to be ready', 60_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${output}`);
+  });
+  return { url, child };
 }
 
 export async function runDeploysBench(adminUrl: string, cleanup: Cleanup, settings: DeploysSettings) {

@@ -225,6 +225,9 @@ describe('the deploy policy', () => {
     const live = await exportOf(s.apiKey);
     expect(live.eval_suites[0].pass_threshold).toBe(4);
     expect(live.intents[0].prompt_template).toBe('Classify: {{message}}');
+    // Secret values alone change no definition: written without a gate.
+    const secretsOnly = await must(t.api.post('/v1/deployments', { project: withMcpSecret(live) }, key(deployer)), 201);
+    expect(secretsOnly.deployment).toMatchObject({ status: 'deployed', gate: [], plan: { changes: [], secrets: [expect.objectContaining({ kind: 'agent' })] } });
   });
 });
 
