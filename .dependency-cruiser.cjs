@@ -2,7 +2,7 @@
 // Paths are relative to the project root. `$1` in a `to` path is the feature the `from` path matched.
 
 /** Modules every feature may use (besides its own folder). */
-const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail)/|^server/(config|errors|logger|actor|deps)\\.ts$';
+const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail|retention)/|^server/(config|errors|logger|actor|deps)\\.ts$';
 
 module.exports = {
   forbidden: [

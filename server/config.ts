@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { PLAN_NAMES, type PlanLimitOverrides } from './tenants/plan-limits.js';
+import { HISTORY_KINDS, HISTORY_POLICY, type RetentionOverrides } from './retention/retention-policy.js';
 
 // The only reader of process.env. Every variable is documented in .env.example.
 const boolFlag = z
@@ -49,6 +50,12 @@ function planLimitsSchema(): z.ZodType<PlanLimitOverrides> {
   return z.partialRecord(z.enum(PLAN_NAMES), limits) as z.ZodType<PlanLimitOverrides>;
 }
 
+/** RETENTION_DAYS: per plan, days kept of any history kind (at least the kind's minimum). */
+function retentionDaysSchema(): z.ZodType<RetentionOverrides> {
+  const kinds = Object.fromEntries(HISTORY_KINDS.map((kind) => [kind, z.number().int().min(HISTORY_POLICY[kind].minDays).max(36_500)]));
+  return z.partialRecord(z.enum(PLAN_NAMES), z.object(kinds).partial().strict()) as z.ZodType<RetentionOverrides>;
+}
+
 const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -79,6 +86,11 @@ const configSchema = z.object({
   MAIL_FROM: z.string().default('Liya <no-reply@localhost>'),
   APP_URL: z.string().url().default('http://localhost:3000'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /**
+   * Largest tenant archive POST /admin/tenants/import reads, counted as uncompressed NDJSON (default
+   * 4 GiB); the only route above BODY_LIMIT_BYTES. It must also arrive within REQUEST_TIMEOUT_MS.
+   */
+  TENANT_IMPORT_MAX_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 ** 3),
   /** Time for a client to send a whole request, headers and body (default 120 s): 408 REQUEST_TIMEOUT after it. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
@@ -126,6 +138,18 @@ const configSchema = z.object({
    * Unset: the documented defaults.
    */
   PLAN_LIMITS: jsonVariable(planLimitsSchema()).optional(),
+  /**
+   * JSON object changing how many days each plan keeps a kind of history (server/retention/
+   * retention-policy.ts), e.g. {"pro": {"workflow_runs": 365}}. A plan's days are the longest its
+   * tenants may set. Unset: the documented defaults.
+   */
+  RETENTION_DAYS: jsonVariable(retentionDaysSchema()).optional(),
+  /**
+   * Days the hiring domain's history (its sessions and messages, usage events and evaluation runs)
+   * is kept at least, whatever the plan or the tenant sets (default 183: the EU AI Act asks
+   * deployers of high-risk systems to keep their logs six months at least). 0: no floor.
+   */
+  HIRING_RETENTION_FLOOR_DAYS: z.coerce.number().int().min(0).max(36_500).default(183),
   // Prometheus metrics: off unless METRICS_PORT or METRICS_TOKEN is set.
   /** Serves GET /metrics on its own listener at METRICS_HOST:METRICS_PORT (API and `liya worker` processes), never on PORT. */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),

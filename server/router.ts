@@ -18,6 +18,7 @@ import { providerKeysRouter } from './llm/provider-keys.router.js';
 import { sessionsRouter } from './sessions/sessions.router.js';
 import { promptsRouter } from './prompts/prompts.router.js';
 import { deploysRouter } from './deploys/deploys.router.js';
+import { erasureRouter } from './erasure/erasure.router.js';
 import { mergeRouters, router } from './trpc.js';
 
 // Literal paths must not be shadowed by a `{param}` sibling registered earlier: the route-walk
@@ -44,6 +45,7 @@ export const appRouter = router({
   events: eventsRouter,
   evals: evalsRouter,
   deploys: deploysRouter,
+  erasure: erasureRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -6,10 +6,11 @@ import type { Pool } from 'pg';
 import type { AppDeps } from '../server/deps.js';
 import { evalRunTask } from './tasks/eval-run.js';
 import { ingestDocumentTask } from './tasks/ingest-document.js';
+import { enforceRetentionTask } from './tasks/enforce-retention.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
 import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
-import { evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
+import { enforceRetentionJob, evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
 import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } from '../server/runs/store/worker-heartbeats.js';
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
@@ -31,6 +32,7 @@ export interface WorkerHandle {
 export function createTaskList(deps: AppDeps): TaskList {
   return {
     [pruneExpiredJob.task]: pruneExpiredTask(deps),
+    [enforceRetentionJob.task]: enforceRetentionTask(deps),
     [sendMailJob.task]: sendMailTask(deps),
     [ingestDocumentJob.task]: ingestDocumentTask(deps),
     [workflowContinueJob.task]: workflowContinueTask(deps),
@@ -101,7 +103,8 @@ async function runGeneration(deps: AppDeps, pgPool: Pool): Promise<Generation> {
     noHandleSignals: true,
     pollInterval: 1000,
     taskList: createTaskList(deps),
-    crontab: `0 * * * * ${pruneExpiredJob.task}`,
+    // Retention at half past, apart from the pruning on the hour.
+    crontab: `0 * * * * ${pruneExpiredJob.task}\n30 * * * * ${enforceRetentionJob.task}`,
     // Jobs are fetched in batches (a batch locked by a process that dies is released by the
     // recovery below, and every task is idempotent). Completions are not batched: with a backlog
     // of a few thousand jobs graphile-worker's batched delete (`using unnest(ids)`) took 1.2-2 ms a

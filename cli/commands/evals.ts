@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createElement as h } from 'react';
-import type { Pagination } from '../../server/common/schemas.js';
+import type { HistoryPagination } from '../../server/common/pagination.js';
 import type { SuiteDto } from '../../server/evals/evals.schemas.js';
 import { action } from '../action.js';
 import { ApiError, type ApiClient } from '../api-client.js';
@@ -47,12 +47,12 @@ import { dateTime, plural, segment } from '../format.js';
 
 interface ResultsPage {
   results: EvalResult[];
-  pagination: Pagination;
+  pagination: HistoryPagination;
 }
 
 interface RunsPage {
   runs: EvalRun[];
-  pagination: Pagination;
+  pagination: HistoryPagination;
 }
 
 // ---------------------------------------------------------------- constants
@@ -166,13 +166,15 @@ async function loadRun(client: ApiClient, id: string, signal?: AbortSignal): Pro
   return (await client.get<{ run: EvalRun }>(runPath(id), { auth: 'bearer', signal })).run;
 }
 
-/** Every result of the run, in position order, page by page. */
+/** Every result of the run, in position order, page by page (by cursor: offset pages stop 10,000 deep). */
 export async function loadResults(client: ApiClient, runId: string): Promise<EvalResult[]> {
   const all: EvalResult[] = [];
-  for (let pageNumber = 1; ; pageNumber++) {
-    const page = await client.get<ResultsPage>(`${runPath(runId)}/results`, { auth: 'bearer', query: { page: pageNumber, pageSize: RESULTS_PAGE } });
+  let cursor: string | undefined;
+  for (;;) {
+    const page: ResultsPage = await client.get<ResultsPage>(`${runPath(runId)}/results`, { auth: 'bearer', query: { pageSize: RESULTS_PAGE, cursor } });
     all.push(...page.results);
-    if (page.results.length === 0 || all.length >= page.pagination.total) return all;
+    if (!page.pagination.next_cursor) return all;
+    cursor = page.pagination.next_cursor;
   }
 }
 
@@ -455,7 +457,7 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
         }),
         h(StatusLine, {
           kind: 'info',
-          message: page.runs.length < page.pagination.total ? `The newest ${page.runs.length} of ${plural(page.pagination.total, 'run')}.` : `${plural(page.pagination.total, 'run')}.`,
+          message: runsSummary(page),
           hints: latest
             ? [`Report: liya evals report ${latest.id} --html report.html`, ...(page.runs[1] ? [`Compare the newest two: liya evals compare ${latest.id} --against ${page.runs[1].id}`] : [])]
             : [`Run it: liya evals run ${ref}`],
@@ -463,6 +465,13 @@ async function listRuns(ref: string, flags: { limit: number; json?: boolean }, c
       ),
     );
   });
+}
+
+/** `3 runs.`, or `The newest 20 of 45 runs.` (the server counts only so far past the page: "more than"). */
+function runsSummary(page: RunsPage): string {
+  const { total, total_is_exact } = page.pagination;
+  const all = total_is_exact === false ? `more than ${plural(total - 1, 'run')}` : plural(total, 'run');
+  return page.runs.length < total ? `The newest ${page.runs.length} of ${all}.` : `${all}.`;
 }
 
 async function listSuites(flags: { json?: boolean }, command: Command): Promise<number | void> {

@@ -14,6 +14,8 @@ import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
 import { Stack } from '../ui/stack.js';
 import { dateTime } from '../format.js';
+import { addEraseUserCommand } from './tenant-erasure.js';
+import { addTenantDataCommands } from './tenant-data.js';
 
 type Tenant = TenantDto;
 
@@ -228,6 +230,9 @@ export function tenantsCommand(): Command {
         );
       }, TENANT_FIELD_LABELS),
     );
+
+  addEraseUserCommand(tenants);
+  addTenantDataCommands(tenants);
 
   return tenants;
 }

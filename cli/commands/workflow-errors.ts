@@ -15,7 +15,7 @@ const WORKFLOW_HINTS: Record<string, string> = {
 
 /** Validation issues name what the user typed. */
 const RUN_FIELD_LABELS: FieldLabels = { input: '--input', conversation_id: '--conversation', workflowIdOrKey: '<ref>' };
-const RUNS_FIELD_LABELS: FieldLabels = { status: '--status', pageSize: '--limit', workflowIdOrKey: '<workflow>' };
+const RUNS_FIELD_LABELS: FieldLabels = { status: '--status', pageSize: '--limit', cursor: '--cursor', workflowIdOrKey: '<workflow>' };
 const RUN_ID_FIELD_LABELS: FieldLabels = { runId: '<run>' };
 
 type Operation = 'list' | 'show' | 'deploy' | 'toggle' | 'run' | 'runs' | 'retry' | 'cancel';

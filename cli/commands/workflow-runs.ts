@@ -5,7 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { createElement as h } from 'react';
 import type { WorkflowRunStatus } from '../../db/column-values.js';
-import type { Pagination } from '../../server/common/schemas.js';
+import type { HistoryPagination } from '../../server/common/pagination.js';
 import type { RunWorkflowInput, TraceEntry, WorkflowRunDetail, WorkflowRunResult, WorkflowRunSummary } from '../../server/workflows/workflows.schemas.js';
 import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext, type GlobalOptions } from '../context.js';
@@ -29,7 +29,7 @@ true satisfies MissingRunStatuses extends never ? true : never;
 /** A page of a workflow's runs (GET /v1/workflows/{ref}/runs). */
 export interface WorkflowRunPage {
   runs: WorkflowRunSummary[];
-  pagination: Pagination;
+  pagination: Pick<HistoryPagination, 'total' | 'limit' | 'offset'> & Partial<HistoryPagination>;
 }
 
 /**
@@ -195,18 +195,22 @@ function runHints(runs: WorkflowRunSummary[]): string[] {
   return hints;
 }
 
-/** `3 failed runs of workflow x.`, or which part of them is shown. */
-export function runsPageSummary(page: WorkflowRunPage, ref: string, status?: string): string {
-  const { total, offset } = page.pagination;
+/** `3 failed runs of workflow x.`, or which part of them is shown (`continued`: a page after a --cursor). */
+export function runsPageSummary(page: WorkflowRunPage, ref: string, status?: string, continued = false): string {
+  const { total, offset, total_is_exact } = page.pagination;
   const shown = page.runs.length;
   const which = status ? `${status} run` : 'run';
-  if (shown === 0 || (offset === 0 && shown >= total)) return `${plural(total, which)} of workflow ${ref}.`;
-  return `The newest ${offset + shown} of ${plural(total, which)} of workflow ${ref}.`;
+  // The server counts only 100 rows past the page: its total then means "at least".
+  const all = total_is_exact === false ? `more than ${plural(total - 1, which)}` : plural(total, which);
+  if (continued) return `${plural(shown, which)} after the cursor, of ${all} of workflow ${ref}.`;
+  if (shown === 0 || (offset === 0 && shown >= total)) return `${all} of workflow ${ref}.`;
+  return `The newest ${offset + shown} of ${all} of workflow ${ref}.`;
 }
 
 export interface RunsFlags {
   status?: WorkflowRunStatus;
   limit: number;
+  cursor?: string;
   json?: boolean;
 }
 
@@ -214,10 +218,13 @@ export async function listRuns(ref: string, flags: RunsFlags, command: Command):
   const client = commandContext(command).withApiKey();
   return withWorkflowErrors(ref, 'runs', async () => {
     const page = await withSpinner(`Loading runs of workflow ${ref}`, () =>
-      client.get<WorkflowRunPage>(`${workflowPath(ref)}/runs`, { auth: 'bearer', query: { status: flags.status, pageSize: flags.limit } }),
+      client.get<WorkflowRunPage>(`${workflowPath(ref)}/runs`, { auth: 'bearer', query: { status: flags.status, pageSize: flags.limit, cursor: flags.cursor } }),
     );
     if (flags.json) return printJson(page);
-    const more = page.runs.length < page.pagination.total && flags.limit < 100 ? [`Show more: --limit <n> (up to 100)`] : [];
+    const more = page.runs.length < page.pagination.total && flags.limit < 100 && !flags.cursor ? [`Show more: --limit <n> (up to 100)`] : [];
+    const next = page.pagination.next_cursor
+      ? [`Next page: liya workflows runs ${ref}${flags.status ? ` --status ${flags.status}` : ''} --limit ${flags.limit} --cursor ${page.pagination.next_cursor}`]
+      : [];
     await show(
       h(
         Stack,
@@ -230,8 +237,8 @@ export async function listRuns(ref: string, flags: RunsFlags, command: Command):
         }),
         h(StatusLine, {
           kind: 'info',
-          message: runsPageSummary(page, ref, flags.status),
-          hints: [...runHints(page.runs), ...more, ...(page.pagination.total === 0 && !flags.status ? [`Run it: liya workflows run ${ref} --input input.json`] : [])],
+          message: runsPageSummary(page, ref, flags.status, flags.cursor !== undefined),
+          hints: [...runHints(page.runs), ...more, ...next, ...(page.pagination.total === 0 && !flags.status ? [`Run it: liya workflows run ${ref} --input input.json`] : [])],
         }),
       ),
     );

@@ -256,6 +256,7 @@ the stream may stay silent (default ${WORKFLOW_STREAM_IDLE_MS / 1000} s). Ctrl-C
     .argument('<workflow>', 'workflow id or workflow_key')
     .option('--status <status>', `only runs with this status: ${WORKFLOW_RUN_STATUSES.join(', ')}`, parseRunStatus)
     .option('--limit <n>', 'how many runs (1-100)', parseInteger(1, 100), 20)
+    .option('--cursor <cursor>', 'continue after a previous page: its pagination.next_cursor (the "Next page" hint), with the same --status')
     .option('--json', 'print {runs, pagination} as JSON')
     .action(action((ref: string, flags: RunsFlags, command: Command) => listRuns(ref, flags, command)));
 

@@ -41,7 +41,13 @@ export type IAgent = InferEntity<typeof Agent>;
 export const AgentSession = defineEntity({
   name: 'AgentSession',
   tableName: 'agent_sessions',
-  indexes: [{ properties: ['tenant', 'agent', 'lastActivityAt'] }, { properties: ['lastActivityAt'] }],
+  indexes: [
+    // The list, latest activity first, paged by keyset (db/migrations/...140200_history_list_indexes).
+    { name: 'agent_sessions_tenant_id_agent_id_last_activity_at_id_index', expression: `create index "agent_sessions_tenant_id_agent_id_last_activity_at_id_index" on "agent_sessions" ("tenant_id", "agent_id", "last_activity_at" desc, "id" desc)` },
+    { properties: ['lastActivityAt'] },
+    // Erasing one end user's conversations (db/migrations/...140400_erasure).
+    { properties: ['tenant', 'userId'] },
+  ],
   properties: {
     id: p.uuid().primary(),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
@@ -76,7 +82,12 @@ export const AgentMessage = defineEntity({
 export const AgentRun = defineEntity({
   name: 'AgentRun',
   tableName: 'agent_runs',
-  indexes: [{ properties: ['tenant', 'agent', 'startedAt'] }, { properties: ['session', 'startedAt'] }],
+  indexes: [
+    // The list, newest first, paged by keyset, for each filter (db/migrations/...140200_history_list_indexes).
+    { name: 'agent_runs_tenant_id_agent_id_started_at_id_index', expression: `create index "agent_runs_tenant_id_agent_id_started_at_id_index" on "agent_runs" ("tenant_id", "agent_id", "started_at" desc, "id" desc)` },
+    { name: 'agent_runs_tenant_id_agent_id_status_started_at_id_index', expression: `create index "agent_runs_tenant_id_agent_id_status_started_at_id_index" on "agent_runs" ("tenant_id", "agent_id", "status", "started_at" desc, "id" desc)` },
+    { name: 'agent_runs_session_id_started_at_id_index', expression: `create index "agent_runs_session_id_started_at_id_index" on "agent_runs" ("session_id", "started_at" desc, "id" desc)` },
+  ],
   properties: {
     id: p.uuid().primary(),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),

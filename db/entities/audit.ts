@@ -4,7 +4,11 @@ import { Tenant } from './tenant.js';
 export const AuditEntry = defineEntity({
   name: 'AuditEntry',
   tableName: 'audit_log',
-  indexes: [{ properties: ['tenant', 'createdAt'] }],
+  indexes: [
+    // The list, newest first, paged by keyset, with and without its action filter.
+    { name: 'audit_log_tenant_id_created_at_id_index', expression: `create index "audit_log_tenant_id_created_at_id_index" on "audit_log" ("tenant_id", "created_at" desc, "id" desc)` },
+    { name: 'audit_log_tenant_id_action_created_at_id_index', expression: `create index "audit_log_tenant_id_action_created_at_id_index" on "audit_log" ("tenant_id", "action", "created_at" desc, "id" desc)` },
+  ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),

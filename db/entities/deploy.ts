@@ -10,8 +10,8 @@ export const Deployment = defineEntity({
   name: 'Deployment',
   tableName: 'deployments',
   indexes: [
-    // The list, newest first, and retention (the newest per tenant are kept).
-    { properties: ['tenant', 'createdAt'] },
+    // The list, newest first (paged by keyset), and retention (the newest per tenant are kept).
+    { name: 'deployments_tenant_id_created_at_id_index', expression: `create index "deployments_tenant_id_created_at_id_index" on "deployments" ("tenant_id", "created_at" desc, "id" desc)` },
   ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),

@@ -76,7 +76,9 @@ export const IngestionJob = defineEntity({
   name: 'IngestionJob',
   tableName: 'ingestion_jobs',
   indexes: [
-    { properties: ['tenant', 'createdAt'] },
+    // The list, newest first, paged by keyset, with and without its status filter.
+    { name: 'ingestion_jobs_tenant_id_created_at_id_index', expression: `create index "ingestion_jobs_tenant_id_created_at_id_index" on "ingestion_jobs" ("tenant_id", "created_at" desc, "id" desc)` },
+    { name: 'ingestion_jobs_tenant_id_status_created_at_id_index', expression: `create index "ingestion_jobs_tenant_id_status_created_at_id_index" on "ingestion_jobs" ("tenant_id", "status", "created_at" desc, "id" desc)` },
     // Finding the jobs of processes that stopped before finishing them (server/documents/local-ingestion.ts).
     { name: 'ingestion_jobs_owner_index', expression: `create index "ingestion_jobs_owner_index" on "ingestion_jobs" ("created_at") where "owner_id" is not null` },
   ],

@@ -81,7 +81,11 @@ export type IEvalSuite = InferEntity<typeof EvalSuite>;
 export const EvalRun = defineEntity({
   name: 'EvalRun',
   tableName: 'eval_runs',
-  indexes: [{ properties: ['tenant', 'suite', 'startedAt'] }, { properties: ['tenant', 'startedAt'] }],
+  indexes: [
+    // The list, newest first, paged by keyset, with and without its suite filter.
+    { name: 'eval_runs_tenant_id_suite_id_started_at_id_index', expression: `create index "eval_runs_tenant_id_suite_id_started_at_id_index" on "eval_runs" ("tenant_id", "suite_id", "started_at" desc, "id" desc)` },
+    { name: 'eval_runs_tenant_id_started_at_id_index', expression: `create index "eval_runs_tenant_id_started_at_id_index" on "eval_runs" ("tenant_id", "started_at" desc, "id" desc)` },
+  ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),

@@ -7,7 +7,16 @@ import { SESSION_STATUSES } from '../column-values.js';
 export const Session = defineEntity({
   name: 'Session',
   tableName: 'sessions',
-  indexes: [{ properties: ['tenant', 'lastActivityAt'] }, { properties: ['status', 'lastActivityAt'] }],
+  indexes: [
+    // The list, most recently active first, paged by keyset: no filter, status, domain.
+    { name: 'sessions_tenant_id_last_activity_at_id_index', expression: `create index "sessions_tenant_id_last_activity_at_id_index" on "sessions" ("tenant_id", "last_activity_at" desc, "id" desc)` },
+    { name: 'sessions_tenant_id_status_last_activity_at_id_index', expression: `create index "sessions_tenant_id_status_last_activity_at_id_index" on "sessions" ("tenant_id", "status", "last_activity_at" desc, "id" desc)` },
+    { name: 'sessions_tenant_id_domain_last_activity_at_id_index', expression: `create index "sessions_tenant_id_domain_last_activity_at_id_index" on "sessions" ("tenant_id", "domain", "last_activity_at" desc, "id" desc)` },
+    // Expiring idle sessions, across tenants.
+    { properties: ['status', 'lastActivityAt'] },
+    // Erasing one end user's sessions (db/migrations/...140400_erasure).
+    { properties: ['tenant', 'userId'] },
+  ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
@@ -24,6 +33,11 @@ export const Session = defineEntity({
 });
 export type ISession = InferEntity<typeof Session>;
 
+/**
+ * One message of an intent session. Partitioned by month of created_at, like usage_events: the
+ * primary key is (id, created_at), the ORM keys rows by id (a lookup by id alone probes every
+ * partition) and the schema diff skips the table (db/orm.ts).
+ */
 export const SessionMessage = defineEntity({
   name: 'SessionMessage',
   tableName: 'session_messages',

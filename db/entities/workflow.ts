@@ -67,8 +67,15 @@ export const WorkflowRun = defineEntity({
   name: 'WorkflowRun',
   tableName: 'workflow_runs',
   indexes: [
-    { properties: ['tenant', 'workflow', 'startedAt'] },
+    // The list, newest first, paged by keyset, with and without its status filter.
+    { name: 'workflow_runs_tenant_id_workflow_id_started_at_id_index', expression: `create index "workflow_runs_tenant_id_workflow_id_started_at_id_index" on "workflow_runs" ("tenant_id", "workflow_id", "started_at" desc, "id" desc)` },
+    { name: 'workflow_runs_tenant_id_workflow_id_status_started_at_id_index', expression: `create index "workflow_runs_tenant_id_workflow_id_status_started_at_id_index" on "workflow_runs" ("tenant_id", "workflow_id", "status", "started_at" desc, "id" desc)` },
     { properties: ['conversationId'] },
+    // Erasing one end user: the runs whose input names them (db/migrations/...140400_erasure).
+    {
+      name: 'workflow_runs_tenant_id_input_user_id_index',
+      expression: `create index "workflow_runs_tenant_id_input_user_id_index" on "workflow_runs" ("tenant_id", ("input" ->> 'user_id')) where "input" ? 'user_id'`,
+    },
     // Counting a workflow's active runs (max_concurrent_runs).
     { properties: ['workflow', 'status'] },
     // Finding running runs to recover. No index may hold a column every step write changes

@@ -2,6 +2,7 @@
 // is scoped to the tenant and the agent, so another tenant's run or session is a 404.
 import type { AgentRunStatus } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery } from '../common/pagination.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { notFound } from '../errors.js';
@@ -27,21 +28,24 @@ const toSummary = (r: AgentRunRow) => ({
   completed_at: iso(r.completed_at),
 });
 
+const RUNS_LIST: HistoryList = { name: 'agent_runs', key: 'time' };
+const SESSIONS_LIST: HistoryList = { name: 'agent_sessions', key: 'time' };
+
 export async function listAgentRuns(
   em: EntityManager,
   deps: AppDeps,
   tenantId: string,
   agentKey: string,
   filter: { status?: AgentRunStatus; sessionId?: string },
-  page: { limit: number; offset: number },
+  query: HistoryPageQuery,
 ) {
+  const request = pageRequestOf(RUNS_LIST, query);
   const agent = await requireAgent(em, tenantId, agentKey);
-  if (filter.sessionId && !isUuid(filter.sessionId)) return { runs: [], pagination: { total: 0, ...page } };
   const where = { status: filter.status ?? null, sessionId: filter.sessionId ?? null };
-  const rows = await listAgentRunRows(deps.sql, tenantId, agent.id, where, page);
-  let total = rows.length ? Number(rows[0].total) : 0;
-  if (!rows.length && page.offset > 0) total = await countAgentRuns(deps.sql, tenantId, agent.id, where);
-  return { runs: rows.map(toSummary), pagination: { total, limit: page.limit, offset: page.offset } };
+  // An id that cannot be a session matches no run.
+  const rows = where.sessionId && !isUuid(where.sessionId) ? [] : await listAgentRunRows(deps.sql, tenantId, agent.id, where, request);
+  const page = await pageOfRows(RUNS_LIST, request, rows, (r) => ({ key: r.cursor_key, id: r.id }), (cap) => countAgentRuns(deps.sql, tenantId, agent.id, where, cap));
+  return { runs: page.items.map(toSummary), pagination: page.pagination };
 }
 
 export async function getAgentRun(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string, runId: string) {
@@ -70,13 +74,13 @@ export async function getAgentRun(em: EntityManager, deps: AppDeps, tenantId: st
   };
 }
 
-export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string, page: { limit: number; offset: number }) {
+export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string, query: HistoryPageQuery) {
+  const request = pageRequestOf(SESSIONS_LIST, query);
   const agent = await requireAgent(em, tenantId, agentKey);
-  const rows = await listAgentSessionRows(deps.sql, tenantId, agent.id, page);
-  let total = rows.length ? Number(rows[0].total) : 0;
-  if (!rows.length && page.offset > 0) total = await countAgentSessions(deps.sql, tenantId, agent.id);
+  const rows = await listAgentSessionRows(deps.sql, tenantId, agent.id, request);
+  const page = await pageOfRows(SESSIONS_LIST, request, rows, (r) => ({ key: r.cursor_key, id: r.id }), (cap) => countAgentSessions(deps.sql, tenantId, agent.id, cap));
   return {
-    sessions: rows.map((r) => ({
+    sessions: page.items.map((r) => ({
       session_id: r.id,
       user_id: r.user_id,
       turns: r.turns,
@@ -84,7 +88,7 @@ export async function listAgentSessions(em: EntityManager, deps: AppDeps, tenant
       last_activity_at: isoRequired(r.last_activity_at),
       created_at: isoRequired(r.created_at),
     })),
-    pagination: { total, limit: page.limit, offset: page.offset },
+    pagination: page.pagination,
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envelope, ok, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
+import { HISTORY_LIST_NOTE, historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
+import { envelope, ok } from '../common/schemas.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import { getAgentRun, getAgentTranscript, listAgentRuns, listAgentSessions } from './agent-runs.service.js';
 import {
@@ -83,11 +84,17 @@ export const agentsRouter = router({
     }),
 
   runs: apiKeyProcedure('runs:read')
-    .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/runs`, tags: TAGS, summary: 'The agent\'s runs, newest first' }, errors: ['NOT_FOUND'] })
+    .meta({
+      openapi: {
+        method: 'GET', path: `${BASE}/{agentKey}/runs`, tags: TAGS, summary: 'The agent\'s runs, newest first',
+        description: `Filters: \`status\`, \`session_id\` (one that cannot be a session matches nothing). ${HISTORY_LIST_NOTE}`,
+      },
+      errors: ['NOT_FOUND'],
+    })
     .input(listRunsInput)
     .output(ok(runsPageSchema))
     .query(async ({ ctx, input }) =>
-      envelope(await listAgentRuns(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, { status: input.status, sessionId: input.session_id }, pageToLimitOffset(input.page, input.pageSize))),
+      envelope(await listAgentRuns(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, { status: input.status, sessionId: input.session_id }, input)),
     ),
 
   runDetail: apiKeyProcedure('runs:read')
@@ -97,10 +104,16 @@ export const agentsRouter = router({
     .query(async ({ ctx, input }) => envelope(await getAgentRun(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, input.runId))),
 
   sessions: apiKeyProcedure('runs:read')
-    .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/sessions`, tags: TAGS, summary: 'The agent\'s conversations (one row each), latest activity first' }, errors: ['NOT_FOUND'] })
-    .input(agentKeyParam.extend(pageQuery))
-    .output(ok(z.object({ sessions: z.array(sessionRowSchema), pagination: paginationSchema })))
-    .query(async ({ ctx, input }) => envelope(await listAgentSessions(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, pageToLimitOffset(input.page, input.pageSize)))),
+    .meta({
+      openapi: {
+        method: 'GET', path: `${BASE}/{agentKey}/sessions`, tags: TAGS, summary: 'The agent\'s conversations (one row each), latest activity first',
+        description: `A conversation with new activity moves to the front, so a walk by cursor meanwhile may pass over it. ${HISTORY_LIST_NOTE}`,
+      },
+      errors: ['NOT_FOUND'],
+    })
+    .input(agentKeyParam.extend(historyPageQuery))
+    .output(ok(z.object({ sessions: z.array(sessionRowSchema), pagination: historyPaginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listAgentSessions(ctx.em, ctx.deps, ctx.tenantId, input.agentKey, input))),
 
   transcript: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{agentKey}/sessions/{sessionId}/transcript`, tags: TAGS, summary: 'Every turn of a conversation, oldest first' }, errors: ['NOT_FOUND'] })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AGENT_RUN_STATUSES, AGENT_STATUSES } from '../../db/column-values.js';
-import { bodyBoolean, bodyInt, bodyNumber, noCoerce, pageQuery, paginationSchema } from '../common/schemas.js';
+import { historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
+import { bodyBoolean, bodyInt, bodyNumber, noCoerce } from '../common/schemas.js';
 import { keyPattern } from '../common/schemas.js';
 
 /** Platform tools an agent may be given (tools_config.enabled_platform_tools). */
@@ -256,12 +257,12 @@ export const agentRunDetailSchema = agentRunSummarySchema
   .meta({ id: 'AgentRunDetail' });
 
 export const listRunsInput = agentKeyParam.extend({
-  ...pageQuery,
+  ...historyPageQuery,
   status: z.enum(AGENT_RUN_STATUSES).optional(),
   session_id: z.string().max(64).optional(),
 });
 
-export const runsPageSchema = z.object({ runs: z.array(agentRunSummarySchema), pagination: paginationSchema });
+export const runsPageSchema = z.object({ runs: z.array(agentRunSummarySchema), pagination: historyPaginationSchema });
 
 export const sessionRowSchema = z
   .object({

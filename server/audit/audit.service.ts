@@ -1,7 +1,8 @@
 import type { EntityManager } from '../../db/orm.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery } from '../common/pagination.js';
 import { isoRequired } from '../common/schemas.js';
 import type { Actor } from '../actor.js';
-import { addAuditEntry, findAuditEntries, flushAuditEntries } from './store/audit-log.js';
+import { addAuditEntry, countAuditEntries, findAuditEntries, flushAuditEntries } from './store/audit-log.js';
 
 export interface AuditInput {
   action: string;
@@ -30,10 +31,14 @@ export async function recordAuditNow(em: EntityManager, tenantId: string, actor:
   await flushAuditEntries(em);
 }
 
-export async function listAuditLog(em: EntityManager, tenantId: string, page: { limit: number; offset: number }, filter: { action?: string } = {}) {
-  const { entries, total } = await findAuditEntries(em, tenantId, page, filter.action);
+const AUDIT_LIST: HistoryList = { name: 'audit_log', key: 'time' };
+
+export async function listAuditLog(em: EntityManager, tenantId: string, query: HistoryPageQuery, filter: { action?: string } = {}) {
+  const request = pageRequestOf(AUDIT_LIST, query);
+  const rows = await findAuditEntries(em, tenantId, request, filter.action);
+  const page = await pageOfRows(AUDIT_LIST, request, rows, (r) => ({ key: r.cursorKey, id: r.entry.id }), (cap) => countAuditEntries(em, tenantId, filter.action, cap));
   return {
-    entries: entries.map((e) => ({
+    entries: page.items.map(({ entry: e }) => ({
       id: e.id,
       actor: e.actorName,
       actor_type: e.actorType,
@@ -44,6 +49,6 @@ export async function listAuditLog(em: EntityManager, tenantId: string, page: { 
       details: e.details ?? {},
       created_at: isoRequired(e.createdAt),
     })),
-    pagination: { total, limit: page.limit, offset: page.offset },
+    pagination: page.pagination,
   };
 }

@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { listAuditLog } from '../audit/audit.service.js';
+import { HISTORY_LIST_NOTE, historyPageQuery } from '../common/pagination.js';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
-import { getUsageReport, resolveRange } from '../usage/usage.service.js';
+import { describeOtherGrowingTables, describeRetention } from '../retention/retention-policy.js';
+import { retentionSchema, retentionUpdateInput } from '../retention/retention.schemas.js';
+import { getTenantRetention, updateTenantRetention } from '../retention/retention.service.js';
+import { getUsageReport, resolveRange, USAGE_REPORT_NOTE } from '../usage/usage.service.js';
 import { getAccount, updateAccount } from './account.service.js';
 import {
   accountOutput, accountUpdateInput, auditLogOutput, dashboardUserSchema, environmentSchema, inviteInput, issuedKeySchema, ROLES, usageQuery, usageReportSchema,
@@ -14,6 +18,14 @@ import { changeUserRole, inviteUser, listUsers, removeUser } from './users.servi
 
 const ACCOUNT = ['Dashboard account'];
 const KEYS = ['API keys and permissions'];
+const RETENTION = ['Retention'];
+const RETENTION_NOTE = `An hourly job deletes history older than the tenant's days, in small batches, and drops whole months of usage events and session messages that every plan's retention has passed. Monthly usage totals are never deleted. Rows of the hiring domain are kept at least \`hiring_floor_days\` (HIRING_RETENTION_FLOOR_DAYS, default 183: the EU AI Act's six months), whatever the tenant sets. The plans' days (the operator may change them with RETENTION_DAYS):
+
+${describeRetention()}
+
+Other tables that grow are bounded elsewhere:
+
+${describeOtherGrowingTables()}`;
 const SAVE_KEY_MESSAGE = 'Save this API key now: it is shown only once. The previous key stopped working.';
 const rotateOutput = z.object({ success: z.literal(true), data: issuedKeySchema, message: z.string() });
 
@@ -131,14 +143,46 @@ export const dashboardRouter = router({
     .mutation(async ({ ctx }) => ({ success: true as const, data: await rotateTenantKey(ctx.em, ctx.tenantId, ctx.actor), message: SAVE_KEY_MESSAGE })),
 
   usage: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: '/dashboard/usage', tags: ['Dashboard usage'], summary: 'Usage totals and per-day, per-domain, per-intent rows' } })
+    .meta({
+      openapi: {
+        method: 'GET', path: '/dashboard/usage', tags: ['Dashboard usage'], summary: 'Usage totals and per-day, per-domain, per-intent rows',
+        description: USAGE_REPORT_NOTE,
+      },
+    })
     .input(usageQuery)
     .output(ok(usageReportSchema))
     .query(async ({ ctx, input }) => envelope(await getUsageReport(ctx.em, ctx.tenantId, resolveRange(input.from, input.to)))),
 
+  getRetention: dashboardProcedure()
+    .meta({
+      openapi: {
+        method: 'GET', path: '/dashboard/retention', tags: RETENTION, summary: 'How long each kind of history is kept, with the plan\'s bounds',
+        description: RETENTION_NOTE,
+      },
+    })
+    .input(z.object({}).optional())
+    .output(ok(retentionSchema))
+    .query(async ({ ctx }) => envelope(await getTenantRetention(ctx.em, ctx.deps.config, ctx.tenantId))),
+
+  updateRetention: dashboardProcedure('admin')
+    .meta({
+      openapi: {
+        method: 'PATCH', path: '/dashboard/retention', tags: RETENTION, summary: 'Keep kinds of history for fewer days than the plan allows (owner/admin)',
+        description: `Body: days per kind, e.g. \`{"workflow_runs": 30}\`; null puts a kind back to the plan's days; kinds not named keep their setting. Each value lies between the kind's \`min_days\` and the plan's \`plan_days\`, or nothing changes: 400 INVALID_INPUT with one issue per kind out of bounds, naming the bounds. The change is audit-logged (retention.updated) and the next retention run applies it.\n\n${RETENTION_NOTE}`,
+      },
+    })
+    .input(retentionUpdateInput)
+    .output(ok(retentionSchema))
+    .mutation(async ({ ctx, input }) => envelope(await updateTenantRetention(ctx.em, ctx.deps.config, ctx.tenantId, ctx.actor, input))),
+
   auditLog: dashboardProcedure('admin')
-    .meta({ openapi: { method: 'GET', path: '/dashboard/audit-log', tags: ['Dashboard audit log'], summary: 'Audit log, newest first (owner/admin)' } })
-    .input(z.object({ ...pageQuery, action: z.string().max(100).optional() }))
+    .meta({
+      openapi: {
+        method: 'GET', path: '/dashboard/audit-log', tags: ['Dashboard audit log'], summary: 'Audit log, newest first (owner/admin)',
+        description: `Filter: \`action\`. ${HISTORY_LIST_NOTE}`,
+      },
+    })
+    .input(z.object({ ...historyPageQuery, action: z.string().max(100).optional() }))
     .output(ok(auditLogOutput))
-    .query(async ({ ctx, input }) => envelope(await listAuditLog(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize), { action: input.action }))),
+    .query(async ({ ctx, input }) => envelope(await listAuditLog(ctx.em, ctx.tenantId, input, { action: input.action }))),
 });

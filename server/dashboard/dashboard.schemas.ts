@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dashboardUserSchema, emailSchema, passwordSchema } from '../auth/auth.schemas.js';
 import { ROLES } from '../../db/column-values.js';
-import { paginationSchema } from '../common/schemas.js';
+import { historyPaginationSchema } from '../common/pagination.js';
 import { tenantProfileSchema } from '../tenants/tenants.schemas.js';
 
 export const accountOutput = z.object({ tenant: tenantProfileSchema, user: dashboardUserSchema });
@@ -49,7 +49,7 @@ export const auditEntrySchema = z
     created_at: z.string(),
   })
   .meta({ id: 'AuditEntry' });
-export const auditLogOutput = z.object({ entries: z.array(auditEntrySchema), pagination: paginationSchema });
+export const auditLogOutput = z.object({ entries: z.array(auditEntrySchema), pagination: historyPaginationSchema });
 
 const usageTotals = { requests: z.number().int(), tokens: z.number().int(), costUsd: z.string() };
 export const usageReportSchema = z

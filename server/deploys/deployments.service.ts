@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery, type HistoryPagination } from '../common/pagination.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound, type ValidationIssue } from '../errors.js';
@@ -25,7 +26,7 @@ import type { DeploymentDto, DeploymentSummaryDto, GateResult, Plan } from './de
 import { exportProject } from './export-project.js';
 import { planProject, type ProjectPlan } from './plan-project.js';
 import type { Project } from './project.schemas.js';
-import { deleteOldDeployments, findTenantDeployment, insertDeployment, listTenantDeployments, saveDeployments, tryLockTenantDeploys, type DeploymentRow } from './store/deployments.js';
+import { countTenantDeployments, deleteOldDeployments, findTenantDeployment, insertDeployment, listTenantDeployments, saveDeployments, tryLockTenantDeploys, type DeploymentRow } from './store/deployments.js';
 
 /** Deployments kept per tenant (the newest), and the most days one is kept. */
 export const DEPLOYMENTS_KEPT = 100;
@@ -127,10 +128,14 @@ export async function getDeployment(em: EntityManager, deps: AppDeps, tenantId: 
   return { deployment: await toDto(em, deps, tenantId, await findDeployment(em, tenantId, id)) };
 }
 
-export async function listDeployments(em: EntityManager, tenantId: string, page: { limit: number; offset: number }): Promise<{ deployments: DeploymentSummaryDto[]; pagination: { total: number; limit: number; offset: number } }> {
-  const { rows, total } = await listTenantDeployments(em, tenantId, page);
+const DEPLOYMENTS_LIST: HistoryList = { name: 'deployments', key: 'time' };
+
+export async function listDeployments(em: EntityManager, tenantId: string, query: HistoryPageQuery): Promise<{ deployments: DeploymentSummaryDto[]; pagination: HistoryPagination }> {
+  const request = pageRequestOf(DEPLOYMENTS_LIST, query);
+  const rows = await listTenantDeployments(em, tenantId, request);
+  const page = await pageOfRows(DEPLOYMENTS_LIST, request, rows, (r) => ({ key: r.cursorKey, id: r.row.id }), (cap) => countTenantDeployments(em, tenantId, cap));
   return {
-    deployments: rows.map((row) => {
+    deployments: page.items.map(({ row }) => {
       const plan = row.plan as unknown as Plan;
       return {
         id: row.id,
@@ -146,7 +151,7 @@ export async function listDeployments(em: EntityManager, tenantId: string, page:
         published_at: row.publishedAt ? isoRequired(row.publishedAt) : null,
       };
     }),
-    pagination: { total, ...page },
+    pagination: page.pagination,
   };
 }
 

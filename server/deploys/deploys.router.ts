@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envelope, ok, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
+import { HISTORY_LIST_NOTE, historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
+import { envelope, ok } from '../common/schemas.js';
 import { apiKeyProcedure, dashboardProcedure, router } from '../trpc.js';
 import { DEFAULT_DEPLOY_POLICY, getDeployPolicy, updateDeployPolicy } from './deploy-policy.js';
 import {
@@ -67,10 +68,10 @@ export const deploysRouter = router({
     .mutation(async ({ ctx, input }) => envelope(await createDeployment(ctx.em, ctx.deps, ctx.apiKey, ctx.scope, ctx.actor, input))),
 
   listDeployments: apiKeyProcedure('project:read')
-    .meta({ openapi: { method: 'GET', path: '/v1/deployments', tags: TAGS, summary: 'The tenant\'s deployments, newest first (those kept: the newest 100, at most 90 days)' } })
-    .input(z.object(pageQuery))
-    .output(ok(z.object({ deployments: z.array(deploymentSummarySchema), pagination: paginationSchema })))
-    .query(async ({ ctx, input }) => envelope(await listDeployments(ctx.em, ctx.tenantId, pageToLimitOffset(input.page, input.pageSize)))),
+    .meta({ openapi: { method: 'GET', path: '/v1/deployments', tags: TAGS, summary: 'The tenant\'s deployments, newest first (those kept: the newest 100, at most 90 days)', description: HISTORY_LIST_NOTE } })
+    .input(z.object(historyPageQuery))
+    .output(ok(z.object({ deployments: z.array(deploymentSummarySchema), pagination: historyPaginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listDeployments(ctx.em, ctx.tenantId, input))),
 
   getDeployment: apiKeyProcedure('project:read')
     .meta({ openapi: { method: 'GET', path: '/v1/deployments/{id}', tags: TAGS, summary: 'A deployment, with its gate\'s progress' }, errors: ['NOT_FOUND'] })

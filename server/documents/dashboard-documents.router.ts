@@ -1,4 +1,5 @@
-import { envelope, ok, pageToLimitOffset } from '../common/schemas.js';
+import { HISTORY_LIST_NOTE } from '../common/pagination.js';
+import { envelope, ok } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
 import {
   attachDocumentInput, detachDocumentInput, documentOutput, jobIdInput, jobListOutput, jobOutput, jobReferenceOutput, listJobsInput, uploadDocumentInput,
@@ -35,10 +36,10 @@ export const dashboardDocumentsRouter = router({
     .mutation(async ({ ctx, input }) => envelope(await uploadDocument(ctx.deps, ctx.tenantId, ctx.actor, input))),
 
   listJobs: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: '/dashboard/ingestion-jobs', tags: JOBS, summary: 'The tenant\'s ingestion jobs, newest first (filter: `status`)' } })
+    .meta({ openapi: { method: 'GET', path: '/dashboard/ingestion-jobs', tags: JOBS, summary: 'The tenant\'s ingestion jobs, newest first (filter: `status`)', description: HISTORY_LIST_NOTE } })
     .input(listJobsInput)
     .output(ok(jobListOutput))
-    .query(async ({ ctx, input }) => envelope(await listIngestionJobs(ctx.em, ctx.tenantId, { status: input.status }, pageToLimitOffset(input.page, input.pageSize)))),
+    .query(async ({ ctx, input }) => envelope(await listIngestionJobs(ctx.em, ctx.tenantId, { status: input.status }, input))),
 
   getJob: dashboardProcedure()
     .meta({ openapi: { method: 'GET', path: '/dashboard/ingestion-jobs/{id}', tags: JOBS, summary: 'One ingestion job: status, stage, progress 0-100, result or error_message' }, errors: ['NOT_FOUND'] })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
 import { bodyInt, noCoerce, pageQuery, paginationSchema } from '../common/schemas.js';
 import { MAX_CHUNK_OVERLAP, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../collections/collections.schemas.js';
 import { INGESTION_STATUSES } from '../../db/column-values.js';
@@ -74,7 +75,7 @@ export const listDocumentsInput = z.object({
   category: z.string().max(100).optional(),
   ...pageQuery,
 });
-export const listJobsInput = z.object({ status: z.enum(INGESTION_STATUSES).optional(), ...pageQuery });
+export const listJobsInput = z.object({ status: z.enum(INGESTION_STATUSES).optional(), ...historyPageQuery });
 
 export const attachDocumentInput = z.object({ id: z.string().max(64), document_id: z.string().max(64) });
 export const detachDocumentInput = z.object({ id: z.string().max(64), documentId: z.string().max(64) });
@@ -83,4 +84,4 @@ export const documentOutput = z.object({ document: documentSchema });
 export const documentListOutput = z.object({ documents: z.array(documentSchema), pagination: paginationSchema });
 export type DocumentPage = z.infer<typeof documentListOutput>;
 export const jobOutput = z.object({ job: ingestionJobSchema });
-export const jobListOutput = z.object({ jobs: z.array(ingestionJobSchema), pagination: paginationSchema });
+export const jobListOutput = z.object({ jobs: z.array(ingestionJobSchema), pagination: historyPaginationSchema });

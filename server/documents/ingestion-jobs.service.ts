@@ -1,7 +1,8 @@
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
-import { iso, isoRequired, isUuid, type Pagination } from '../common/schemas.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery, type HistoryPagination } from '../common/pagination.js';
+import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import { ingestDocumentJob } from '../jobs/contracts.js';
 import { removeJob } from '../jobs/store/job-queue.js';
@@ -41,16 +42,19 @@ export const toJobDto = (row: JobRow): IngestionJobDto => ({
   document_id: row.document_id,
 });
 
+const JOBS_LIST: HistoryList = { name: 'ingestion_jobs', key: 'time' };
+
 export async function listIngestionJobs(
   em: EntityManager,
   tenantId: string,
   filter: { status?: IngestionJobDto['status'] },
-  page: { limit: number; offset: number },
-): Promise<{ jobs: IngestionJobDto[]; pagination: Pagination }> {
+  query: HistoryPageQuery,
+): Promise<{ jobs: IngestionJobDto[]; pagination: HistoryPagination }> {
+  const request = pageRequestOf(JOBS_LIST, query);
   const status = filter.status || undefined;
-  const total = await countIngestionJobs(em, tenantId, status);
-  const rows = await selectIngestionJobRows(em, tenantId, status, page);
-  return { jobs: rows.map(toJobDto), pagination: { total, ...page } };
+  const rows = await selectIngestionJobRows(em, tenantId, status, request);
+  const page = await pageOfRows(JOBS_LIST, request, rows, (r) => ({ key: r.cursor_key, id: r.id }), (cap) => countIngestionJobs(em, tenantId, status, cap));
+  return { jobs: page.items.map(toJobDto), pagination: page.pagination };
 }
 
 export async function getIngestionJob(em: EntityManager, tenantId: string, id: string) {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { EVAL_RESULT_STATUSES, EVAL_RUN_STATUSES } from '../../db/column-values.js';
 import { EVAL_VERDICTS } from '../../db/column-values.js';
-import { bodyNumber, noCoerce, pageQuery } from '../common/schemas.js';
+import { historyPageQuery } from '../common/pagination.js';
+import { bodyNumber, noCoerce } from '../common/schemas.js';
 import { expectedOutputField, jsonObject, MAX_CASES_PER_REQUEST } from './evals.schemas.js';
 
 const dimensions = z.record(z.string(), z.number());
@@ -89,9 +90,9 @@ export const startSuiteRunInput = z
   })
   .meta({ id: 'StartEvalRunRequest' });
 
-export const listRunsInput = z.object({ suite_id: z.string().max(64).optional(), ...pageQuery });
+export const listRunsInput = z.object({ suite_id: z.string().max(64).optional(), ...historyPageQuery });
 
-export const listResultsInput = runId.extend(pageQuery);
+export const listResultsInput = runId.extend(historyPageQuery);
 
 export const baselineInput = z
   .object({

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 // written with it), read, list, results, cooperative cancel, resume of a failed run, and the suite's
 // pinned baseline. The execution itself is run-eval.ts, on the job runner.
 import type { EntityManager } from '../../db/orm.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery } from '../common/pagination.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
@@ -11,7 +12,7 @@ import type { TenantScope } from '../tenants/tenant-scope.js';
 import { admitEvalRuns, assertEvalRunAllowed, judgeBudgetOf } from './eval-limits.js';
 import type { EvalResultDto, EvalRunDto, ReviewDto } from './eval-runs.schemas.js';
 import {
-  cancelActiveRun, countErroredResults, findSuiteRun, findTenantRun, insertGateRun, insertSuiteRun as insertSuiteRunRow, listRunResults, listTenantRuns, reloadTenantRun,
+  cancelActiveRun, countErroredResults, countRunResults, countTenantRuns, findSuiteRun, findTenantRun, insertGateRun, insertSuiteRun as insertSuiteRunRow, listRunResults, listTenantRuns, reloadTenantRun,
   removeRunJob, resumeFailedRun, runFromRow, type AdmittedRunRow, type GateRunValues, type ResultRow, type RunRow,
   type SqlRunner,
 } from './store/eval-runs.js';
@@ -111,29 +112,39 @@ async function reloadRun(em: EntityManager, deps: AppDeps, tenantId: string, id:
   return runWithErrored(deps, tenantId, run);
 }
 
-export async function listRuns(em: EntityManager, deps: AppDeps, tenantId: string, filter: { suite_id?: string; limit: number; offset: number }) {
-  if (filter.suite_id !== undefined && !isUuid(filter.suite_id)) return { runs: [], pagination: { total: 0, limit: filter.limit, offset: filter.offset } };
-  const [runs, total] = await listTenantRuns(em, tenantId, { suiteId: filter.suite_id, limit: filter.limit, offset: filter.offset });
+const RUNS_LIST: HistoryList = { name: 'eval_runs', key: 'time' };
+const RESULTS_LIST: HistoryList = { name: 'eval_results', key: 'position' };
+
+export async function listRuns(em: EntityManager, deps: AppDeps, tenantId: string, suiteId: string | undefined, query: HistoryPageQuery) {
+  const request = pageRequestOf(RUNS_LIST, query);
+  // An id that cannot be a suite matches no run.
+  const valid = suiteId === undefined || isUuid(suiteId);
+  const rows = valid ? await listTenantRuns(em, tenantId, suiteId, request) : [];
+  const page = await pageOfRows(RUNS_LIST, request, rows, (r) => ({ key: r.cursorKey, id: r.run.id }), async (cap) => (valid ? countTenantRuns(em, tenantId, suiteId, cap) : 0));
+  const runs = page.items.map((r) => r.run);
   const errored = await countErroredResults(deps.sql, runs.map((r) => r.id));
-  return { runs: runs.map((r) => toRunDto(r, tenantId, errored.get(r.id) ?? 0)), pagination: { total, limit: filter.limit, offset: filter.offset } };
+  return { runs: runs.map((r) => toRunDto(r, tenantId, errored.get(r.id) ?? 0)), pagination: page.pagination };
 }
 
 /** The runs of one of the tenant's suites (404 when it is not one), newest first. */
-export async function listSuiteRuns(em: EntityManager, deps: AppDeps, tenantId: string, suiteId: string, page: { limit: number; offset: number }) {
+export async function listSuiteRuns(em: EntityManager, deps: AppDeps, tenantId: string, suiteId: string, query: HistoryPageQuery) {
   await findSuite(em, tenantId, suiteId);
-  return listRuns(em, deps, tenantId, { suite_id: suiteId, ...page });
+  return listRuns(em, deps, tenantId, suiteId, query);
 }
 
-export async function listResults(em: EntityManager, tenantId: string, id: string, page: { limit: number; offset: number }) {
+export async function listResults(em: EntityManager, tenantId: string, id: string, query: HistoryPageQuery) {
+  const request = pageRequestOf(RESULTS_LIST, query);
   const run = await findRun(em, tenantId, id);
-  const [results, total] = await listRunResults(em, run, page);
+  const rows = await listRunResults(em, run, request);
+  const page = await pageOfRows(RESULTS_LIST, request, rows, (r) => ({ key: String(r.position), id: r.id }), (cap) => countRunResults(em, run, cap));
+  const results = page.items;
   const reviews = await listReviewsOfResults(em, results.map((r) => r.id));
   const byResult = new Map<string, ReviewDto[]>();
   for (const review of reviews) {
     const key = idOf(review.result)!;
     byResult.set(key, [...(byResult.get(key) ?? []), toReviewDto(review, tenantId)]);
   }
-  return { results: results.map((r) => toResultDto(r, byResult.get(r.id) ?? [])), pagination: { total, limit: page.limit, offset: page.offset } };
+  return { results: results.map((r) => toResultDto(r, byResult.get(r.id) ?? [])), pagination: page.pagination };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HISTORY_LIST_NOTE, historyPaginationSchema } from '../common/pagination.js';
 import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
 import { apiKeyProcedure, router } from '../trpc.js';
 import {
@@ -25,7 +26,7 @@ const datasetOut = ok(z.object({ dataset: datasetSchema }));
 const caseOut = ok(z.object({ case: caseSchema }));
 const suiteOut = ok(z.object({ suite: suiteSchema }));
 const runOut = ok(z.object({ run: evalRunSchema }));
-const runsOut = ok(z.object({ runs: z.array(evalRunSchema), pagination: paginationSchema }));
+const runsOut = ok(z.object({ runs: z.array(evalRunSchema), pagination: historyPaginationSchema }));
 const RUN_START_ERRORS = ['NOT_FOUND', 'EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'RATE_LIMITED', 'UNPROCESSABLE'] as const;
 
 // Literal paths (datasets/templates) come before their `{id}` siblings.
@@ -191,10 +192,13 @@ export const evalsRouter = router({
     }),
 
   listSuiteRuns: apiKeyProcedure('evals:read')
-    .meta({ openapi: { method: 'GET', path: `${BASE}/suites/{id}/runs`, tags: TAGS, summary: 'Runs of a suite, newest first (GET /v1/evals/runs?suite_id=)' }, errors: ['NOT_FOUND'] })
+    .meta({
+      openapi: { method: 'GET', path: `${BASE}/suites/{id}/runs`, tags: TAGS, summary: 'Runs of a suite, newest first (GET /v1/evals/runs?suite_id=)', description: HISTORY_LIST_NOTE },
+      errors: ['NOT_FOUND'],
+    })
     .input(listRunsInput.omit({ suite_id: true }).extend({ id: z.string().max(64) }))
     .output(runsOut)
-    .query(async ({ ctx, input }) => envelope(await listSuiteRuns(ctx.em, ctx.deps, ctx.tenantId, input.id, pageToLimitOffset(input.page, input.pageSize)))),
+    .query(async ({ ctx, input }) => envelope(await listSuiteRuns(ctx.em, ctx.deps, ctx.tenantId, input.id, input))),
 
   setBaseline: apiKeyProcedure('evals:write')
     .meta({ openapi: { method: 'POST', path: `${BASE}/suites/{id}/baseline`, tags: TAGS, summary: 'Pin a completed run of the suite as its baseline, or clear it with null' }, errors: ['NOT_FOUND'] })
@@ -244,10 +248,15 @@ export const evalsRouter = router({
     .mutation(async ({ ctx, input }) => envelope(await scoreResponse(ctx.em, ctx.deps, ctx.scope, input))),
 
   listRuns: apiKeyProcedure('evals:read')
-    .meta({ openapi: { method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)' } })
+    .meta({
+      openapi: {
+        method: 'GET', path: `${BASE}/runs`, tags: TAGS, summary: 'Evaluation runs, newest first (filter by suite_id)',
+        description: `A suite_id that cannot be a suite matches nothing; a cursor from GET /v1/evals/suites/{id}/runs continues here too. ${HISTORY_LIST_NOTE}`,
+      },
+    })
     .input(listRunsInput)
     .output(runsOut)
-    .query(async ({ ctx, input }) => envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, { suite_id: input.suite_id, ...pageToLimitOffset(input.page, input.pageSize) }))),
+    .query(async ({ ctx, input }) => envelope(await listRuns(ctx.em, ctx.deps, ctx.tenantId, input.suite_id, input))),
 
   getRun: apiKeyProcedure('evals:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}`, tags: TAGS, summary: 'One run: status, progress, stage, scores, judge spend' }, errors: ['NOT_FOUND'] })
@@ -256,10 +265,16 @@ export const evalsRouter = router({
     .query(async ({ ctx, input }) => envelope(await getRun(ctx.em, ctx.deps, ctx.tenantId, input.id))),
 
   listResults: apiKeyProcedure('evals:read')
-    .meta({ openapi: { method: 'GET', path: `${BASE}/runs/{id}/results`, tags: TAGS, summary: 'The run\'s cases in order, with output, check, scores, judge reasoning and reviews' }, errors: ['NOT_FOUND'] })
+    .meta({
+      openapi: {
+        method: 'GET', path: `${BASE}/runs/{id}/results`, tags: TAGS, summary: 'The run\'s cases in order, with output, check, scores, judge reasoning and reviews',
+        description: `In case position order (ascending). ${HISTORY_LIST_NOTE}`,
+      },
+      errors: ['NOT_FOUND'],
+    })
     .input(listResultsInput)
-    .output(ok(z.object({ results: z.array(evalResultSchema), pagination: paginationSchema })))
-    .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, pageToLimitOffset(input.page, input.pageSize)))),
+    .output(ok(z.object({ results: z.array(evalResultSchema), pagination: historyPaginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listResults(ctx.em, ctx.tenantId, input.id, input))),
 
   compareRuns: apiKeyProcedure('evals:read')
     .meta({

@@ -17,6 +17,7 @@ import { registerMetricsRoute } from '../observability/metrics.route.js';
 import { registerAgentStream } from '../agents/agent-stream.route.js';
 import { registerWorkflowStream } from '../workflows/workflow-stream.route.js';
 import { registerWorkflowWebhooks } from '../workflows/webhooks.route.js';
+import { registerTenantArchiveRoutes } from './tenant-archive-route.js';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -117,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAgentStream(app, deps);
   registerWorkflowStream(app, deps);
   registerWorkflowWebhooks(app, deps);
+  registerTenantArchiveRoutes(app, deps);
 
   registerRestRoutes(app, {
     deps,

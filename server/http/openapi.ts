@@ -1,7 +1,10 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { z } from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { appRouter } from '../router.js';
 import { describePlanLimits } from '../tenants/plan-limits.js';
+import { ARCHIVE_FORMAT_NOTE } from '../tenants/tenant-archive.js';
+import { importResultSchema } from '../tenants/tenant-data.schemas.js';
 import { MAX_RUN_CRASHES } from '../workflows/engine/run-workflow.js';
 import type { AuthKind, RouteMeta } from '../trpc.js';
 
@@ -53,6 +56,13 @@ Decisions where the specification is silent:
 - Ten failed logins per e-mail within 15 minutes: 429 RATE_LIMITED with Retry-After.
 - \`tenantId\` and \`id\` of a Tenant are the same UUID. Unknown ids and other tenants' ids are 404.
 - Lists take \`page\`/\`pageSize\` (default 20, larger than 100 is clamped) or \`limit\`/\`offset\`.
+- History lists (agent runs and sessions, workflow runs, dashboard sessions, the audit log, evaluation runs and
+  results, deployments, ingestion jobs) also take \`cursor\` and answer \`pagination.next_cursor\` (null on the last
+  page) and \`pagination.total_is_exact\`: pass next_cursor back as \`cursor\` (same filters) for the rows after
+  that page, in the same order (ties broken by id); every page costs the same however deep. \`page\`/\`pageSize\`
+  reach at most 10,000 rows deep (deeper: 400 INVALID_INPUT naming \`page\`); a malformed cursor, or one from
+  another list, is 400 INVALID_INPUT naming \`cursor\`. \`total\` counts at most 10,000 rows: past that it is
+  10,001 with \`total_is_exact: false\` ("at least").
 - An empty body on POST is the same as \`{}\`; unknown body fields are ignored.
 - Bodies are limited to BODY_LIMIT_BYTES (default 1 MiB): 413 PAYLOAD_TOO_LARGE; bodies must be
   application/json: 415 UNSUPPORTED_MEDIA_TYPE; malformed JSON: 400 INVALID_JSON.
@@ -379,12 +389,84 @@ function buildDocument(): OpenAPIObject {
     const op = (doc.paths?.[path] as Record<string, Operation> | undefined)?.post;
     if (op) op.responses = { ...op.responses, '202': { ...(op.responses['200'] as object), description: 'mode async: accepted ({run_id, status})' } };
   }
-  doc.paths = { ...rawRoutes, ...doc.paths, ...streamRoutes(doc) };
-  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never } };
+  doc.paths = { ...rawRoutes, ...doc.paths, ...streamRoutes(doc), ...tenantArchiveRoutes() };
+  doc.components = {
+    ...doc.components,
+    schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never, TenantImportResult: tenantImportResultSchema() as never },
+  };
   return doc;
 }
 
 type SchemaNode = Record<string, any>;
+
+/** The import's answer as a component (the raw route has no procedure to generate it from). */
+function tenantImportResultSchema(): SchemaNode {
+  const generated = z.toJSONSchema(importResultSchema, { io: 'output' }) as SchemaNode;
+  return generated.$defs?.TenantImportResult ?? generated;
+}
+
+/** The tenant export and import: raw routes that stream (server/http/tenant-archive-route.ts). */
+function tenantArchiveRoutes(): Record<string, unknown> {
+  const adminErrors: ErrorCode[] = [...AUTH_ERRORS.admin, 'INTERNAL_ERROR', 'DATABASE_UNAVAILABLE'];
+  return {
+    '/admin/tenants/{tenantId}/export': {
+      get: {
+        tags: ['Admin'],
+        operationId: 'admin-exportTenant',
+        summary: 'Export everything a tenant owns as one NDJSON archive, streamed',
+        description:
+          `${ARCHIVE_FORMAT_NOTE}\n\nAll tables are read in one consistent snapshot, streamed as they are read (any size, bounded memory). ` +
+          '`?gzip=true` answers a gzip file (`application/gzip`); without it the archive is gzip-encoded in transit when the client sends ' +
+          '`Accept-Encoding: gzip`. An error after the first line ends the archive without its trailer. `liya tenants export` saves it. ' +
+          'Recorded in GET /admin/audit-log (`tenant.exported`).',
+        security: SECURITY.admin,
+        parameters: [
+          { name: 'tenantId', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'gzip', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] }, description: 'true: the body is a .gz file (default false).' },
+        ],
+        responses: {
+          '200': {
+            description: 'The archive (header, rows, trailer)',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } }, 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+          },
+          ...errorResponses([...adminErrors, 'NOT_FOUND', 'INVALID_INPUT']),
+        },
+      },
+    },
+    '/admin/tenants/import': {
+      post: {
+        tags: ['Admin'],
+        operationId: 'admin-importTenant',
+        summary: 'Recreate a tenant from its export archive (same ids), in one transaction',
+        description:
+          'The body is the archive exactly as GET /admin/tenants/{tenantId}/export wrote it: NDJSON, or gzip (recognised by its ' +
+          'first bytes; `liya tenants import <file>` sends it). This route alone takes more than BODY_LIMIT_BYTES: up to ' +
+          'TENANT_IMPORT_MAX_BYTES of NDJSON (default 4 GiB, counted uncompressed; more is 413), read as it arrives; the upload ' +
+          'must still arrive within REQUEST_TIMEOUT_MS. All or nothing: 400 INVALID_ARCHIVE for a damaged, truncated (no trailer), ' +
+          'miscounted or unknown-version archive, a table this server does not have, a row of another tenant, or an archive of a ' +
+          'newer schema than this server\'s; 409 TENANT_EXISTS when the tenant id exists here; 409 IMPORT_CONFLICT when a unique value ' +
+          '(a user\'s e-mail, a webhook slug) is taken here (`details.table`, `details.constraint`). Queued jobs are queued again ' +
+          '(schedules go on). Credentials are not in an archive (`secrets_omitted`): set them again. Recorded in GET /admin/audit-log.',
+        security: SECURITY.admin,
+        requestBody: {
+          required: true,
+          content: { 'application/x-ndjson': { schema: { type: 'string' } }, 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+        },
+        responses: {
+          '201': {
+            description: 'Imported',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { success: { const: true }, data: { $ref: '#/components/schemas/TenantImportResult' } } },
+              },
+            },
+          },
+          ...errorResponses([...adminErrors, 'INVALID_ARCHIVE', 'TENANT_EXISTS', 'IMPORT_CONFLICT', 'PAYLOAD_TOO_LARGE']),
+        },
+      },
+    },
+  };
+}
 
 const AGENT_STREAM_DESCRIPTION = `The same run as POST /v1/agents/{agentKey}/run, as Server-Sent Events. Refusals (auth, body, agent,
 quota, session) are JSON envelopes with their status, before the stream opens. Then: \`run.started\`

@@ -94,3 +94,13 @@ export const pruneExpiredJob = {
   payload: z.object({}),
   maxAttempts: 10,
 } as const satisfies JobContract<Record<string, unknown>>;
+
+/**
+ * Deletes history past each tenant's retention and keeps the monthly partitions (made ahead, old
+ * months dropped); run hourly by the worker's crontab. One run at a time (an advisory lock).
+ */
+export const enforceRetentionJob = {
+  task: 'enforce_retention',
+  payload: z.object({}),
+  maxAttempts: 5,
+} as const satisfies JobContract<Record<string, unknown>>;

@@ -5,10 +5,15 @@ import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { EmbeddingCache } from '../llm/llm.types.js';
+import { onTenantDeleted } from '../tenants/tenant-caches.js';
 
 const CACHE_MAX = 500;
 const CACHE_TTL_MS = 10 * 60_000;
 const cache = new Map<string, { vectors: Float32Array[]; at: number }>();
+// Keys begin with the tenant's id (the gateway's embeddingCacheKey) and hold its users' questions.
+onTenantDeleted((tenantId) => {
+  for (const key of cache.keys()) if (key.startsWith(`${tenantId}\n`)) cache.delete(key);
+});
 
 /** The LRU the gateway consults by route and text (a hit is moved to the back). */
 const queryCache: EmbeddingCache = {

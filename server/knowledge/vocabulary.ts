@@ -6,6 +6,7 @@
 // then a new word is simply not known here, which only means it gets no spelling correction: the
 // full-text leg always searches every query word as written.
 import type { AppDeps } from '../deps.js';
+import { onTenantDeleted } from '../tenants/tenant-caches.js';
 import { countTenantChunks, selectDocumentsSignature, selectLexemeStats } from './store/vocabulary.js';
 
 type VocabularyDeps = Pick<AppDeps, 'sql' | 'log'>;
@@ -26,6 +27,8 @@ export interface Vocabulary {
 }
 
 const cache = new Map<string, { vocabulary: Vocabulary | null; building: Promise<Vocabulary> | null }>();
+// Built from the tenant's documents: gone with the tenant.
+onTenantDeleted((tenantId) => cache.delete(tenantId));
 
 export function trigramsOf(word: string): string[] {
   const padded = `  ${word} `;

@@ -1,12 +1,11 @@
 import type { EntityManager } from '../../db/orm.js';
-import { AGENT_DEFAULTS } from '../agents/agent-runtime-config.js';
 import { deleteDayCountsBefore } from '../mail/store/mail-day-counts.js';
 import { deleteOutboxMessagesSentBefore } from '../mail/store/outbox-messages.js';
 import { deleteHeartbeatsSeenBefore } from '../runs/store/worker-heartbeats.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../workflows/idempotency.js';
 import { deleteExpiredEmailTokens } from '../auth/store/email-tokens.js';
 import { deleteLoginAttemptsBefore } from '../auth/store/login-attempts.js';
-import { deleteRetiredAgentSessions, failAbandonedAgentRuns } from '../agents/store/agent-runs.js';
+import { failAbandonedAgentRuns } from '../agents/store/agent-runs.js';
 import { deleteIdempotencyKeysBefore } from '../workflows/store/idempotency-keys.js';
 import { deleteScheduleTicksBefore } from '../workflows/store/schedule-ticks.js';
 import { deleteExpiredWorkflowState } from '../workflows/store/workflow-state.js';
@@ -16,7 +15,9 @@ import { pruneDeployments } from '../deploys/deployments.service.js';
 
 /**
  * Deletes rows that have outlived their use and expires idle sessions; returns how many of each
- * kind changed. `sessionTtlSeconds` defaults to 24 h.
+ * kind changed. `sessionTtlSeconds` defaults to 24 h. History kept by each tenant's retention
+ * (runs, sessions, agent conversations, usage events, audit entries) is the retention job's
+ * (enforce-retention.ts).
  */
 export async function pruneExpiredRows(em: EntityManager, now = new Date(), sessionTtlSeconds = 24 * 3600) {
   const day = 24 * 3600 * 1000;
@@ -29,9 +30,6 @@ export async function pruneExpiredRows(em: EntityManager, now = new Date(), sess
     workerHeartbeats: await deleteHeartbeatsSeenBefore(em, new Date(now.getTime() - day)),
     intentCache: await deleteExpiredIntentCache(em, now),
     expiredSessions: await expireIdleSessions(em, new Date(now.getTime() - sessionTtlSeconds * 1000)),
-    // Each agent keeps conversations for its memory_config.retention_days (default 30); runs and
-    // transcripts go with the session.
-    agentSessions: await deleteRetiredAgentSessions(em, now, AGENT_DEFAULTS.retentionDays),
     workflowState: await deleteExpiredWorkflowState(em, now),
     // Idempotency keys (and webhook-ids) answer repeats for 24 h; older ones are dead weight.
     idempotencyKeys: await deleteIdempotencyKeysBefore(em, new Date(now.getTime() - IDEMPOTENCY_TTL_HOURS * 3600 * 1000)),

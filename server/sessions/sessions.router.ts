@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envelope, ok, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
+import { HISTORY_LIST_NOTE, historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
+import { envelope, ok } from '../common/schemas.js';
 import { dashboardProcedure, router } from '../trpc.js';
 import { SESSION_STATUSES } from '../../db/column-values.js';
 import { getSessionWithMessages, listSessions } from './sessions.service.js';
@@ -38,10 +39,15 @@ const messageSchema = z
 
 export const sessionsRouter = router({
   list: dashboardProcedure()
-    .meta({ openapi: { method: 'GET', path: '/dashboard/sessions', tags: TAGS, summary: 'Sessions, most recently active first' } })
-    .input(z.object({ ...pageQuery, status: z.enum(SESSION_STATUSES).optional(), domain: z.string().max(100).optional() }))
-    .output(ok(z.object({ sessions: z.array(sessionSummarySchema), pagination: paginationSchema })))
-    .query(async ({ ctx, input }) => envelope(await listSessions(ctx.em, ctx.tenantId, { status: input.status, domain: input.domain }, pageToLimitOffset(input.page, input.pageSize)))),
+    .meta({
+      openapi: {
+        method: 'GET', path: '/dashboard/sessions', tags: TAGS, summary: 'Sessions, most recently active first',
+        description: `Filters: \`status\`, \`domain\`. A session with new activity moves to the front, so a walk by cursor meanwhile may pass over it. ${HISTORY_LIST_NOTE}`,
+      },
+    })
+    .input(z.object({ ...historyPageQuery, status: z.enum(SESSION_STATUSES).optional(), domain: z.string().max(100).optional() }))
+    .output(ok(z.object({ sessions: z.array(sessionSummarySchema), pagination: historyPaginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listSessions(ctx.em, ctx.tenantId, { status: input.status, domain: input.domain }, input))),
 
   get: dashboardProcedure()
     .meta({ openapi: { method: 'GET', path: '/dashboard/sessions/{sessionId}', tags: TAGS, summary: 'One session with every message' }, errors: ['NOT_FOUND'] })

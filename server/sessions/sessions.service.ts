@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery } from '../common/pagination.js';
 import { isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import {
-  findTenantSession, listLatestSessionMessages, listSessionMessages, listTenantSessions, type SessionMessageRow, type SessionRow,
+  countTenantSessions, findTenantSession, listLatestSessionMessages, listSessionMessages, listTenantSessions, type SessionMessageRow, type SessionRow,
 } from './store/sessions.js';
 
 
@@ -101,14 +102,13 @@ export interface Turn {
   cached: boolean;
 }
 
-export async function listSessions(
-  em: EntityManager,
-  tenantId: string,
-  filter: { status?: SessionRow['status']; domain?: string },
-  page: { limit: number; offset: number },
-) {
-  const [sessions, total] = await listTenantSessions(em, tenantId, filter, page);
-  return { sessions: sessions.map(toSessionSummary), pagination: { total, limit: page.limit, offset: page.offset } };
+const SESSIONS_LIST: HistoryList = { name: 'sessions', key: 'time' };
+
+export async function listSessions(em: EntityManager, tenantId: string, filter: { status?: SessionRow['status']; domain?: string }, query: HistoryPageQuery) {
+  const request = pageRequestOf(SESSIONS_LIST, query);
+  const rows = await listTenantSessions(em, tenantId, filter, request);
+  const page = await pageOfRows(SESSIONS_LIST, request, rows, (r) => ({ key: r.cursorKey, id: r.session.id }), (cap) => countTenantSessions(em, tenantId, filter, cap));
+  return { sessions: page.items.map((r) => toSessionSummary(r.session)), pagination: page.pagination };
 }
 
 export async function getSessionWithMessages(em: EntityManager, tenantId: string, sessionId: string) {

@@ -6,6 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { recordAudit } from '../audit/audit.service.js';
+import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery } from '../common/pagination.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, isDatabaseUnavailable, notFound } from '../errors.js';
@@ -239,11 +240,14 @@ const toSummary = (r: RunRow) => ({
   completed_at: iso(r.completed_at),
 });
 
-export async function listWorkflowRuns(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, status: WorkflowRunStatus | undefined, page: { limit: number; offset: number }) {
+const RUNS_LIST: HistoryList = { name: 'workflow_runs', key: 'time' };
+
+export async function listWorkflowRuns(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, status: WorkflowRunStatus | undefined, query: HistoryPageQuery) {
+  const request = pageRequestOf(RUNS_LIST, query);
   const workflow = await findWorkflow(em, tenantId, idOrKey);
-  const rows = await listRuns(deps.sql, tenantId, workflow.id, status ?? null, page);
-  const total = await countRuns(deps.sql, tenantId, workflow.id, status ?? null);
-  return { runs: rows.map(toSummary), pagination: { total, limit: page.limit, offset: page.offset } };
+  const rows = await listRuns(deps.sql, tenantId, workflow.id, status ?? null, request);
+  const page = await pageOfRows(RUNS_LIST, request, rows, (r) => ({ key: r.cursor_key, id: r.id }), (cap) => countRuns(deps.sql, tenantId, workflow.id, status ?? null, cap));
+  return { runs: page.items.map(toSummary), pagination: page.pagination };
 }
 
 export async function getWorkflowRun(em: EntityManager, deps: AppDeps, tenantId: string, idOrKey: string, runId: string) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envelope, ok, okEmpty, pageQuery, pageToLimitOffset, paginationSchema } from '../common/schemas.js';
+import { HISTORY_LIST_NOTE, historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
+import { envelope, ok, okEmpty } from '../common/schemas.js';
 import {
   cancelRun, deleteWorkflowState, getWorkflowRun, getWorkflowRunById, listWorkflowRuns, listWorkflowState, retryRun, startRun, type StartOutcome,
 } from './workflow-runs.service.js';
@@ -193,10 +194,16 @@ export const workflowsRouter = router({
     .mutation(async ({ ctx, input }) => envelope(await cancelRun(ctx.em, ctx.deps, ctx.tenantId, ctx.actor, input.workflowId, input.runId))),
 
   runs: apiKeyProcedure('runs:read')
-    .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs`, tags: TAGS, summary: 'The workflow\'s runs, newest first' }, errors: ['NOT_FOUND'] })
-    .input(workflowRef.extend({ ...pageQuery, status: z.enum(WORKFLOW_RUN_STATUSES).optional() }))
-    .output(ok(z.object({ runs: z.array(workflowRunSummarySchema), pagination: paginationSchema })))
-    .query(async ({ ctx, input }) => envelope(await listWorkflowRuns(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.status, pageToLimitOffset(input.page, input.pageSize)))),
+    .meta({
+      openapi: {
+        method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs`, tags: TAGS, summary: 'The workflow\'s runs, newest first',
+        description: `Filter: \`status\`. ${HISTORY_LIST_NOTE}`,
+      },
+      errors: ['NOT_FOUND'],
+    })
+    .input(workflowRef.extend({ ...historyPageQuery, status: z.enum(WORKFLOW_RUN_STATUSES).optional() }))
+    .output(ok(z.object({ runs: z.array(workflowRunSummarySchema), pagination: historyPaginationSchema })))
+    .query(async ({ ctx, input }) => envelope(await listWorkflowRuns(ctx.em, ctx.deps, ctx.tenantId, input.workflowIdOrKey, input.status, input))),
 
   runDetail: apiKeyProcedure('runs:read')
     .meta({ openapi: { method: 'GET', path: `${BASE}/{workflowIdOrKey}/runs/{runId}`, tags: TAGS, summary: 'One run with its step-by-step trace' }, errors: ['NOT_FOUND'] })

@@ -56,15 +56,20 @@ describe('admin authentication', () => {
   it('every /admin route is in the OpenAPI document', async () => {
     const routes = (await adminRoutes(tenantId)).map((r) => `${r.method} ${r.path.replace(tenantId, '{tenantId}')}`).sort();
     expect(routes).toEqual([
+      'DELETE /admin/tenants/{tenantId}',
       'DELETE /admin/tenants/{tenantId}/api-key',
+      'GET /admin/audit-log',
       'GET /admin/diagnostics',
       'GET /admin/stats',
       'GET /admin/tenants',
       'GET /admin/tenants/{tenantId}',
+      'GET /admin/tenants/{tenantId}/export',
       'GET /admin/usage',
       'PATCH /admin/tenants/{tenantId}',
       'POST /admin/tenants',
+      'POST /admin/tenants/import',
       'POST /admin/tenants/{tenantId}/api-key/rotate',
+      'POST /admin/tenants/{tenantId}/erasures',
     ]);
   });
 

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { pruneExpiredRows } from '../../server/maintenance/prune-expired.js';
+import { enforceRetention } from '../../server/maintenance/enforce-retention.js';
 import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
 import { adminHeaders, signupTenant, type SignedUpTenant } from '../support/fixtures.js';
@@ -225,8 +225,8 @@ describe('retention', () => {
     const old = await run(a, 'short-lived', { input: { message: 'old' } });
     const fresh = await run(a, 'short-lived', { input: { message: 'fresh' } });
     await t.sql(`update agent_sessions set last_activity_at = now() - interval '2 days' where id = $1`, [old.body.data.session_id]);
-    const removed = await pruneExpiredRows(t.server.deps.orm.em.fork());
-    expect(removed.agentSessions).toBeGreaterThanOrEqual(1);
+    const report = await enforceRetention(t.server.deps, { pauseMs: 0 });
+    expect(report.deleted.agent_sessions).toBeGreaterThanOrEqual(1);
     const left = await t.sql<{ id: string }>(`select id::text from agent_sessions where agent_id = (select id from agents where agent_key = 'short-lived' and tenant_id = $1)`, [a.tenantId]);
     expect(left.map((r) => r.id)).toEqual([fresh.body.data.session_id]);
     const messages = await t.sql(`select 1 from agent_messages where session_id = $1`, [old.body.data.session_id]);

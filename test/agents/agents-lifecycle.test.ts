@@ -888,7 +888,7 @@ describe('runs and sessions', () => {
     const newestFirst = [...paged].reverse().map((r) => r.run_id);
     const all = await t.api.get('/v1/agents/pager/runs', key(a));
     expect(all.status, all.text).toBe(200);
-    expect(all.body.data.pagination).toEqual({ total: 4, limit: 20, offset: 0 });
+    expect(all.body.data.pagination).toEqual({ total: 4, limit: 20, offset: 0, total_is_exact: true, next_cursor: null });
     expect(all.body.data.runs.map((r: { run_id: string }) => r.run_id)).toEqual(newestFirst);
     expect(all.body.data.runs[0]).toEqual({
       run_id: paged[3].run_id, session_id: paged[3].session_id, status: 'failed', output: 'Try later.', steps: expect.any(Number), total_cost: expect.any(Number),
@@ -897,13 +897,13 @@ describe('runs and sessions', () => {
     });
 
     const page1 = await t.api.get('/v1/agents/pager/runs?page=1&pageSize=3', key(a));
-    expect(page1.body.data.pagination).toEqual({ total: 4, limit: 3, offset: 0 });
+    expect(page1.body.data.pagination).toEqual({ total: 4, limit: 3, offset: 0, total_is_exact: true, next_cursor: expect.any(String) });
     expect(page1.body.data.runs.map((r: { run_id: string }) => r.run_id)).toEqual(newestFirst.slice(0, 3));
     const page2 = await t.api.get('/v1/agents/pager/runs?page=2&pageSize=3', key(a));
-    expect(page2.body.data.pagination).toEqual({ total: 4, limit: 3, offset: 3 });
+    expect(page2.body.data.pagination).toEqual({ total: 4, limit: 3, offset: 3, total_is_exact: true, next_cursor: null });
     expect(page2.body.data.runs.map((r: { run_id: string }) => r.run_id)).toEqual(newestFirst.slice(3));
     const beyond = await t.api.get('/v1/agents/pager/runs?page=5&pageSize=3', key(a));
-    expect(beyond.body.data).toEqual({ runs: [], pagination: { total: 4, limit: 3, offset: 12 } });
+    expect(beyond.body.data).toEqual({ runs: [], pagination: { total: 4, limit: 3, offset: 12, total_is_exact: true, next_cursor: null } });
     expect((await t.api.get('/v1/agents/pager/runs?pageSize=500', key(a))).body.data.pagination.limit).toBe(100);
   });
 
@@ -916,9 +916,9 @@ describe('runs and sessions', () => {
     expect(failed.body.data.pagination.total).toBe(1);
     expect(failed.body.data.runs.map((r: { run_id: string }) => r.run_id)).toEqual([paged[3].run_id]);
     const none = await t.api.get('/v1/agents/pager/runs?status=needs_input', key(a));
-    expect(none.body.data).toEqual({ runs: [], pagination: { total: 0, limit: 20, offset: 0 } });
+    expect(none.body.data).toEqual({ runs: [], pagination: { total: 0, limit: 20, offset: 0, total_is_exact: true, next_cursor: null } });
     const failedPage2 = await t.api.get('/v1/agents/pager/runs?status=completed&page=2&pageSize=2', key(a));
-    expect(failedPage2.body.data.pagination).toEqual({ total: 3, limit: 2, offset: 2 });
+    expect(failedPage2.body.data.pagination).toEqual({ total: 3, limit: 2, offset: 2, total_is_exact: true, next_cursor: null });
     expect(failedPage2.body.data.runs.map((r: { run_id: string }) => r.run_id)).toEqual([paged[0].run_id]);
 
     const bySession = await t.api.get(`/v1/agents/pager/runs?session_id=${paged[1].session_id}`, key(a));
@@ -959,24 +959,24 @@ describe('runs and sessions', () => {
   it('sessions: one row per conversation, latest activity first, paginated', async () => {
     const res = await t.api.get('/v1/agents/pager/sessions', key(a));
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data.pagination).toEqual({ total: 4, limit: 20, offset: 0 });
+    expect(res.body.data.pagination).toEqual({ total: 4, limit: 20, offset: 0, total_is_exact: true, next_cursor: null });
     expect(res.body.data.sessions.map((s: { session_id: string }) => s.session_id)).toEqual([...paged].reverse().map((r) => r.session_id));
     expect(res.body.data.sessions[0]).toEqual({
       session_id: paged[3].session_id, user_id: null, turns: 1, status: 'active', last_activity_at: expect.any(String), created_at: expect.any(String),
     });
     const page2 = await t.api.get('/v1/agents/pager/sessions?page=2&pageSize=3', key(a));
-    expect(page2.body.data.pagination).toEqual({ total: 4, limit: 3, offset: 3 });
+    expect(page2.body.data.pagination).toEqual({ total: 4, limit: 3, offset: 3, total_is_exact: true, next_cursor: null });
     expect(page2.body.data.sessions.map((s: { session_id: string }) => s.session_id)).toEqual([paged[0].session_id]);
     // Other agents' sessions never show.
     expect((await t.api.get('/v1/agents/pager-sibling-2/sessions', key(a))).status).toBe(404);
     await createAgent(a, { agent_key: 'pager-sibling-2' });
-    expect((await t.api.get('/v1/agents/pager-sibling-2/sessions', key(a))).body.data).toEqual({ sessions: [], pagination: { total: 0, limit: 20, offset: 0 } });
+    expect((await t.api.get('/v1/agents/pager-sibling-2/sessions', key(a))).body.data).toEqual({ sessions: [], pagination: { total: 0, limit: 20, offset: 0, total_is_exact: true, next_cursor: null } });
   });
 
   it('sessions: a page past the end still reports the total', async () => {
     const beyond = await t.api.get('/v1/agents/pager/sessions?page=3&pageSize=3', key(a));
     expect(beyond.status, beyond.text).toBe(200);
-    expect(beyond.body.data).toEqual({ sessions: [], pagination: { total: 4, limit: 3, offset: 6 } });
+    expect(beyond.body.data).toEqual({ sessions: [], pagination: { total: 4, limit: 3, offset: 6, total_is_exact: true, next_cursor: null } });
   });
 
   it('transcript: the session\'s turns; another agent\'s or tenant\'s session id is 404', async () => {

@@ -7,18 +7,13 @@
 // (from /proc), per read and per deployment. Each deployment is checked afterwards: 1,000 intents,
 // one version each. Figures are printed and written to results/deploys.json; the target is
 // reported as PASS/MISS, never asserted.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ensureDatabase } from '../../db/orm.js';
-import { ensureTestBuild } from '../../scripts/build.mjs';
-import { freePort } from '../support/free-port.js';
-import { waitFor } from '../support/wait-for.js';
-import { benchDatabase, deployBenchWorkflow, signUpBenchTenant, type Cleanup, fmt, sourceHash, table, withDatabase } from './lib.js';
+import { benchDatabase, deployBenchWorkflow, latencyFigures, processCpuUs, signUpBenchTenant, startLiyaProcess, type Cleanup, fmt, sourceHash, table, withDatabase } from './lib.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RESULTS_FILE = path.join(ROOT, 'test', 'bench', 'results', 'deploys.json');
@@ -46,20 +41,6 @@ function projectOf(n: number, salt: string) {
   };
 }
 
-/** The process's CPU time in microseconds (utime + stime from /proc). */
-function processCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  // Fields 14 and 15 of stat (utime, stime) are the 12th and 13th after the command, in ticks of 10 ms.
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : 0);
-
-function latencyFigures(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { reads: sorted.length, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] ?? 0 };
-}
-
 /** Sequential reads until `until` resolves (or for `seconds`); each read's latency in ms. */
 async function readLoop(url: string, apiKey: string, stop: () => boolean): Promise<{ latencies: number[]; startedAt: number[]; failures: number }> {
   const latencies: number[] = [];
@@ -74,33 +55,6 @@ async function readLoop(url: string, apiKey: string, stop: () => boolean): Promi
     if (res.status !== 200) failures++;
   }
   return { latencies, startedAt, failures };
-}
-
-async function startLiyaProcess(databaseUrl: string, cleanup: Cleanup): Promise<{ url: string; child: ChildProcess }> {
-  const dist = ensureTestBuild();
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/liya.mjs', 'start'], {
-    cwd: ROOT,
-    // As users run it: default log level and pool; JSON logs to a pipe.
-    env: { ...process.env, NODE_ENV: 'production', LOG_FORMAT: 'json', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), LIYA_DIST: dist },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (d: Buffer) => (output = (output + d.toString()).slice(-20_000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  cleanup.add('liya process', async () => {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`liya exited ${child.exitCode}\n${output}`);
-    return fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false);
-  }, 'liya to be ready', 60_000).catch((err: Error) => {
-    throw new Error(`${err.message}\n${output}`);
-  });
-  return { url, child };
 }
 
 export async function runDeploysBench(adminUrl: string, cleanup: Cleanup, settings: DeploysSettings) {

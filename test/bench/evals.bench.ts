@@ -361,14 +361,14 @@ async function storedCounts(baseUrl: string, db: pg.Client, setup: PhaseSetup, r
     [runId, setup.tenantId],
   );
   const usage = await q<{ kind: string; n: number }>('select kind, count(*)::int as n from usage_events where tenant_id = $1 group by 1 order by 1', [setup.tenantId]);
-  // Every page of the results (at most 100 a page).
+  // Every page of the results (at most 100 a page), by cursor: offset pages stop 10,000 rows deep.
   const apiResults: { status: string; position: number; score: number | null }[] = [];
   let api = { status: 0, body: null as any };
-  for (let page = 1; page === 1 || (api.status === 200 && apiResults.length < (api.body?.data?.pagination?.total ?? 0)); page++) {
-    api = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}/results?page=${page}&pageSize=100`, { authorization: `Bearer ${setup.apiKey}` });
-    const rows = api.body?.data?.results ?? [];
-    if (!rows.length) break;
-    apiResults.push(...rows);
+  let cursor: string | null = '';
+  while (cursor !== null) {
+    api = await callJson(baseUrl, 'GET', `/v1/evals/runs/${runId}/results?pageSize=100&cursor=${encodeURIComponent(cursor)}`, { authorization: `Bearer ${setup.apiKey}` });
+    apiResults.push(...(api.body?.data?.results ?? []));
+    cursor = api.status === 200 ? (api.body?.data?.pagination?.next_cursor ?? null) : null;
   }
   return {
     results: { ...results, byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])) },

@@ -1,4 +1,5 @@
 // Helpers shared by the benchmark scripts (run by `npm run bench`, not by vitest).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -7,6 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import autocannon, { type Result } from 'autocannon';
+import { ensureTestBuild } from '../../scripts/build.mjs';
+import { freePort } from '../support/free-port.js';
+import { waitFor } from '../support/wait-for.js';
 
 export interface BenchDatabase {
   kind: 'embedded' | 'external';
@@ -335,4 +339,51 @@ export async function deployBenchWorkflow(baseUrl: string, apiKey: string, name:
   const deployed = await callJson(baseUrl, 'POST', `/v1/workflows/${created.body.data.workflow.id}/deploy`, auth);
   if (deployed.status !== 200) throw new Error(`deploying the workflow failed: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
   return deployed.body.data;
+}
+
+/** A process's CPU time in microseconds (utime + stime from /proc). */
+export function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // Fields 14 and 15 of stat (utime, stime) are the 12th and 13th after the command, in ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : 0);
+
+/** Count, p50, p95, p99 and max of latency samples in ms. */
+export function latencyFigures(samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { reads: sorted.length, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] ?? 0 };
+}
+
+/**
+ * Liya as users run it: `liya start` in its own process, default log level and pool, JSON logs to
+ * a pipe (kept for the error message if it dies); `env` adds settings. Stopped by `cleanup`.
+ */
+export async function startLiyaProcess(databaseUrl: string, cleanup: Cleanup, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
+  const dist = ensureTestBuild();
+  const port = await freePort();
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const child = spawn(process.execPath, ['bin/liya.mjs', 'start'], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', LOG_FORMAT: 'json', ...env, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), LIYA_DIST: dist },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (d: Buffer) => (output = (output + d.toString()).slice(-20_000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  cleanup.add('liya process', async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`liya exited ${child.exitCode}\n${output}`);
+    return fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false);
+  }, 'liya to be ready', 60_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${output}`);
+  });
+  return { url, child };
 }

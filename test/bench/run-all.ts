@@ -20,7 +20,9 @@
 // (10, the server's EVAL_CONCURRENCY), BENCH_EVAL_LATENCY_MS (500, the fake provider's latency in
 // evals' second run), BENCH_DEPLOY_TENANTS (10, deploys: tenants deploying at once),
 // BENCH_DEPLOY_INTENTS (1000, intents in each one's project), BENCH_DEPLOY_IDLE_SECONDS (5, deploys'
-// idle reads).
+// idle reads), BENCH_GROWTH_ROWS (5000000, growth: the heavy tenant's history rows),
+// BENCH_GROWTH_SAMPLES (200, growth: timed calls per hot path and phase), BENCH_GROWTH_RETENTION
+// (1, growth: 0 skips the retention and disk phases).
 // BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
 // liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
 // start` makes one at default settings.
@@ -33,6 +35,7 @@ import { runAgentsBench } from './agents.bench.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
 import { runDeploysBench } from './deploys.bench.js';
 import { runEvalsBench } from './evals.bench.js';
+import { runGrowthBench } from './growth.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
@@ -138,6 +141,12 @@ const BENCHES: Record<string, Bench> = {
       tenants: intSetting('BENCH_DEPLOY_TENANTS', 10),
       intents: intSetting('BENCH_DEPLOY_INTENTS', 1000),
       idleSeconds: intSetting('BENCH_DEPLOY_IDLE_SECONDS', 5),
+    }),
+  growth: (adminUrl, benchCleanup) =>
+    runGrowthBench(adminUrl, benchCleanup, {
+      rows: intSetting('BENCH_GROWTH_ROWS', 5_000_000),
+      samples: intSetting('BENCH_GROWTH_SAMPLES', 200),
+      retention: process.env.BENCH_GROWTH_RETENTION !== '0',
     }),
 };
 

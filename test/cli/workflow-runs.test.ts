@@ -135,6 +135,16 @@ describe('liya workflows runs', () => {
     expect(limited.stdout.split('\n').filter((l) => new RegExp(`^${UUID} `).test(l))).toHaveLength(1);
     expect(limited.stdout).toContain('The newest 1 of 3 runs of workflow picky.');
     expect(limited.stdout).toContain('Show more: --limit <n> (up to 100)');
+    // The next page by cursor, as the hint gives it.
+    const cursor = /--cursor (\S+)/.exec(limited.stdout)?.[1];
+    expect(limited.stdout).toContain(`Next page: liya workflows runs ${picky} --limit 1 --cursor ${cursor}`);
+    const next = await liya(['workflows', 'runs', picky, '--limit', '1', '--cursor', cursor!]);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout.split('\n').filter((l) => new RegExp(`^${UUID} `).test(l)).map((l) => l.slice(0, 36))).toEqual([failedRun]);
+    expect(next.stdout).toContain('1 run after the cursor, of 3 runs of workflow picky.');
+    const badCursor = await liya(['workflows', 'runs', picky, '--cursor', 'nonsense']);
+    expect(badCursor.code).toBe(1);
+    expect(badCursor.stderr).toContain('INVALID_INPUT');
 
     // Checked before any request: usage errors (exit 2).
     expect(badStatus.code).toBe(2);

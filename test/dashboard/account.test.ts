@@ -208,7 +208,7 @@ describe('GET /dashboard/audit-log', () => {
     const res = await t.api.get('/dashboard/audit-log', { headers: bearer(owner.token) });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.data).sort()).toEqual(['entries', 'pagination']);
-    expect(res.body.data.pagination).toEqual({ total: 5, limit: 20, offset: 0 });
+    expect(res.body.data.pagination).toEqual({ total: 5, limit: 20, offset: 0, total_is_exact: true, next_cursor: null });
     expect(renamedTo(res.body.data.entries)).toEqual(['Name 5', 'Name 4', 'Name 3', 'Name 2', 'Name 1']);
     expect(res.body.data.entries[4]).toEqual({
       id: UUID, actor: owner.email, actor_type: 'user', actor_id: owner.userId, action: 'account.updated',
@@ -222,23 +222,23 @@ describe('GET /dashboard/audit-log', () => {
     const pages = [];
     for (const page of [1, 2, 3, 4]) pages.push(await auditLog(owner.token, `?page=${page}&pageSize=2`));
     expect(pages.map((p) => p.pagination)).toEqual([
-      { total: 5, limit: 2, offset: 0 },
-      { total: 5, limit: 2, offset: 2 },
-      { total: 5, limit: 2, offset: 4 },
-      { total: 5, limit: 2, offset: 6 },
+      { total: 5, limit: 2, offset: 0, total_is_exact: true, next_cursor: expect.any(String) },
+      { total: 5, limit: 2, offset: 2, total_is_exact: true, next_cursor: expect.any(String) },
+      { total: 5, limit: 2, offset: 4, total_is_exact: true, next_cursor: null },
+      { total: 5, limit: 2, offset: 6, total_is_exact: true, next_cursor: null },
     ]);
     expect(pages.map((p) => renamedTo(p.entries))).toEqual([['Name 5', 'Name 4'], ['Name 3', 'Name 2'], ['Name 1'], []]);
   });
 
   it('clamps pageSize to 100', async () => {
     const data = await auditLog(owner.token, '?pageSize=500');
-    expect(data.pagination).toEqual({ total: 5, limit: 100, offset: 0 });
+    expect(data.pagination).toEqual({ total: 5, limit: 100, offset: 0, total_is_exact: true, next_cursor: null });
     expect(data.entries).toHaveLength(5);
   });
 
   it('filters by action', async () => {
     expect((await auditLog(owner.token, '?action=account.updated')).pagination.total).toBe(5);
-    expect(await auditLog(owner.token, '?action=user.invited')).toEqual({ entries: [], pagination: { total: 0, limit: 20, offset: 0 } });
+    expect(await auditLog(owner.token, '?action=user.invited')).toEqual({ entries: [], pagination: { total: 0, limit: 20, offset: 0, total_is_exact: true, next_cursor: null } });
   });
 
   it('rejects bad paging values with 400 INVALID_INPUT', async () => {
@@ -269,7 +269,7 @@ describe('GET /dashboard/audit-log', () => {
 
   it('never shows another tenant\'s entries', async () => {
     const other = await signupTenant(t.api, { companyName: 'Other Co' });
-    expect(await auditLog(other.token)).toEqual({ entries: [], pagination: { total: 0, limit: 20, offset: 0 } });
+    expect(await auditLog(other.token)).toEqual({ entries: [], pagination: { total: 0, limit: 20, offset: 0, total_is_exact: true, next_cursor: null } });
     expect((await t.api.patch('/dashboard/account', { tenantName: 'Other Renamed' }, { headers: bearer(other.token) })).status).toBe(200);
 
     const theirs = await auditLog(other.token, '?pageSize=100');

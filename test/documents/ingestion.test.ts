@@ -90,7 +90,7 @@ describe('without a job runner (jobs stay pending)', () => {
     const pending = await idle.api.get('/dashboard/ingestion-jobs?status=pending', jwt(viewer));
     expect(pending.status, pending.text).toBe(200);
     expect(pending.body.data.jobs.map((j: { id: string }) => j.id)).toContain(jobId);
-    expect(pending.body.data.pagination).toEqual({ total: pending.body.data.jobs.length, limit: 20, offset: 0 });
+    expect(pending.body.data.pagination).toEqual({ total: pending.body.data.jobs.length, limit: 20, offset: 0, total_is_exact: true, next_cursor: null });
     const done = await idle.api.get('/dashboard/ingestion-jobs?status=completed', jwt(viewer));
     expect(done.body.data.jobs).toEqual([]);
     expectError(await idle.api.get('/dashboard/ingestion-jobs?status=bogus', jwt(viewer)), 400, 'INVALID_INPUT');
@@ -271,6 +271,6 @@ describe('with a job runner', () => {
     const [job] = (await server().api.get('/dashboard/ingestion-jobs', jwt(a.token))).body.data.jobs;
     expectError(await server().api.get(`/dashboard/ingestion-jobs/${job.id}`, jwt(b.token)), 404, 'NOT_FOUND');
     expectError(await server().api.get('/dashboard/ingestion-jobs/not-an-id', jwt(a.token)), 404, 'NOT_FOUND');
-    expect((await server().api.get('/dashboard/ingestion-jobs', jwt(b.token))).body.data).toEqual({ jobs: [], pagination: { total: 0, limit: 20, offset: 0 } });
+    expect((await server().api.get('/dashboard/ingestion-jobs', jwt(b.token))).body.data).toEqual({ jobs: [], pagination: { total: 0, limit: 20, offset: 0, total_is_exact: true, next_cursor: null } });
   });
 });

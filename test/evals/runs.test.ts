@@ -145,12 +145,12 @@ describe('a suite run', () => {
 
     const list = (await t.api.get(`/v1/evals/runs?suite_id=${suiteId}`, key(a))).body.data;
     expect(list.runs.map((r: { id: string }) => r.id)).toEqual([runId]);
-    expect(list.pagination).toEqual({ total: 1, limit: 20, offset: 0 });
+    expect(list.pagination).toEqual({ total: 1, limit: 20, offset: 0, total_is_exact: true, next_cursor: null });
     expect((await t.api.get(`/v1/evals/suites/${suiteId}/runs`, key(a))).body.data.runs.map((r: { id: string }) => r.id)).toEqual([runId]);
     // Results page like every list: page and pageSize, answered with pagination.
     const second = (await t.api.get(`/v1/evals/runs/${runId}/results?page=2&pageSize=4`, key(a))).body.data;
     expect(second.results.map((r: { position: number }) => r.position)).toEqual([4, 5]);
-    expect(second.pagination).toEqual({ total: 6, limit: 4, offset: 4 });
+    expect(second.pagination).toEqual({ total: 6, limit: 4, offset: 4, total_is_exact: true, next_cursor: null });
     // A completed run cannot be cancelled.
     const cancel = await t.api.post(`/v1/evals/runs/${runId}/cancel`, undefined, key(a));
     expect(cancel.status).toBe(409);

@@ -29,6 +29,8 @@ const RAW_ROUTES = ['/health/live', '/health/ready', '/openapi.json', '/docs'];
 const RAW_STREAMS = [
   'POST /v1/agents/{agentKey}/run/stream', 'POST /v1/workflows/{workflowIdOrKey}/run/stream',
   'POST /webhooks/workflows/{slug}', 'POST /webhooks/workflow-callbacks/{token}',
+  // The tenant archive: streamed out, streamed in.
+  'GET /admin/tenants/{tenantId}/export', 'POST /admin/tenants/import',
 ];
 
 describe('GET /openapi.json', () => {

@@ -7,6 +7,9 @@ import { sql } from 'kysely';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { AgentRunStatus } from '../../../db/column-values.js';
+import { anyId } from '../../../db/id-list.js';
+import { cappedCountSql, cursorTimeSql } from '../../../db/keyset.js';
+import type { PageRequest } from '../../common/pagination.js';
 
 export interface AgentRunStartRow {
   runId: string;
@@ -162,31 +165,44 @@ export interface AgentRunRow {
 
 const RUN_COLUMNS = `id::text, session_id::text, user_id, status, input, output, model, steps, total_cost::text, total_latency_ms, error, started_at, completed_at`;
 
-/** A page of the agent's runs, newest first, each with the count of all that match (`total`). */
+/** The conditions of a list of the agent's runs, written for the filters given (each set has its index). */
+function runsWhere(tenantId: string, agentId: string, filter: { status: AgentRunStatus | null; sessionId: string | null }) {
+  const params: unknown[] = [tenantId, agentId];
+  const conditions = ['tenant_id = $1', 'agent_id = $2'];
+  // No `($n is null or col = $n)`: the planner cannot pick the index of a filter it cannot see.
+  if (filter.status !== null) conditions.push(`status = $${params.push(filter.status)}`);
+  if (filter.sessionId !== null) conditions.push(`session_id = $${params.push(filter.sessionId)}`);
+  return { conditions, params };
+}
+
+/**
+ * A page of the agent's runs, newest first (ties by id), and one more row when there is a next page.
+ * On (tenant_id, agent_id[, status], started_at desc, id desc), or (session_id, started_at desc, id
+ * desc) with a session: the scan starts at the offset or the cursor and stops after the page.
+ */
 export async function listAgentRuns(
   sql: SqlPool,
   tenantId: string,
   agentId: string,
   filter: { status: AgentRunStatus | null; sessionId: string | null },
-  page: { limit: number; offset: number },
-): Promise<(AgentRunRow & { total: string })[]> {
-  // Raw: on the SqlPool, as before (text casts and the window count shape the answer).
-  return sql.query<AgentRunRow & { total: string }>(
-    `select ${RUN_COLUMNS}, count(*) over () as total from agent_runs
-      where tenant_id = $1 and agent_id = $2 and ($3::text is null or status = $3) and ($4::uuid is null or session_id = $4)
-      order by started_at desc, id limit $5 offset $6`,
-    [tenantId, agentId, filter.status, filter.sessionId, page.limit, page.offset],
+  page: PageRequest,
+): Promise<(AgentRunRow & { cursor_key: string })[]> {
+  const { conditions, params } = runsWhere(tenantId, agentId, filter);
+  if (page.after) conditions.push(`(started_at, id) < ($${params.push(page.after.key)}::timestamptz, $${params.push(page.after.id)}::uuid)`);
+  // Raw: on the SqlPool, as before (text casts shape the answer).
+  return sql.query<AgentRunRow & { cursor_key: string }>(
+    `select ${RUN_COLUMNS}, ${cursorTimeSql('started_at')} as cursor_key from agent_runs where ${conditions.join(' and ')}
+      order by started_at desc, id desc limit $${params.push(page.limit + 1)} offset $${params.push(page.offset)}`,
+    params,
   );
 }
 
-/** How many of the agent's runs match the filter. */
-export async function countAgentRuns(sql: SqlPool, tenantId: string, agentId: string, filter: { status: AgentRunStatus | null; sessionId: string | null }): Promise<number> {
+/** How many of the agent's runs match the filter, counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countAgentRuns(sql: SqlPool, tenantId: string, agentId: string, filter: { status: AgentRunStatus | null; sessionId: string | null }, cap: number): Promise<number> {
+  const { conditions, params } = runsWhere(tenantId, agentId, filter);
   // Raw: on the SqlPool, as before.
-  const [count] = await sql.query<{ n: string }>(
-    `select count(*) as n from agent_runs where tenant_id = $1 and agent_id = $2 and ($3::text is null or status = $3) and ($4::uuid is null or session_id = $4)`,
-    [tenantId, agentId, filter.status, filter.sessionId],
-  );
-  return Number(count.n);
+  const [count] = await sql.query<{ n: number }>(cappedCountSql(`select 1 from agent_runs where ${conditions.join(' and ')}`, cap), params);
+  return count.n;
 }
 
 /** The agent's run with this id (the caller checks the id is a UUID), or undefined. */
@@ -205,21 +221,27 @@ export interface AgentSessionRow {
   created_at: Date;
 }
 
-/** A page of the agent's sessions, latest activity first, each with the count of all (`total`). */
-export async function listAgentSessions(sql: SqlPool, tenantId: string, agentId: string, page: { limit: number; offset: number }): Promise<(AgentSessionRow & { total: string })[]> {
-  // Raw: on the SqlPool, as before (text casts and the window count shape the answer).
-  return sql.query<AgentSessionRow & { total: string }>(
-    `select id::text, user_id, turns, status, last_activity_at, created_at, count(*) over () as total from agent_sessions
-      where tenant_id = $1 and agent_id = $2 order by last_activity_at desc, id limit $3 offset $4`,
-    [tenantId, agentId, page.limit, page.offset],
+/**
+ * A page of the agent's sessions, latest activity first (ties by id), and one more row when there is
+ * a next page; on (tenant_id, agent_id, last_activity_at desc, id desc).
+ */
+export async function listAgentSessions(sql: SqlPool, tenantId: string, agentId: string, page: PageRequest): Promise<(AgentSessionRow & { cursor_key: string })[]> {
+  const params: unknown[] = [tenantId, agentId];
+  const after = page.after ? `and (last_activity_at, id) < ($${params.push(page.after.key)}::timestamptz, $${params.push(page.after.id)}::uuid)` : '';
+  // Raw: on the SqlPool, as before (text casts shape the answer).
+  return sql.query<AgentSessionRow & { cursor_key: string }>(
+    `select id::text, user_id, turns, status, last_activity_at, created_at, ${cursorTimeSql('last_activity_at')} as cursor_key from agent_sessions
+      where tenant_id = $1 and agent_id = $2 ${after}
+      order by last_activity_at desc, id desc limit $${params.push(page.limit + 1)} offset $${params.push(page.offset)}`,
+    params,
   );
 }
 
-/** How many sessions the agent has. */
-export async function countAgentSessions(sql: SqlPool, tenantId: string, agentId: string): Promise<number> {
+/** How many sessions the agent has, counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countAgentSessions(sql: SqlPool, tenantId: string, agentId: string, cap: number): Promise<number> {
   // Raw: on the SqlPool, as before.
-  const [count] = await sql.query<{ n: string }>('select count(*) as n from agent_sessions where tenant_id = $1 and agent_id = $2', [tenantId, agentId]);
-  return Number(count.n);
+  const [count] = await sql.query<{ n: number }>(cappedCountSql('select 1 from agent_sessions where tenant_id = $1 and agent_id = $2', cap), [tenantId, agentId]);
+  return count.n;
 }
 
 /** The id of the agent's session with this id (the caller checks the id is a UUID), or undefined. */
@@ -242,17 +264,6 @@ export async function listSessionMessages(
   );
 }
 
-/** Agent conversations idle longer than their agent's retention (`defaultDays` when it sets none). */
-export async function deleteRetiredAgentSessions(em: EntityManager, now: Date, defaultDays: number): Promise<number> {
-  const result = await kyselyOf(em)
-    .deleteFrom('agent_sessions as s')
-    .using('agents as a')
-    .whereRef('a.id', '=', 's.agent_id')
-    .where('s.last_activity_at', '<', sql<Date>`${now}::timestamptz - make_interval(days => coalesce((a.memory_config->>'retention_days')::int, ${defaultDays}))`)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows ?? 0n);
-}
-
 /** Agent runs still running that started before `startedBefore` are closed as failed at `now`. */
 export async function failAbandonedAgentRuns(em: EntityManager, now: Date, startedBefore: Date): Promise<number> {
   const result = await kyselyOf(em)
@@ -266,4 +277,54 @@ export async function failAbandonedAgentRuns(em: EntityManager, now: Date, start
     .where('started_at', '<', startedBefore)
     .executeTakeFirst();
   return Number(result.numUpdatedRows ?? 0n);
+}
+
+/** Up to `limit` of the end user's agent sessions (ids), on (tenant_id, user_id). */
+export async function listUserAgentSessionIds(em: EntityManager, tenantId: string, userId: string, limit: number): Promise<string[]> {
+  const rows = await kyselyOf(em).selectFrom('agent_sessions').select('id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).limit(limit).execute();
+  return rows.map((r) => r.id);
+}
+
+/** How many runs of the end user's agent sessions are running now. */
+export async function countRunningUserAgentRuns(em: EntityManager, tenantId: string, userId: string): Promise<number> {
+  const row = await kyselyOf(em)
+    .selectFrom('agent_runs as r')
+    .innerJoin('agent_sessions as s', 's.id', 'r.session_id')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.user_id', '=', userId)
+    .where('r.status', '=', 'running')
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** The tenant's agent sessions among `ids`, and the sessions of its agent runs among `ids`. */
+export async function findAgentSessionsNamed(em: EntityManager, tenantId: string, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const db = kyselyOf(em);
+  const rows = await db
+    .selectFrom('agent_sessions')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([anyId('id', ids), eb('id', 'in', db.selectFrom('agent_runs').select('session_id').where('tenant_id', '=', tenantId).where(anyId('id', ids)))]))
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** The runs of the tenant's agent sessions `sessionIds`. */
+export async function listRunIdsOfSessions(em: EntityManager, tenantId: string, sessionIds: string[]): Promise<string[]> {
+  if (!sessionIds.length) return [];
+  const rows = await kyselyOf(em).selectFrom('agent_runs').select('id').where('tenant_id', '=', tenantId).where(anyId('session_id', sessionIds)).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Deletes the tenant's agent sessions `ids` with their runs and messages; how many of each. */
+export async function deleteAgentSessions(em: EntityManager, tenantId: string, ids: string[]): Promise<{ sessions: number; runs: number; messages: number }> {
+  if (!ids.length) return { sessions: 0, runs: 0, messages: 0 };
+  const db = kyselyOf(em);
+  // Children first, each by its own statement, so each is counted (the foreign keys would take them silently).
+  const messages = await db.deleteFrom('agent_messages').where('tenant_id', '=', tenantId).where(anyId('session_id', ids)).executeTakeFirst();
+  const runs = await db.deleteFrom('agent_runs').where('tenant_id', '=', tenantId).where(anyId('session_id', ids)).executeTakeFirst();
+  const sessions = await db.deleteFrom('agent_sessions').where('tenant_id', '=', tenantId).where(anyId('id', ids)).executeTakeFirst();
+  return { sessions: Number(sessions.numDeletedRows ?? 0n), runs: Number(runs.numDeletedRows ?? 0n), messages: Number(messages.numDeletedRows ?? 0n) };
 }

@@ -1,6 +1,9 @@
 // The agent_user_memory table (per end user preferences and facts); this module alone writes it.
-// Its statements run on the SqlPool, as they did before the move: the run path (and its tools) has
-// no unit of work of its own, and agent runs are benchmarked by round trips.
+// The run path's statements run on the SqlPool, as they did before the move: the run path (and its
+// tools) has no unit of work of its own, and agent runs are benchmarked by round trips. An erasure
+// deletes through Kysely, in the erasure's own transaction.
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 
 export type MemoryKind = 'preference' | 'memory';
@@ -40,4 +43,17 @@ export async function upsertUserMemory(sql: SqlPool, scope: MemoryScope, kind: M
         order by updated_at desc offset ${MEMORY_MAX_ENTRIES})`,
     [scope.tenantId, scope.agentId, scope.userId, kind, JSON.stringify(entries)],
   );
+}
+
+/** Deletes every entry the tenant's agents keep about the end user; how many. */
+export async function deleteUserMemory(em: EntityManager, tenantId: string, userId: string): Promise<number> {
+  const db = kyselyOf(em);
+  // Agent by agent, so each lookup is a prefix of the (tenant_id, agent_id, user_id, kind, key) unique index.
+  const result = await db
+    .deleteFrom('agent_user_memory')
+    .where('tenant_id', '=', tenantId)
+    .where('agent_id', 'in', db.selectFrom('agents').select('id').where('tenant_id', '=', tenantId))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }

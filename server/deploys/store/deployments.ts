@@ -1,8 +1,10 @@
 // The deployments table; this module alone writes it.
 import { sql as kysql } from 'kysely';
 import { Deployment } from '../../../db/entities/deploy.js';
+import { countCapped, newestFirstPage } from '../../../db/keyset.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
+import type { PageRequest } from '../../common/pagination.js';
 import type { InferEntity } from '@mikro-orm/core';
 
 export type DeploymentRow = InferEntity<typeof Deployment>;
@@ -51,10 +53,19 @@ export async function findTenantDeployment(em: EntityManager, tenantId: string, 
   return em.findOne(Deployment, { id, tenant: tenantId });
 }
 
-/** The tenant's deployments, newest first, and how many there are. */
-export async function listTenantDeployments(em: EntityManager, tenantId: string, page: { limit: number; offset: number }) {
-  const [rows, total] = await em.findAndCount(Deployment, { tenant: tenantId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset });
-  return { rows, total };
+/**
+ * A page of the tenant's deployments, newest first (ties by id), and one more when there is a next
+ * page; on (tenant_id, created_at desc, id desc), from the offset or the cursor. Each comes with its
+ * exact sort key (`cursorKey`).
+ */
+export async function listTenantDeployments(em: EntityManager, tenantId: string, page: PageRequest): Promise<{ row: DeploymentRow; cursorKey: string }[]> {
+  const rows = await newestFirstPage(kyselyOf(em).selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId), 'created_at', page).execute();
+  return rows.map(({ cursor_key, ...columns }) => ({ row: em.map(Deployment, columns), cursorKey: cursor_key }));
+}
+
+/** How many deployments the tenant has, counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countTenantDeployments(em: EntityManager, tenantId: string, cap: number): Promise<number> {
+  return countCapped(kyselyOf(em), kyselyOf(em).selectFrom('deployments').where('tenant_id', '=', tenantId).select(kysql.lit(1).as('one')), cap);
 }
 
 /** Writes the changes made to loaded deployments. */

@@ -1,9 +1,11 @@
 // The ingestion_jobs table; this module writes it, except for an upload's intake (document-uploads.ts)
 // and an ingestion's completion (ingestion-completion.ts), each one statement.
 import { sql } from 'kysely';
+import { countCapped, newestFirstPage } from '../../../db/keyset.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import type { PageRequest } from '../../common/pagination.js';
 import { ingestDocumentJob } from '../../jobs/contracts.js';
 import { addJobSql } from '../../jobs/store/job-queue.js';
 import type { IngestionJobOptions } from '../ingestion-options.js';
@@ -13,29 +15,26 @@ export type IngestionJobStatus = 'pending' | 'running' | 'completed' | 'failed' 
 // Never the stored bytes (`content`).
 const JOB_COLUMNS = ['id', 'source_type', 'name', 'status', 'stage', 'progress', 'result', 'error_message', 'created_at', 'started_at', 'completed_at', 'document_id'] as const;
 
-/** How many of the tenant's jobs have the status (any status when undefined). */
-export async function countIngestionJobs(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined): Promise<number> {
-  const row = await kyselyOf(em)
-    .selectFrom('ingestion_jobs')
-    .select(sql<number>`count(*)::int`.as('total'))
-    .where('tenant_id', '=', tenantId)
-    .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
-    .executeTakeFirstOrThrow();
-  return row.total;
-}
-
-/** A page of the tenant's jobs with the status (any status when undefined), newest first. */
-export async function selectIngestionJobRows(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined, page: { limit: number; offset: number }) {
+/** The tenant's jobs with the status (any status when undefined): an equality its index begins with. */
+function tenantJobs(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined) {
   return kyselyOf(em)
     .selectFrom('ingestion_jobs')
-    .select(JOB_COLUMNS)
     .where('tenant_id', '=', tenantId)
-    .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+    .$if(status !== undefined, (qb) => qb.where('status', '=', status!));
+}
+
+/** How many of the tenant's jobs have the status (any status when undefined), counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countIngestionJobs(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined, cap: number): Promise<number> {
+  return countCapped(kyselyOf(em), tenantJobs(em, tenantId, status).select(sql.lit(1).as('one')), cap);
+}
+
+/**
+ * A page of the tenant's jobs with the status (any status when undefined), newest first (ties by id),
+ * and one more when there is a next page; on (tenant_id[, status], created_at desc, id desc), from the
+ * offset or the cursor.
+ */
+export async function selectIngestionJobRows(em: EntityManager, tenantId: string, status: IngestionJobStatus | undefined, page: PageRequest) {
+  return newestFirstPage(tenantJobs(em, tenantId, status).select(JOB_COLUMNS), 'created_at', page).execute();
 }
 
 /** One job of the tenant (undefined when there is none). */

@@ -154,3 +154,9 @@ export async function updateCaseFields(em: EntityManager, found: IEvalCase, chan
 export async function deleteTenantCase(em: EntityManager, tenantId: string, caseId: string): Promise<void> {
   await em.nativeDelete(EvalCase, { id: caseId, tenant: tenantId });
 }
+
+/** Deletes the tenant's cases (in datasets, and inline cases of runs) whose input's `user_id` is the end user; how many. */
+export async function deleteUserCases(em: EntityManager, tenantId: string, userId: string): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('eval_cases').where('tenant_id', '=', tenantId).where(sql<string>`input ->> 'user_id'`, '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}

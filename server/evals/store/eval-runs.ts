@@ -7,9 +7,14 @@
 // Most statements here run on the SqlPool (the run loop on the job runner, and the API paths that
 // shared it), as they did before: they stay raw SQL, where Kysely is not available.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { EvalResult, EvalRun, type IEvalResult, type IEvalRun, type IEvalSuite } from '../../../db/entities/eval.js';
+import { countCapped, newestFirstPage } from '../../../db/keyset.js';
+import { anyId } from '../../../db/id-list.js';
+import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import type { PageRequest } from '../../common/pagination.js';
 import { monthKey } from '../../common/schemas.js';
 import { boundedJson } from '../../runs/run-steps.js';
 import { TENANT_RUNTIME_COLUMNS, type TenantRuntimeRow } from '../../tenants/tenant-runtime.js';
@@ -42,15 +47,41 @@ export async function findSuiteRun(em: EntityManager, tenantId: string, suite: I
   return em.findOne(EvalRun, { id: runId, tenant: tenantId, suite });
 }
 
-/** A page of the tenant's runs (optionally of one suite), newest first, and how many there are. */
-export async function listTenantRuns(em: EntityManager, tenantId: string, filter: { suiteId?: string; limit: number; offset: number }): Promise<[IEvalRun[], number]> {
-  const where = filter.suiteId !== undefined ? { tenant: tenantId, suite: filter.suiteId } : { tenant: tenantId };
-  return em.findAndCount(EvalRun, where, { orderBy: { startedAt: 'desc', id: 'asc' }, limit: filter.limit, offset: filter.offset });
+/** The tenant's runs, of one suite when given (an equality its index begins with). */
+function tenantRuns(em: EntityManager, tenantId: string, suiteId: string | undefined) {
+  return kyselyOf(em)
+    .selectFrom('eval_runs')
+    .where('tenant_id', '=', tenantId)
+    .$if(suiteId !== undefined, (qb) => qb.where('suite_id', '=', suiteId!));
 }
 
-/** A page of the run's results in order, and how many there are. */
-export async function listRunResults(em: EntityManager, run: IEvalRun, page: { limit: number; offset: number }): Promise<[IEvalResult[], number]> {
-  return em.findAndCount(EvalResult, { run }, { orderBy: { position: 'asc' }, limit: page.limit, offset: page.offset });
+/**
+ * A page of the tenant's runs (optionally of one suite), newest first (ties by id), and one more when
+ * there is a next page; on (tenant_id[, suite_id], started_at desc, id desc), from the offset or the
+ * cursor. Each run comes with its exact sort key (`cursorKey`).
+ */
+export async function listTenantRuns(em: EntityManager, tenantId: string, suiteId: string | undefined, page: PageRequest): Promise<{ run: IEvalRun; cursorKey: string }[]> {
+  const rows = await newestFirstPage(tenantRuns(em, tenantId, suiteId).selectAll(), 'started_at', page).execute();
+  return rows.map(({ cursor_key, ...columns }) => ({ run: em.map(EvalRun, columns), cursorKey: cursor_key }));
+}
+
+/** How many runs `listTenantRuns` pages through, counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countTenantRuns(em: EntityManager, tenantId: string, suiteId: string | undefined, cap: number): Promise<number> {
+  return countCapped(kyselyOf(em), tenantRuns(em, tenantId, suiteId).select(sql.lit(1).as('one')), cap);
+}
+
+/**
+ * A page of the run's results in position order, and one more when there is a next page; on the
+ * unique (run_id, position), from the offset or after the cursor's position.
+ */
+export async function listRunResults(em: EntityManager, run: IEvalRun, page: PageRequest): Promise<IEvalResult[]> {
+  const where = page.after ? { run, position: { $gt: Number(page.after.key) } } : { run };
+  return em.find(EvalResult, where, { orderBy: { position: 'asc' }, limit: page.limit + 1, offset: page.offset });
+}
+
+/** How many results the run has, counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countRunResults(em: EntityManager, run: IEvalRun, cap: number): Promise<number> {
+  return countCapped(kyselyOf(em), kyselyOf(em).selectFrom('eval_results').where('run_id', '=', run.id).select(sql.lit(1).as('one')), cap);
 }
 
 export async function findTenantResult(em: EntityManager, tenantId: string, id: string): Promise<IEvalResult | null> {
@@ -550,4 +581,37 @@ export async function isJobWaiting(sql: SqlRunner): Promise<boolean> {
     `select exists (select 1 from graphile_worker._private_jobs where is_available = true and run_at <= now()) as waiting`,
   );
   return row.waiting;
+}
+
+/** The tenant's results whose input's `user_id` is the end user. */
+export async function listUserResultIds(em: EntityManager, tenantId: string, userId: string): Promise<string[]> {
+  const rows = await kyselyOf(em).selectFrom('eval_results').select('id').where('tenant_id', '=', tenantId).where(sql<string>`input ->> 'user_id'`, '=', userId).execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Anonymises the tenant's results `ids`: what the case sent and got back (input, message, output,
+ * expected output, the check, the judge's reasoning, the error) is dropped; the scores, verdict,
+ * latency and cost stay, so the run's statistics and comparisons still add up. A case not scored
+ * yet is skipped (a run in progress then writes nothing for it). How many.
+ */
+export async function anonymiseResults(em: EntityManager, tenantId: string, ids: string[]): Promise<number> {
+  if (!ids.length) return 0;
+  const result = await kyselyOf(em)
+    .updateTable('eval_results')
+    .set({
+      input: sql`'{}'::jsonb`,
+      message: null,
+      output: null,
+      expected_output: null,
+      check: null,
+      judge_reasoning: null,
+      error: null,
+      status: sql`case when status = 'pending' then 'skipped' else status end`,
+      completed_at: sql`coalesce(completed_at, now())`,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where(anyId('id', ids))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows ?? 0n);
 }

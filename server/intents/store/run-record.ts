@@ -1,5 +1,7 @@
 // What a completed intent run writes (usage_events, usage_counters, sessions, session_messages,
-// intent_cache), in one statement; the intent_cache rows are written here alone (their expiry too).
+// intent_cache), in one statement; the intent_cache rows are written here alone (their expiry and
+// erasure too).
+import { sql as rawSql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
@@ -83,5 +85,25 @@ export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: s
 /** Deletes cached intent answers that expired before `now`; answers how many. */
 export async function deleteExpiredIntentCache(em: EntityManager, now: Date): Promise<number> {
   const result = await kyselyOf(em).deleteFrom('intent_cache').where('expires_at', '<', now).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}
+
+/**
+ * Deletes the tenant's cached answers whose key is one of `keys` or whose answer is one of
+ * `outputs` (JSON values); answers how many.
+ */
+export async function deleteCachedAnswers(em: EntityManager, tenantId: string, keys: string[], outputs: unknown[]): Promise<number> {
+  if (!keys.length && !outputs.length) return 0;
+  const result = await kyselyOf(em)
+    .deleteFrom('intent_cache')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) =>
+      eb.or([
+        rawSql<boolean>`cache_key = any(${keys}::text[])`,
+        // The answers as one JSON array: jsonb equality, whatever their shape.
+        rawSql<boolean>`output in (select value from jsonb_array_elements(${JSON.stringify(outputs)}::jsonb))`,
+      ]),
+    )
+    .executeTakeFirst();
   return Number(result.numDeletedRows ?? 0n);
 }

@@ -2,6 +2,7 @@
 // this module alone writes it.
 import type { InferEntity } from '@mikro-orm/core';
 import { OutboxMessage } from '../../../db/entities/user.js';
+import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 
@@ -43,4 +44,22 @@ export async function markOutboxMessageFailed(em: EntityManager, message: Outbox
 export async function deleteOutboxMessagesSentBefore(em: EntityManager, before: Date): Promise<number> {
   const result = await kyselyOf(em).deleteFrom('outbox_messages').where('sent_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** Deletes the tenant's mail to or about the end user: recipients, subject or body naming them (`patterns`: common/mentions.ts); how many. */
+export async function deleteTenantMailMentioning(em: EntityManager, tenantId: string, patterns: { text: string; address: string }): Promise<number> {
+  const result = await kyselyOf(em)
+    .deleteFrom('outbox_messages')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) =>
+      eb.or([
+        // Recipients are stored lower-cased, comma separated.
+        eb(sql<string>`',' || replace(to_address, ' ', '') || ','`, 'like', patterns.address),
+        eb('to_address', 'like', patterns.text),
+        eb('subject', 'like', patterns.text),
+        eb('body', 'like', patterns.text),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }

@@ -1,6 +1,11 @@
 // The run_steps rows written one step at a time (agent runs, through server/runs/run-steps.ts) and
 // the trace read of every kind of run. Workflow and evaluation runs write their steps inside their
-// own run statements (server/workflows/store, server/evals/store).
+// own run statements (server/workflows/store, server/evals/store). Erasing one end user reads the
+// runs their runs started from the steps' outputs and deletes those runs' steps (in its transaction).
+import { sql } from 'kysely';
+import { anyId } from '../../../db/id-list.js';
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { monthKey } from '../../common/schemas.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
@@ -92,4 +97,26 @@ export async function selectRunSteps(sql: SqlPool, tenantId: string, runKind: st
        from run_steps where tenant_id = $1 and run_kind = $2 and run_id = $3 order by index`,
     [tenantId, runKind, runId],
   );
+}
+
+/**
+ * The ids the steps of these runs name as `run_id` or `session_id` in their output: the runs (and
+ * agent sessions) a step started — an agent's workflow tool, a workflow's ai_agent step.
+ */
+export async function listStepOutputRefs(em: EntityManager, tenantId: string, runKind: string, runIds: string[]): Promise<string[]> {
+  if (!runIds.length) return [];
+  // Raw: a lateral over two JSON fields of each step, kept to well-formed uuids.
+  const { rows } = await sql<{ ref: string }>`
+    select distinct r.ref from run_steps s
+      cross join lateral (values (s.output ->> 'run_id'), (s.output ->> 'session_id')) as r(ref)
+     where s.tenant_id = ${tenantId} and s.run_kind = ${runKind} and s.run_id = any(${runIds}::uuid[])
+       and jsonb_typeof(s.output) = 'object' and r.ref ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'`.execute(kyselyOf(em));
+  return rows.map((r) => r.ref);
+}
+
+/** Deletes the steps of these runs of the tenant; how many. */
+export async function deleteStepsOfRuns(em: EntityManager, tenantId: string, runKind: string, runIds: string[]): Promise<number> {
+  if (!runIds.length) return 0;
+  const result = await kyselyOf(em).deleteFrom('run_steps').where('tenant_id', '=', tenantId).where('run_kind', '=', runKind).where(anyId('run_id', runIds)).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }

@@ -1,5 +1,18 @@
 // The usage_events and usage_counters tables (metered operations and their monthly totals); this
 // module alone writes them, or hands out the SQL the one-statement run writers embed.
+//
+// Every insert into usage_events also moves the usage_daily rollup (the totals per tenant, UTC day,
+// kind, domain, intent, model and environment that reports read), in the same transaction, through
+// the statement-level trigger usage_events_daily_rollup (migration
+// Migration20261128140100_usage_daily). The trigger is the rollup's only writer: the run writers
+// that embed insertUsageEventsSql in their own single statements stay one round trip, and no
+// writer, present or future, can insert events and forget their totals. Deleting events (retention)
+// leaves the rollup alone on purpose: the totals outlive the detail they summarise.
+//
+// Lock order: a transaction takes its tenant's usage_counters row before the usage_daily rows (the
+// trigger fires at the end of the inserting statement, after a run writer's counter CTE; the
+// insert below moves the counters first for the same reason). The counter row then queues a
+// tenant's writers one at a time, so two of them never hold rollup rows the other one waits for.
 import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
@@ -70,7 +83,8 @@ export function usageRowsOf(usage: UsageEventInput[]) {
 
 /**
  * Writes usage events and moves the tenants' monthly counters, in the caller's transaction (so
- * counters and events never disagree). One statement for the events, one upsert per tenant.
+ * counters and events never disagree). One upsert per tenant (in tenant order), then one statement
+ * for the events (whose trigger moves the daily rollup).
  */
 export async function insertUsageEvents(em: EntityManager, inputs: UsageEventInput[]): Promise<void> {
   if (inputs.length === 0) return;
@@ -93,18 +107,19 @@ export async function insertUsageEvents(em: EntityManager, inputs: UsageEventInp
     counters.set(input.tenantId, c);
   }
   // Raw: metering is on the hot path of every run; the statements keep their text and round trips.
+  // Counters first and in tenant order: the lock order in this module's header.
+  for (const [tenantId, c] of [...counters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    await em.execute(
+      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?) ${ADD_TO_USAGE_COUNTER_SQL}`,
+      [tenantId, monthKey(now), c.requests, c.tokens, c.cost.toFixed(6)],
+    );
+  }
   const values = inputs.map(() => '(gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
   await em.execute(
     `insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens, total_tokens,
        cost_usd, latency_ms, status, counts_as_request, created_at) values ${values}`,
     rows,
   );
-  for (const [tenantId, c] of counters) {
-    await em.execute(
-      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?) ${ADD_TO_USAGE_COUNTER_SQL}`,
-      [tenantId, monthKey(now), c.requests, c.tokens, c.cost.toFixed(6)],
-    );
-  }
 }
 
 /** Requests, tokens and cost as decimal strings (cost rounded to 6 places by the database). */
@@ -112,47 +127,6 @@ export interface UsageTotalsRow {
   requests: string;
   tokens: string;
   cost: string;
-}
-
-// The totals of a group of events, as text so no number loses precision on the way.
-const usageTotals = [
-  sql<string>`count(*) filter (where counts_as_request)::text`.as('requests'),
-  sql<string>`coalesce(sum(total_tokens), 0)::text`.as('tokens'),
-  sql<string>`round(coalesce(sum(cost_usd), 0), 6)::text`.as('cost'),
-] as const;
-
-/**
- * Usage events between two instants, for one tenant or (tenantId null) the whole platform: the
- * totals, per UTC day, per domain and per (domain, intent), busiest first.
- */
-export async function selectUsageTotals(em: EntityManager, tenantId: string | null, from: Date, to: Date) {
-  const events = () =>
-    kyselyOf(em)
-      .selectFrom('usage_events')
-      .where('created_at', '>=', from)
-      .where('created_at', '<', to)
-      .$if(!!tenantId, (qb) => qb.where('tenant_id', '=', tenantId!));
-  const all = await events().select(usageTotals).executeTakeFirstOrThrow();
-  const days = await events()
-    .select([sql<string>`to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD')`.as('day'), ...usageTotals])
-    .groupBy(sql`1`)
-    .orderBy(sql`1`)
-    .execute();
-  const domains = await events()
-    .select(['domain', ...usageTotals])
-    .groupBy('domain')
-    .orderBy(sql`count(*)`, 'desc')
-    .orderBy('domain')
-    .execute();
-  const intents = await events()
-    .where('intent', 'is not', null)
-    .select(['domain', 'intent', ...usageTotals])
-    .groupBy(['domain', 'intent'])
-    .orderBy(sql`count(*)`, 'desc')
-    .orderBy('domain')
-    .orderBy('intent')
-    .execute();
-  return { all, days, domains, intents };
 }
 
 /** The platform's counters for `month` (YYYY-MM) summed, as decimal strings. */
@@ -166,15 +140,4 @@ export async function sumUsageCounters(em: EntityManager, month: string): Promis
     ])
     .where('month', '=', month)
     .executeTakeFirstOrThrow();
-}
-
-/** How many events of each kind the platform recorded since `since`, by kind. */
-export async function countUsageEventsByKind(em: EntityManager, since: Date): Promise<{ kind: string; runs: string }[]> {
-  return kyselyOf(em)
-    .selectFrom('usage_events')
-    .select(['kind', sql<string>`count(*)::text`.as('runs')])
-    .where('created_at', '>=', since)
-    .groupBy('kind')
-    .orderBy('kind')
-    .execute();
 }

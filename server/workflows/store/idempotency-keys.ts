@@ -3,6 +3,7 @@
 // Raw SQL on the SqlPool: the claim is a prepared statement of the run and webhook intake, and is
 // also embedded as the guard of a queued run's statement (run-admission.ts); the other statements
 // read and write the same rows on the same pool (Kysely is bound to an EntityManager's connection).
+import { anyId } from '../../../db/id-list.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
@@ -80,5 +81,12 @@ export async function setKeyRun(sql: SqlPool, claim: KeyClaim, runId: string): P
 
 export async function deleteIdempotencyKeysBefore(em: EntityManager, before: Date): Promise<number> {
   const result = await kyselyOf(em).deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}
+
+/** Deletes the tenant's keys of the runs `runIds` (a key keeps its run's answer); how many. */
+export async function deleteKeysOfRuns(em: EntityManager, tenantId: string, runIds: string[]): Promise<number> {
+  if (!runIds.length) return 0;
+  const result = await kyselyOf(em).deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where(anyId('run_id', runIds)).executeTakeFirst();
   return Number(result.numDeletedRows ?? 0n);
 }

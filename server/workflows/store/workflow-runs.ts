@@ -4,10 +4,17 @@
 // uses: they stay raw SQL. The hot ones run as named prepared statements (their texts and names must
 // not change); many embed graphile_worker.add_job / remove_job so a run's change and its job are one
 // statement; the rest read or write the same rows on the same pool (Kysely is bound to an
-// EntityManager's connection, not to the SqlPool).
+// EntityManager's connection, not to the SqlPool). The erasure of one end user's runs is the
+// exception: it runs through Kysely in the erasure's own transaction (at the end of the file).
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import type { WorkflowRunStatus } from '../../../db/column-values.js';
+import { anyId } from '../../../db/id-list.js';
+import { cappedCountSql, cursorTimeSql } from '../../../db/keyset.js';
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import type { PageRequest } from '../../common/pagination.js';
 import { TENANT_SCOPE_COLUMNS, type TenantScopeRow } from '../../tenants/tenant-scope.js';
 import type { Resume, WaitKind } from '../engine/run-types.js';
 import type { StepDef } from '../step-types.js';
@@ -788,17 +795,36 @@ export interface RunRow {
 
 const RUN_ROW_COLUMNS = 'id::text, conversation_id::text, version, scope, status, triggered_by, input, output, error, steps_done, approval_id::text, resume_at, started_at, completed_at';
 
-const LIST_WHERE = 'tenant_id = $1 and workflow_id = $2 and ($3::text is null or status = $3)';
-
-/** A workflow's runs, newest first, optionally of one status. */
-export async function listRuns(sql: SqlPool, tenantId: string, workflowId: string, status: WorkflowRunStatus | null, page: { limit: number; offset: number }): Promise<RunRow[]> {
-  return sql.query<RunRow>(`select ${RUN_ROW_COLUMNS} from workflow_runs where ${LIST_WHERE} order by started_at desc, id limit $4 offset $5`, [tenantId, workflowId, status, page.limit, page.offset]);
+/** The conditions of a workflow's run list, written for the filter given (each has its index). */
+function runsWhere(tenantId: string, workflowId: string, status: WorkflowRunStatus | null) {
+  const params: unknown[] = [tenantId, workflowId];
+  const conditions = ['tenant_id = $1', 'workflow_id = $2'];
+  // No `($n is null or status = $n)`: with it the planner cannot use the status index, and the
+  // count read every run of the workflow.
+  if (status !== null) conditions.push(`status = $${params.push(status)}`);
+  return { conditions, params };
 }
 
-/** How many runs `listRuns` pages through. */
-export async function countRuns(sql: SqlPool, tenantId: string, workflowId: string, status: WorkflowRunStatus | null): Promise<number> {
-  const [count] = await sql.query<{ n: string }>(`select count(*) as n from workflow_runs where ${LIST_WHERE}`, [tenantId, workflowId, status]);
-  return Number(count.n);
+/**
+ * A workflow's runs, newest first (ties by id), optionally of one status, and one more row when there
+ * is a next page; on (tenant_id, workflow_id[, status], started_at desc, id desc), from the offset or
+ * the cursor.
+ */
+export async function listRuns(sql: SqlPool, tenantId: string, workflowId: string, status: WorkflowRunStatus | null, page: PageRequest): Promise<(RunRow & { cursor_key: string })[]> {
+  const { conditions, params } = runsWhere(tenantId, workflowId, status);
+  if (page.after) conditions.push(`(started_at, id) < ($${params.push(page.after.key)}::timestamptz, $${params.push(page.after.id)}::uuid)`);
+  return sql.query<RunRow & { cursor_key: string }>(
+    `select ${RUN_ROW_COLUMNS}, ${cursorTimeSql('started_at')} as cursor_key from workflow_runs where ${conditions.join(' and ')}
+      order by started_at desc, id desc limit $${params.push(page.limit + 1)} offset $${params.push(page.offset)}`,
+    params,
+  );
+}
+
+/** How many runs `listRuns` pages through, counted up to `cap` + 1 (pageOfRows says how far). */
+export async function countRuns(sql: SqlPool, tenantId: string, workflowId: string, status: WorkflowRunStatus | null, cap: number): Promise<number> {
+  const { conditions, params } = runsWhere(tenantId, workflowId, status);
+  const [count] = await sql.query<{ n: number }>(cappedCountSql(`select 1 from workflow_runs where ${conditions.join(' and ')}`, cap), params);
+  return count.n;
 }
 
 /** A run of the workflow. */
@@ -835,4 +861,47 @@ export async function findRunCallback(sql: SqlPool, tenantId: string, runId: str
     [runId, tenantId],
   );
   return row ?? null;
+}
+
+// ---- Erasing one end user -------------------------------------------------------------------------
+
+// The runs whose input names the end user: `input ? 'user_id'` repeats the partial index's
+// predicate, so the planner may take (tenant_id, input->>'user_id').
+const userRuns = (em: EntityManager, tenantId: string, userId: string) =>
+  kyselyOf(em)
+    .selectFrom('workflow_runs')
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`input ? 'user_id'`)
+    .where(sql<string>`input ->> 'user_id'`, '=', userId);
+
+/** Up to `limit` of the runs whose input's `user_id` is the end user. */
+export async function listUserRunIds(em: EntityManager, tenantId: string, userId: string, limit: number): Promise<string[]> {
+  const rows = await userRuns(em, tenantId, userId).select('id').limit(limit).execute();
+  return rows.map((r) => r.id);
+}
+
+/** How many of those runs are executing now. */
+export async function countRunningUserRuns(em: EntityManager, tenantId: string, userId: string): Promise<number> {
+  const row = await userRuns(em, tenantId, userId).select(sql<number>`count(*)::int`.as('n')).where('status', '=', 'running').executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** The tenant's runs among `ids`. */
+export async function findRunsNamed(em: EntityManager, tenantId: string, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const rows = await kyselyOf(em).selectFrom('workflow_runs').select('id').where('tenant_id', '=', tenantId).where(anyId('id', ids)).execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Deletes the tenant's runs `ids` with their approvals; how many of each. A job still queued for one
+ * of them finds no run and ends (every task is written for that).
+ */
+export async function deleteRunsWithApprovals(em: EntityManager, tenantId: string, ids: string[]): Promise<{ runs: number; approvals: number }> {
+  if (!ids.length) return { runs: 0, approvals: 0 };
+  const db = kyselyOf(em);
+  // The approvals by their own statement, so they are counted (the foreign key would take them silently).
+  const approvals = await db.deleteFrom('workflow_approvals').where('tenant_id', '=', tenantId).where(anyId('run_id', ids)).executeTakeFirst();
+  const runs = await db.deleteFrom('workflow_runs').where('tenant_id', '=', tenantId).where(anyId('id', ids)).executeTakeFirst();
+  return { runs: Number(runs.numDeletedRows ?? 0n), approvals: Number(approvals.numDeletedRows ?? 0n) };
 }

@@ -4,6 +4,7 @@
 // touches live values. Expired values are invisible everywhere and deleted by the hourly maintenance
 // job. Raw SQL on the SqlPool, which the step engine runs on (loading a run's values is a prepared
 // statement of the hot path); Kysely is bound to an EntityManager's connection instead.
+import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
@@ -67,5 +68,15 @@ export async function deleteStateEntry(sql: SqlPool, k: StateKey, key: string): 
 
 export async function deleteExpiredWorkflowState(em: EntityManager, now: Date): Promise<number> {
   const result = await kyselyOf(em).deleteFrom('workflow_state').where('expires_at', '<', now).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}
+
+/** Deletes the tenant's saved values whose key or value names the end user (`patterns`: common/mentions.ts); how many. */
+export async function deleteStateMentioning(em: EntityManager, tenantId: string, patterns: { json: string; text: string }): Promise<number> {
+  const result = await kyselyOf(em)
+    .deleteFrom('workflow_state')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('key', 'like', patterns.text), eb(sql<string>`value::text`, 'like', patterns.json)]))
+    .executeTakeFirst();
   return Number(result.numDeletedRows ?? 0n);
 }
