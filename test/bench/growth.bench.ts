@@ -1,14 +1,15 @@
 // History must never slow the hot path. One tenant ("heavy") gets millions of history rows (usage
 // events, intent sessions and their messages, agent sessions, runs and messages, workflow runs and
 // their steps, audit entries), cloned from rows its own real calls wrote and spread over the last
-// year; another tenant ("light") keeps a handful. The hot paths are timed one request at a time,
-// for both tenants, on the empty database (each tenant has just a full page of each list and a
-// usage event a day for the last month, so both phases answer the same number of rows) and again on
-// the grown one (after VACUUM ANALYZE, as autovacuum would have done): an intent run, a webhook accept, a run list's first page and a deep page (a
-// cursor in the middle of the history), one run, the usage report for this month, the audit log,
-// the session list and /admin/stats. Target: each p50 on the grown database within 10% of the
-// same path's p50 on the empty one. The yardstick in the same run is the same server, same calls,
-// with no history: the fastest honest way to answer them.
+// year; another tenant ("light") keeps a handful. Two Liya processes run side by side, one on an
+// empty database and one on the grown database (after VACUUM ANALYZE, as autovacuum would have
+// done); each has the same two tenants with a full page of each list and a usage event a day for
+// the last month (so both answer the same number of rows), and each call goes to both in turn, one
+// request at a time, so the machine's drift falls on both alike. The hot paths, for both tenants:
+// an intent run, a webhook accept, a run list's first page and a deep page (a cursor in the middle
+// of the history), one run, the usage report for this month, the audit log, the session list, /admin/stats, and a control that reads no history. Target: each p50 on the
+// grown database within 10% of the same path's p50 on the empty one. The yardstick in the same run
+// is the same server, same calls, with no history: the fastest honest way to answer them.
 //
 // Then retention: the heavy tenant's history is given a short retention, so the next retention
 // job has about a million rows to delete; while it runs, /health/live and another tenant's list
@@ -53,6 +54,7 @@ export interface GrowthSettings {
 }
 
 interface Tenant {
+  url: string;
   name: string;
   apiKey: string;
   token: string;
@@ -129,24 +131,38 @@ async function timeCall(url: string, call: ReturnType<HotPath['request']>, expec
   return ms;
 }
 
-interface PathFigures { tenant: string; path: string; p50Ms: number; p95Ms: number; cpuUsPerCall: number }
+interface PathFigures { p50Ms: number; p95Ms: number; cpuUsPerCall: number }
 
-/** Every hot path for every tenant, one call at a time; p50/p95 and the server's CPU per call. */
-async function measurePaths(url: string, pid: number, tenants: Tenant[], paths: HotPath[], samples: number, phase: string): Promise<PathFigures[]> {
-  const figures: PathFigures[] = [];
+/** One server under test: its URL, its process and its tenants (heavy first, light second). */
+interface Side { url: string; pid: number; tenants: Tenant[] }
+
+/**
+ * Every hot path for every tenant, on both servers: the same call to the empty one and to the grown
+ * one in turn, one call at a time, so whatever the machine does meanwhile (the other vCPU,
+ * PostgreSQL's background writes) falls on both alike. p50/p95 and each process's CPU per call.
+ */
+async function measurePaired(empty: Side, grown: Side, paths: HotPath[], samples: number) {
+  const rows: { tenant: string; path: string; empty: PathFigures; grown: PathFigures }[] = [];
   for (const p of paths) {
-    for (const t of p.name === '/admin/stats' ? tenants.slice(0, 1) : tenants) {
-      const label = `${phase} ${t.name} ${p.name}`;
-      for (let i = 0; i < Math.max(5, Math.floor(samples / 10)); i++) await timeCall(url, p.request(t), p.status, label);
-      const cpu0 = processCpuUs(pid);
-      const times: number[] = [];
-      for (let i = 0; i < samples; i++) times.push(await timeCall(url, p.request(t), p.status, label));
-      const cpu = (processCpuUs(pid) - cpu0) / samples;
-      const f = latencyFigures(times);
-      figures.push({ tenant: p.name === '/admin/stats' ? 'platform' : t.name, path: p.name, p50Ms: f.p50Ms, p95Ms: f.p95Ms, cpuUsPerCall: cpu });
+    const roles = p.name === '/admin/stats' ? [0] : [0, 1];
+    for (const role of roles) {
+      const sides = [empty, grown].map((side) => ({ side, t: side.tenants[role], times: [] as number[] }));
+      const label = `${sides[0].t.name} ${p.name}`;
+      for (let i = 0; i < Math.max(5, Math.floor(samples / 10)); i++) for (const x of sides) await timeCall(x.side.url, p.request(x.t), p.status, label);
+      const cpu0 = sides.map((x) => processCpuUs(x.side.pid));
+      for (let i = 0; i < samples; i++) {
+        // Alternate which goes first, so neither always follows the other.
+        const order = i % 2 === 0 ? sides : [sides[1], sides[0]];
+        for (const x of order) x.times.push(await timeCall(x.side.url, p.request(x.t), p.status, label));
+      }
+      const figures = sides.map((x, k) => {
+        const f = latencyFigures(x.times);
+        return { p50Ms: f.p50Ms, p95Ms: f.p95Ms, cpuUsPerCall: (processCpuUs(x.side.pid) - cpu0[k]) / samples };
+      });
+      rows.push({ tenant: p.name === '/admin/stats' ? 'platform' : sides[0].t.name, path: p.name, empty: figures[0], grown: figures[1] });
     }
   }
-  return figures;
+  return rows;
 }
 
 /** A tenant with a deployed webhook workflow, a deployed agent, and a few real runs of each kind. */
@@ -164,7 +180,7 @@ async function prepareTenant(url: string, name: string, db: pg.Client): Promise<
   const agentDeployed = await callJson(url, 'POST', `/v1/agents/${agentKey}/deploy`, { authorization: `Bearer ${apiKey}` });
   if (agentDeployed.status !== 200) throw new Error(`agent deploy: HTTP ${agentDeployed.status} ${JSON.stringify(agentDeployed.body)}`);
   const t: Tenant = {
-    name, apiKey, token, tenantId, workflowId: deployed.workflow.id, webhookPath: new URL(deployed.webhook_url).pathname,
+    url, name, apiKey, token, tenantId, workflowId: deployed.workflow.id, webhookPath: new URL(deployed.webhook_url).pathname,
     webhook: new Webhook(deployed.webhook_secret), agentKey, runId: '',
   };
   for (let i = 0; i < 3; i++) {
@@ -317,34 +333,34 @@ async function cursorAtDepth(url: string, t: Tenant, depth: number, start: strin
   return cursor;
 }
 
-export async function runGrowthBench(adminUrl: string, cleanup: Cleanup, settings: GrowthSettings) {
-  const serverSource = await sourceHash();
-  await ensureDatabase(adminUrl, DATABASE);
-  const databaseUrl = withDatabase(adminUrl, DATABASE);
-  const fake = await startFakeLlmThread();
-  cleanup.add('fake provider', () => fake.close());
-  console.log('starting liya in its own process (defaults; the fake provider in a worker thread) ...');
-  const liya = await startLiyaProcess(databaseUrl, cleanup, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-bench-growth', ADMIN_SECRET });
-  const pid = liya.child.pid!;
+/** A Liya process on its own database with the two tenants, each with one page of history. */
+async function startSide(adminUrl: string, database: string, fakeUrl: string, cleanup: Cleanup) {
+  await ensureDatabase(adminUrl, database);
+  const databaseUrl = withDatabase(adminUrl, database);
+  const liya = await startLiyaProcess(databaseUrl, cleanup, { OPENAI_BASE_URL: fakeUrl, OPENAI_API_KEY: 'sk-bench-growth', ADMIN_SECRET });
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
-  cleanup.add('bench database client', () => db.end());
-
+  cleanup.add(`bench database client (${database})`, () => db.end());
   const heavy = await prepareTenant(liya.url, 'Heavy', db);
   // The heavy tenant is on the plan that keeps history longest (a year and more), so none of its
   // seeded year is due before the retention phase asks for less.
   const upgraded = await callJson(liya.url, 'PATCH', `/admin/tenants/${heavy.tenantId}`, { 'x-admin-secret': ADMIN_SECRET }, { billingPlan: 'enterprise' });
   if (upgraded.status !== 200) throw new Error(`plan change: HTTP ${upgraded.status} ${JSON.stringify(upgraded.body)}`);
   const light = await prepareTenant(liya.url, 'Light', db);
-  const tenants = [heavy, light];
-  const cursors = new Map<string, string>();
-  const paths = hotPaths(cursors);
-
   await ensurePastPartitions(db);
-  for (const t of tenants) await seedOnePage(db, t);
-  for (const t of tenants) cursors.set(t.tenantId, await deepCursorOf(liya.url, t, db));
-  console.log(`empty database (a page of each list, a usage event a day for a month): timing ${paths.length} hot paths x ${tenants.length} tenants, ${settings.samples} calls each ...`);
-  const empty = await measurePaths(liya.url, pid, tenants, paths, settings.samples, 'empty');
+  for (const t of [heavy, light]) await seedOnePage(db, t);
+  return { side: { url: liya.url, pid: liya.child.pid!, tenants: [heavy, light] } as Side, db, databaseUrl };
+}
+
+export async function runGrowthBench(adminUrl: string, cleanup: Cleanup, settings: GrowthSettings) {
+  const serverSource = await sourceHash();
+  const fake = await startFakeLlmThread();
+  cleanup.add('fake provider', () => fake.close());
+  console.log('starting two liya processes, one on an empty database and one to grow (defaults; the fake provider in a worker thread) ...');
+  const empty = await startSide(adminUrl, `${DATABASE}_empty`, fake.url, cleanup);
+  const grown = await startSide(adminUrl, DATABASE, fake.url, cleanup);
+  const [heavy, light] = grown.side.tenants;
+  const db = grown.db;
 
   console.log(`growing the heavy tenant's history to about ${settings.rows.toLocaleString('en')} rows ...`);
   const partitioned = await ensurePastPartitions(db);
@@ -352,9 +368,11 @@ export async function runGrowthBench(adminUrl: string, cleanup: Cleanup, setting
   const seeded = await growHistory(db, heavy, settings.rows);
   // A database that has lived a year has been vacuumed and analysed by autovacuum; right after a
   // bulk load it has not, and autovacuum would be working through it while we measure.
-  await db.query('vacuum (analyze)');
-  // The bulk load's dirty pages written out now, not by the checkpointer while we measure.
-  await db.query('checkpoint');
+  for (const side of [empty, grown]) {
+    await side.db.query('vacuum (analyze)');
+    // The bulk load's dirty pages written out now, not by the checkpointer while we measure.
+    await side.db.query('checkpoint');
+  }
   await waitFor(async () => {
     const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'`);
     return rows[0].n === 0;
@@ -363,14 +381,14 @@ export async function runGrowthBench(adminUrl: string, cleanup: Cleanup, setting
   const { rows: sizeRows } = await db.query<{ bytes: string }>(`select pg_database_size(current_database())::text as bytes`);
   console.log(`seeded ${seeded.toLocaleString('en')} rows in ${fmt(seedSeconds)} s; database ${fmt(Number(sizeRows[0].bytes) / 1024 ** 3, 2)} GiB`);
 
-  for (const t of tenants) cursors.set(t.tenantId, await deepCursorOf(liya.url, t, db));
-  console.log('grown database: timing the same calls ...');
-  const grown = await measurePaths(liya.url, pid, tenants, paths, settings.samples, 'grown');
-
-  const rows = grown.map((g) => {
-    const e = empty.find((x) => x.tenant === g.tenant && x.path === g.path)!;
-    const ratio = g.p50Ms / e.p50Ms;
-    return { tenant: g.tenant, path: g.path, empty: e, grown: g, ratio, pass: ratio <= 1 + FLAT_TARGET };
+  const cursors = new Map<string, string>();
+  for (const side of [empty, grown]) for (const t of side.side.tenants) cursors.set(t.tenantId, await deepCursorOf(t.url, t, side.db));
+  const paths = hotPaths(cursors);
+  console.log(`timing ${paths.length} hot paths x 2 tenants, ${settings.samples} calls each on the empty and the grown server in turn ...`);
+  const measured = await measurePaired(empty.side, grown.side, paths, settings.samples);
+  const rows = measured.map((r) => {
+    const ratio = r.grown.p50Ms / r.empty.p50Ms;
+    return { ...r, ratio, pass: ratio <= 1 + FLAT_TARGET };
   });
   console.log('');
   console.log(table(
@@ -380,7 +398,7 @@ export async function runGrowthBench(adminUrl: string, cleanup: Cleanup, setting
   const flatPass = rows.every((r) => r.pass);
   console.log(`target: every hot path's p50 within ${FLAT_TARGET * 100}% from empty to ${seeded.toLocaleString('en')} rows: ${flatPass ? 'PASS' : 'MISS'}`);
 
-  const retention = settings.retention ? await runRetentionPhase(liya.url, databaseUrl, db, heavy, light) : null;
+  const retention = settings.retention ? await runRetentionPhase(grown.side.url, grown.databaseUrl, db, heavy, light) : null;
 
   const results = {
     measured_at: new Date().toISOString(),
