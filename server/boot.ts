@@ -15,6 +15,7 @@ import { closeWorkerPool } from './common/worker-pool.js';
 import { stopOcrProcess } from './workflows/ocr.js';
 import { preloadOpenAiSdk } from './llm/client-cache.js';
 import { createLlmGateway } from './llm/llm-gateway.js';
+import { startBreakerSync, type BreakerSync } from './llm/breaker-sync.js';
 import { createLogger } from './logger.js';
 import { createMailer } from './mail/mailer.js';
 import { createLazyMcpPool, MCP_OUTBOUND_LIMITS } from './agents/mcp-pool.js';
@@ -100,6 +101,8 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
   const mcpMaxBytes = Math.max(config.OUTBOUND_MAX_BYTES, MCP_OUTBOUND_LIMITS.maxBytes);
   const mcp = createLazyMcpPool(createOutboundHttp({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS, ...MCP_OUTBOUND_LIMITS, maxBytes: mcpMaxBytes }).fetch);
   cleanups.push(() => mcp.close());
+  // Breakers are shared with every other process (started below, once the gateway that owns them exists).
+  let breakerSync: BreakerSync | null = null;
   const deps: AppDeps = {
     config,
     orm,
@@ -107,7 +110,7 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
     log,
     jwtKey,
     mailer: createMailer(config.SMTP_URL, config.MAIL_FROM),
-    llm: createLlmGateway({ config, log }),
+    llm: createLlmGateway({ config, log, onBreakerChange: (change) => breakerSync?.publish(change) }),
     pgvector,
     outbound,
     mcp,
@@ -121,12 +124,15 @@ export async function openRuntime(config: AppConfig, log: Logger, url: string, c
       perKeyPerMinute: 60,
     }),
   };
+  breakerSync = startBreakerSync({ url, sql, health: deps.llm.health, log });
+  const sync = breakerSync;
+  cleanups.push(() => sync.close());
   // Agents run workflows and workflows run agents: each through the other's port, wired here.
   deps.runs.workflows = createWorkflowRunPort(deps);
   deps.runs.agents = createAgentRunPort(deps);
   // Metrics and tracing, when enabled (server/observability/start-telemetry.ts, one place for both):
   // before the worker runs anything and before the HTTP app is built, whose request hook depends on it.
-  cleanups.push(await startTelemetry({ config, log, orm, sql, jobPool }));
+  cleanups.push(await startTelemetry({ config, log, orm, sql, jobPool, breakers: () => deps.llm.breakers() }));
   // Every process that executes runs (API or `liya worker`) beats, so its runs are not taken from it.
   cleanups.push(await startProcessHeartbeat(sql, config.HEARTBEAT_MS, log));
   engineCheck = () => true;

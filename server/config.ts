@@ -114,6 +114,24 @@ const configSchema = z.object({
   VISION_MODEL: z.string().trim().min(1).max(200).optional(),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /**
+   * JSON array of model refs that serve, in order, when a call's own model fails or cools down and
+   * neither the intent, agent or suite nor the tenant names fallbacks (default: none).
+   */
+  LLM_FALLBACK_MODELS: jsonVariable(z.array(z.string().trim().min(1).max(200)).max(3)).optional(),
+  /** Calls a target's breaker must have seen before it opens: it opens when more than half of its last 20 calls failed (default 5). */
+  LLM_BREAKER_MIN_CALLS: z.coerce.number().int().min(1).max(20).default(5),
+  /** How long an open breaker sends no call to its target before one probe may close it (default 10 s). */
+  LLM_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** Retries a target may add, as a share of its first attempts in the last 10 s, beyond 10 (default 0.1). */
+  LLM_RETRY_BUDGET: z.coerce.number().min(0).max(10).default(0.1),
+  /** The longest a call waits for a provider's Retry-After before it falls back or fails instead (default 20 s). */
+  LLM_MAX_RETRY_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
+  /**
+   * How long batch work (an evaluation case, an ingestion's embeddings batch) keeps waiting and
+   * trying again while the provider fails in a way time may cure (default 2 min; 0: no waiting).
+   */
+  PROVIDER_PATIENCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   /** JSON object overriding prices: {"model": {"input": usdPerMillion, "output": usdPerMillion}}. */
   LLM_PRICES: jsonVariable(z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) }))).optional(),
   /** 32+ characters; encrypts tenants' provider keys. Unset: generated once and kept in the database. */

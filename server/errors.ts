@@ -82,6 +82,7 @@ export const ERROR_STATUS = {
   NOT_READY: 503,
   DATABASE_UNAVAILABLE: 503,
   LLM_NOT_CONFIGURED: 503,
+  LLM_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

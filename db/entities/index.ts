@@ -15,6 +15,7 @@ import { CustomDomain, CustomIntent, IntentVersion, Prompt, PromptVersion } from
 import { IntentCacheEntry, Session, SessionMessage, TenantProviderKey } from './session.js';
 import { TenantRetention } from './retention.js';
 import { PlatformAuditEntry } from './platform-audit.js';
+import { ProviderBreaker } from './provider-breaker.js';
 
 export const entities = [
   Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, MailDayCount, LoginAttempt,
@@ -24,5 +25,5 @@ export const entities = [
   Agent, AgentSession, AgentMessage, AgentRun, RunStep, AgentUserMemory, Workflow, WorkflowVersion, WorkflowRun, WorkflowState,
   WorkflowApproval, IdempotencyKey, WorkflowScheduleTick,
   EvalDataset, EvalCase, EvalSuite, EvalRun, EvalResult, EvalReview, Deployment, DeployPolicy, TenantRetention,
-  PlatformAuditEntry,
+  PlatformAuditEntry, ProviderBreaker,
 ];

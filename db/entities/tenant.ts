@@ -17,6 +17,8 @@ export const Tenant = defineEntity({
     monthlyTokenQuota: p.bigint('string').nullable(),
     // Model used when an intent names none (null: the platform default).
     defaultModel: p.string().length(200).nullable(),
+    /** Models that serve, in order, when a call's model fails or cools down (null: the platform's LLM_FALLBACK_MODELS). */
+    modelFallbacks: p.json<string[]>().nullable(),
     // Built-in intents switched off for this tenant, as `domain/intent` (-> 403 INTENT_NOT_PERMITTED).
     disabledIntents: p.json<string[]>().defaultRaw(`'[]'`),
     // Guardrails applied to intents that set none of their own (null: platform defaults).

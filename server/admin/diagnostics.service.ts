@@ -7,6 +7,8 @@ import type { AppDeps } from '../deps.js';
 import { createOpenAiClient, loadOpenAiSdk, NO_KEY, type CreateClient } from '../llm/client-cache.js';
 import { DEFAULT_PROVIDER, listProviders, parseModelRef } from '../llm/providers.js';
 import { staleAfterMs } from '../runs/process-identity.js';
+import { readSharedBreakers } from '../llm/breaker-sync.js';
+import type { BreakerReadingDto } from './diagnostics.schemas.js';
 import { selectJobQueueBacklog, selectJobRunnerState, selectServerVersion } from './store/diagnostics.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -23,6 +25,7 @@ export interface Diagnostics {
   /** No check failed (warnings allowed). */
   ok: boolean;
   checks: DiagnosticCheck[];
+  breakers: BreakerReadingDto[];
 }
 
 export interface DiagnosticsOptions {
@@ -240,6 +243,36 @@ function checkOptionalFeatures(): DiagnosticCheck {
   );
 }
 
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Every target this process knows, and the breakers other processes opened that it never called. */
+async function readBreakers(deps: AppDeps, timeoutMs: number): Promise<BreakerReadingDto[]> {
+  const own = deps.llm.breakers().map((b) => ({
+    provider: b.provider, credential: b.credential, credential_id: b.credentialId, state: b.state, remote: b.remote,
+    open_until: iso(b.openUntil), rate_limited_until: iso(b.rateLimitedUntil),
+  }));
+  const shared = await withTimeout(readSharedBreakers(deps.sql), timeoutMs).catch(() => []);
+  const known = new Set(own.map((b) => `${b.provider}:${b.credential}:${b.credential_id}`));
+  const others = shared
+    .filter((row) => !known.has(row.key) && row.open_until > Date.now())
+    .map((row) => ({ provider: row.provider, credential: row.credential, credential_id: row.key.split(':').pop() ?? '', state: 'open' as const, remote: true, open_until: iso(row.open_until), rate_limited_until: null }));
+  return [...own, ...others].sort((a, b) => a.provider.localeCompare(b.provider) || a.credential.localeCompare(b.credential) || a.credential_id.localeCompare(b.credential_id));
+}
+
+function checkBreakers(breakers: BreakerReadingDto[]): DiagnosticCheck {
+  const name = 'provider breakers';
+  const open = breakers.filter((b) => b.state !== 'closed');
+  if (!open.length) return ok(name, breakers.length ? `${breakers.length} target${breakers.length === 1 ? '' : 's'} called, every breaker closed` : 'no model provider called yet');
+  const platform = open.filter((b) => b.credential === 'platform').map((b) => `${b.provider} (${b.state}${b.open_until ? ` until ${b.open_until}` : ''})`);
+  const tenants = open.length - platform.length;
+  const what = [...platform, ...(tenants ? [`${tenants} tenant key${tenants === 1 ? '' : 's'}`] : [])].join(', ');
+  return warn(
+    name,
+    `cooling down after repeated failures: ${what}`,
+    'Calls go to each route\'s fallbacks (LLM_FALLBACK_MODELS, the tenant\'s or the intent\'s) while a breaker is open; without one they answer 503 LLM_UNAVAILABLE with Retry-After. Check the provider\'s status; a probe closes the breaker once it answers again.',
+  );
+}
+
 /**
  * Runs every check (each within `timeoutMs`); checks that need the database are skipped with a
  * warning when it is unreachable.
@@ -252,6 +285,7 @@ export async function runDiagnostics(deps: AppDeps, em: EntityManager, options: 
     database.status === 'ok'
       ? await Promise.all([checkMigrations(deps, timeoutMs), checkJobRunner(deps, em, timeoutMs)])
       : [checkNotRun('migrations'), checkNotRun('job runner')];
-  const checks = [database, ...databaseChecks, await provider, checkOptionalFeatures()];
-  return { ok: checks.every((c) => c.status !== 'fail'), checks };
+  const breakers = await readBreakers(deps, timeoutMs);
+  const checks = [database, ...databaseChecks, await provider, checkBreakers(breakers), checkOptionalFeatures()];
+  return { ok: checks.every((c) => c.status !== 'fail'), checks, breakers };
 }

@@ -14,13 +14,9 @@ export function registerAgentStream(app: FastifyInstance, deps: AppDeps): void {
     schema: runAgentInput,
     prepare: (em, scope, input) => prepareAgentRun(em, deps, { tenantId: scope.tenantId, environmentId: scope.environmentId, tenant: scope.tenant, plan: scope.plan }, input),
     async stream(em, prepared, sse, req) {
-      try {
-        const result = await executeAgentRun(em, deps, prepared, { onEvent: (e) => sse.send(e.event, e.data), signal: sse.signal });
-        sse.send(result.status === 'completed' || result.status === 'needs_input' ? 'run.completed' : 'run.failed', result);
-      } catch (err) {
-        req.log.error({ err }, 'agent run failed');
-        sse.send('run.failed', { run_id: prepared.runId, session_id: prepared.sessionId, status: 'failed', output: '', steps: 0, total_cost: 0, total_latency_ms: 0 });
-      }
+      // The run sends its last event (run.completed or run.failed) itself, with the numbers it
+      // stored, also when it throws; what threw is only logged here.
+      await executeAgentRun(em, deps, prepared, { onEvent: (e) => sse.send(e.event, e.data), signal: sse.signal }).catch((err: unknown) => req.log.error({ err }, 'agent run failed'));
     },
   });
 }

@@ -71,7 +71,8 @@ export const agentsRouter = router({
         description:
           'Answers 200 once the run has ended, whatever its status: completed, needs_input (the model asked the user; `output` is the question), ' +
           'max_steps_reached, budget_exhausted (the next model call could have passed behavior_config.max_cost_usd), guardrail_blocked ' +
-          '(`output` is the fallback), or failed (the model provider failed; `output` is behavior_config.fallback). ' +
+          '(`output` is the fallback), or failed (the model provider failed, also by cutting its answer off; `output` is behavior_config.fallback ' +
+          'and the run\'s `error` in GET …/runs/{runId} has the provider\'s code and reason). ' +
           'The same run as Server-Sent Events: POST /v1/agents/{agentKey}/run/stream.',
       },
       errors: [...RUN_ERRORS],

@@ -33,10 +33,16 @@ import { dispatchToolCalls, toolResultText, type CallOutcome, type ToolEvent, ty
 import { findAgentSession } from './store/agent-runs.js';
 import { observeGuardrail, observeRun } from '../observability/telemetry.js';
 
+/** The run as its last stream event reports it: the run endpoint's data and, when it did not complete, the run's error. */
+export type FailedAgentRun = AgentRunResult & { error: Record<string, unknown> | null };
+
 export type AgentRunEvent =
   | { event: 'run.started'; data: { run_id: string; session_id: string; agent_key: string } }
   | { event: 'llm.delta'; data: { text: string } }
-  | ToolEvent;
+  | ToolEvent
+  // Last, once the run is stored: the same numbers as the run's row, whether it ended or threw.
+  | { event: 'run.completed'; data: AgentRunResult }
+  | { event: 'run.failed'; data: FailedAgentRun };
 
 export interface PreparedAgentRun {
   runId: string;
@@ -199,15 +205,19 @@ async function executeAgentRunNow(em: EntityManager, deps: AppDeps, run: Prepare
   const bounds = openRunBounds(deps, run, options, emit);
   const tally: RunTally = { index: 0, steps: 0, totalCost: 0, totalTokens: 0, lastText: '', answeredModel: null, pending: [] };
   let end: RunEnd;
+  let result: AgentRunResult;
   try {
     end = run.blocked
       ? { status: 'guardrail_blocked', output: run.blocked.fallback, error: { code: 'GUARDRAIL_BLOCKED', stage: 'input', issues: run.blocked.issues } }
       : await runModelLoop(em, deps, run, tally, bounds);
+    result = await finishAgentRun(deps, run, tally, end);
   } catch (err) {
-    await failAgentRun(deps, run, tally);
+    emit({ event: 'run.failed', data: await failAgentRun(deps, run, tally) });
     throw err;
   }
-  return finishAgentRun(deps, run, tally, end);
+  if (end.status === 'completed' || end.status === 'needs_input') emit({ event: 'run.completed', data: result });
+  else emit({ event: 'run.failed', data: { ...result, error: end.error } });
+  return result;
 }
 
 /** The run's limits: the plan's, its own cost cap within what the runs above it may still spend, and its deadline. */
@@ -381,13 +391,22 @@ function endAfterTools(run: PreparedAgentRun, outcomes: CallOutcome[], checked: 
   return null;
 }
 
-/** A run that threw: stored as failed (best effort) once its other writes are done; the error goes on. */
-async function failAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTally): Promise<void> {
+/**
+ * A run that threw (a fault of ours, not the provider's): stored as failed (best effort) once its
+ * other writes are done, with the agent's fallback as its output like any failed run, and answered
+ * as stored; the error goes on to be reported.
+ */
+async function failAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTally): Promise<FailedAgentRun> {
   await Promise.allSettled([...tally.pending, run.started]);
+  const { steps, totalTokens, totalCost } = tally;
+  const totalLatencyMs = Math.round(performance.now() - run.startedAt);
+  const output = run.config.fallback;
+  const error = { code: 'INTERNAL_ERROR', message: 'The run failed unexpectedly' };
   await writeRunFinish(deps.sql, {
-    runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status: 'failed', output: '', steps: tally.steps, totalTokens: tally.totalTokens, totalCost: tally.totalCost,
-    totalLatencyMs: performance.now() - run.startedAt, error: { code: 'INTERNAL_ERROR', message: 'The run failed unexpectedly' }, model: tally.answeredModel,
+    runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status: 'failed', output, steps, totalTokens, totalCost,
+    totalLatencyMs, error, model: tally.answeredModel,
   }).catch(() => undefined);
+  return { run_id: run.runId, session_id: run.sessionId, status: 'failed', output, steps, total_cost: Math.round(totalCost * 1e6) / 1e6, total_latency_ms: totalLatencyMs, error };
 }
 
 /** Stores the run's end once its start and its last steps are written, and answers it. */
@@ -396,6 +415,10 @@ async function finishAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTa
   const { steps, totalTokens, totalCost } = tally;
   const totalLatencyMs = Math.round(performance.now() - run.startedAt);
   const finish = { runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: tally.answeredModel };
-  await Promise.all([...tally.pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
+  // Every write settles before a failure is raised, so the failed run's row is never written while
+  // this one is still in flight.
+  const writes = await Promise.allSettled([...tally.pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
+  const failed = writes.find((w) => w.status === 'rejected');
+  if (failed) throw failed.reason;
   return { run_id: run.runId, session_id: run.sessionId, status, output, steps, total_cost: Math.round(totalCost * 1e6) / 1e6, total_latency_ms: totalLatencyMs };
 }

@@ -29,7 +29,7 @@ export const ingestionJobSchema = z
     source_type: z.string(),
     name: z.string(),
     status: z.enum(INGESTION_STATUSES),
-    stage: z.string().nullable().describe('`extracting`, `chunking`, `embedding`, `indexing`, then `completed`; a failed job keeps the stage it failed in'),
+    stage: z.string().nullable().describe('`extracting`, `chunking`, `embedding`, `indexing`, then `completed`; `embedding (waiting for provider)` while an embeddings batch waits out a rate limit or outage; a failed job keeps the stage it failed in'),
     progress: z.number().int().min(0).max(100),
     result: z.record(z.string(), z.unknown()).nullable().describe('On completion: `chunks`, `characters`, `pages` (PDF), `embedded`, `embedding_model`, `chunking`'),
     error_message: z.string().nullable(),

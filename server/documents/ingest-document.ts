@@ -36,6 +36,11 @@ export interface RunIngestionOptions {
 // Progress at the start of each stage; embedding fills 35 -> 85 batch by batch.
 const PROGRESS = { extracting: 5, chunking: 25, embedding: 35, indexing: 90 } as const;
 const EMBEDDING_SPAN = 50;
+/**
+ * The stage while an embeddings batch waits out a rate limit or an outage (PROVIDER_PATIENCE_MS);
+ * the next batch done sets `embedding` again.
+ */
+const EMBEDDING_WAITING = 'embedding (waiting for provider)';
 
 interface ClaimedJob {
   tenant_id: string;
@@ -111,6 +116,8 @@ async function ingest(deps: Pick<AppDeps, 'orm' | 'sql' | 'llm' | 'config' | 'pg
       model: settings.embedding_model,
       batchSize: options.batchSize,
       onBatch: (done, total) => advanceIngestionJob(em, jobId, 'embedding', PROGRESS.embedding + Math.floor((EMBEDDING_SPAN * done) / total)),
+      patienceMs: deps.config.PROVIDER_PATIENCE_MS,
+      onWait: () => advanceIngestionJob(em, jobId, EMBEDDING_WAITING, PROGRESS.embedding),
     });
     if (!embedded) return 'cancelled';
     vectors = embedded.vectors;

@@ -18,7 +18,7 @@ export const evalRunSchema = z
     execution_mode: z.enum(['liya_intent', 'external_output']),
     triggered_by: z.enum(['dashboard', 'api']),
     status: z.enum(EVAL_RUN_STATUSES),
-    stage: z.string().nullable().describe('While running: "case <done>/<total>"'),
+    stage: z.string().nullable().describe('While running: "case <done>/<total>", followed by ", waiting for the provider (rate limited)" (or another reason) while its cases wait out a provider failure'),
     progress: z.number().int().describe('0-100. While running, progress, stage and the case counters are recomputed from the stored results at most every 250 ms (so they may trail the newest case by that much); they are exact whenever the status changes'),
     mean_score: z.number().nullable().describe('Mean judge score (1-5) of the scored cases'),
     dimension_scores: dimensions.nullable().describe('Mean of each judge dimension over the scored cases'),

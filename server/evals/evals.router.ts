@@ -241,7 +241,7 @@ export const evalsRouter = router({
         method: 'POST', path: `${BASE}/score`, tags: TAGS, summary: 'Score one response now: the check of expected_output, then the judge (no intent runs, no run is stored)',
         description: 'Metered against the monthly judge budget like runs. passed: the check passed (or there was none) and the score reached pass_threshold (default 4).',
       },
-      errors: ['EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'OUTPUT_INVALID', 'LLM_PROVIDER_ERROR'],
+      errors: ['EVALS_NOT_AVAILABLE', 'EVALS_BUDGET_EXCEEDED', 'OUTPUT_INVALID', 'LLM_PROVIDER_ERROR', 'LLM_UNAVAILABLE'],
     })
     .input(scoreInput)
     .output(ok(scoreSchema))

@@ -8,6 +8,11 @@
 // A job works on a run for a time slice, then queues itself again when another job waits for a
 // slot: runs of several tenants take turns on the job runner's slots. Cases run EVAL_CONCURRENCY at a time per run, and one tenant's
 // runs share as many slots per process, so one tenant's 5,000-case run does not hold everything.
+//
+// A provider failure that time may cure (a rate limit, an outage) does not fail the run: the case
+// waits and tries again (llm/ride-out.ts), the slice's limiter lets fewer cases call the provider
+// at once, and the run's stage says that it waits. A case still failing after PROVIDER_PATIENCE_MS
+// is errored with the provider's code and reason, and the run goes on with the others.
 import type { EntityManager } from '../../db/orm.js';
 import { monthKey } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
@@ -17,7 +22,9 @@ import { recordRunEnded, withRunContext } from '../observability/telemetry.js';
 import { draftIntentDefinition, resolveIntent, type DraftIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
+import { transientProviderFailure, type ProviderFailureReason } from '../llm/provider-errors.js';
 import { parseModelRef } from '../llm/providers.js';
+import { createAdaptiveLimiter, rideOut, RideOutAborted, type AdaptiveLimiter } from '../llm/ride-out.js';
 import { limitsForPlan } from '../tenants/plan-limits.js';
 import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
@@ -45,8 +52,19 @@ const PROGRESS_MS = 250;
 /** Pending cases read per round. */
 const BATCH = 500;
 
-/** Errors of the platform, not of a case: the run fails (and can be resumed) instead of erroring every case. */
+/**
+ * Errors of the platform, not of a case: the run fails (and can be resumed) instead of erroring
+ * every case. A provider failure time may cure is not one of them: the case rides it out, and
+ * errors alone when the provider outlasts the patience (the run goes on).
+ */
 const RUN_LEVEL_ERRORS = new Set(['LLM_PROVIDER_ERROR', 'LLM_NOT_CONFIGURED', 'QUOTA_EXCEEDED', 'DOMAIN_NOT_ENABLED', 'INTENT_NOT_PERMITTED', 'NOT_FOUND']);
+const isRunLevel = (err: unknown) => err instanceof AppError && RUN_LEVEL_ERRORS.has(err.code) && !transientProviderFailure(err);
+
+/** What a running run's stage adds while its cases wait for the provider, by the failure's reason. */
+const WAITING_FOR: Partial<Record<ProviderFailureReason, string>> = {
+  rate_limited: 'rate limited', server_error: 'server errors', timeout: 'timing out', connection: 'unreachable', circuit_open: 'cooling down',
+};
+const waitingNote = (reason: ProviderFailureReason | null) => (reason ? `waiting for the provider (${WAITING_FOR[reason] ?? 'failing'})` : null);
 
 class RunFailure extends Error {
   constructor(readonly code: string, message: string) {
@@ -128,11 +146,25 @@ interface RunContext {
   judgeKey: StoredProviderKey;
 }
 
-const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
-const describe = (err: unknown) => `${codeOf(err)}: ${err instanceof Error ? err.message : String(err)}`;
+/** How a slice's cases ride out the provider's transient failures: one limiter for the slice. */
+interface ProviderPatience {
+  limiter: AdaptiveLimiter;
+  patienceMs: number;
+  /** Aborted when the slice stops: a waiting case is then left pending for the next slice. */
+  signal: AbortSignal;
+  onWait: () => void;
+}
 
-async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
+const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+const describe = (err: unknown) => {
+  const transient = transientProviderFailure(err);
+  const message = `${codeOf(err)}: ${err instanceof Error ? err.message : String(err)}`;
+  return transient ? `${message} (reason: ${transient.reason}; the provider still failed when the run stopped waiting for it)` : message;
+};
+
+async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPatience): Promise<CaseWrite> {
   const { deps, run } = ctx;
+  const patiently = <T>(call: () => Promise<T>) => rideOut(call, provider);
   const started = performance.now();
   const steps: CaseWrite['steps'] = [];
   const base = { check: null, verdict: null, customScore: null, judgeUsage: [] as UsageEventInput[], judgeFailures: 0, steps };
@@ -143,14 +175,16 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
     const at = new Date();
     try {
       const input = c.message ? { ...c.input, message: c.message } : c.input;
-      const res = await runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
-        model: run.model_override, intent: ctx.intent ?? undefined,
-      });
+      const res = await patiently(() =>
+        runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
+          model: run.model_override, intent: ctx.intent ?? undefined,
+        }));
       output = res.data.output;
       intentCost = res.metadata.cost_usd;
       steps.push({ name: `${run.domain_key}/${run.intent_key}`, type: 'intent', status: 'completed', costUsd: intentCost, promptTokens: res.metadata.tokens_used, completionTokens: 0, latencyMs: performance.now() - t0, error: null, startedAt: at });
     } catch (err) {
-      if (RUN_LEVEL_ERRORS.has(codeOf(err))) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
+      if (err instanceof RideOutAborted) throw err;
+      if (isRunLevel(err)) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
       steps.push({ name: `${run.domain_key}/${run.intent_key}`, type: 'intent', status: 'failed', costUsd: 0, promptTokens: 0, completionTokens: 0, latencyMs: performance.now() - t0, error: describe(err), startedAt: at });
       return { ...base, status: 'errored', output: null, passed: false, latencyMs: performance.now() - started, costUsd: 0, error: describe(err) };
     }
@@ -167,13 +201,14 @@ async function scoreCase(ctx: RunContext, c: PendingCase): Promise<CaseWrite> {
   const judgedAt = new Date();
   let verdict: JudgeVerdict;
   try {
-    verdict = (await judgeAnswer(ctx.em.fork(), deps, {
+    verdict = (await patiently(() => judgeAnswer(ctx.em.fork(), deps, {
       tenantId: run.tenant_id, environmentId: run.environment_id, model: run.judge_model, task: ctx.task, input: c.input, message: c.message,
       expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink, storedKey: ctx.judgeKey,
-    })).verdict;
+    }))).verdict;
   } catch (err) {
     ctx.budget.spend.spent += judgeCost();
-    if (RUN_LEVEL_ERRORS.has(codeOf(err))) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
+    if (err instanceof RideOutAborted) throw err;
+    if (isRunLevel(err)) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
     const judgeSteps = judgeUsage.map((u) => ({ name: 'judge', type: 'judge', status: 'failed', costUsd: u.costUsd ?? 0, promptTokens: u.promptTokens ?? 0, completionTokens: u.completionTokens ?? 0, latencyMs: u.latencyMs ?? 0, error: describe(err), startedAt: judgedAt }));
     return {
       ...base, steps: [...steps, ...judgeSteps.slice(0, 3)], check, judgeUsage, judgeFailures: 1, status: 'errored', output, passed: false,
@@ -353,13 +388,21 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
   // The run's progress, written beside the cases rather than by each of them.
   // A recount reads all the run's results: the wait between two grows with what the last one cost
   // (at most 1 part in 20 of the time), so a run of 20,000 cases does not spend its time recounting.
+  // A case starting to wait writes at once (`force`), so the stage says so without delay.
+  const limiter = createAdaptiveLimiter(concurrency);
   let progressAt = Date.now();
   let progressEvery = PROGRESS_MS;
   let progress: Promise<void> | null = null;
-  const reportProgress = () => {
-    if (progress || Date.now() - progressAt < progressEvery) return;
+  let forced = false;
+  const reportProgress = (force = false) => {
+    if (state.ended) return;
+    if (progress) {
+      forced ||= force;
+      return;
+    }
+    if (!force && Date.now() - progressAt < progressEvery) return;
     progressAt = Date.now();
-    progress = updateRunCounters(deps.sql, run.id)
+    progress = updateRunCounters(deps.sql, run.id, waitingNote(limiter.waitingFor()))
       .then((status) => {
         progressEvery = Math.max(PROGRESS_MS, 20 * (Date.now() - progressAt));
         if (status !== 'running') state.stopped = true;
@@ -368,8 +411,24 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
       })
       .finally(() => {
         progress = null;
+        if (forced) {
+          forced = false;
+          reportProgress(true);
+        }
       });
   };
+  // While cases wait for the provider, nothing else writes or reads the run: a watch keeps the
+  // stage current, sees a cancel (through that write) and ends the waits when the slice stops.
+  const waits = new AbortController();
+  let waited = false;
+  const watch = setInterval(() => {
+    if (!goOn()) return waits.abort();
+    const waiting = limiter.waitingFor() !== null;
+    // The last wait over: the stage stops saying it at once, not at the next case written.
+    if (waiting || waited) reportProgress(waited && !waiting);
+    waited = waiting;
+  }, PROGRESS_MS);
+  const provider: ProviderPatience = { limiter, patienceMs: deps.config.PROVIDER_PATIENCE_MS, signal: waits.signal, onWait: () => reportProgress(true) };
   try {
     while (goOn()) {
       const pending = await listPendingResults(deps.sql, run.id, BATCH);
@@ -381,11 +440,13 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
           await withTenantSlot(run.tenant_id, concurrency, async () => {
             if (!goOn()) return;
             try {
-              const write = await scoreCase(ctx, c);
+              const write = await scoreCase(ctx, c, provider);
               const status = await writeCase(deps, ctx.run, c, write);
               if (status !== 'running') state.stopped = true;
               else reportProgress();
             } catch (err) {
+              // A case whose wait the slice's end cut short stays pending: the next slice runs it.
+              if (err instanceof RideOutAborted) return;
               if (err instanceof RunFailure) state.failure ??= err;
               else state.broken ??= err;
             }
@@ -397,6 +458,7 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
   } finally {
     state.ended = true;
     clearTimeout(turn);
+    clearInterval(watch);
     await progress;
   }
   if (state.broken) throw state.broken;

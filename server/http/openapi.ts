@@ -88,7 +88,23 @@ Decisions where the specification is silent:
 - Guardrails always redact a nine-digit number the text labels as an SSN, ITIN, TIN, social security
   number or tax id, whatever its area or checksum; unlabelled numbers must be valid SSNs.
 - GET /admin/diagnostics answers 200 with \`ok: false\` when a check fails: the body is a report, not
-  an error. \`ok\` ignores warnings.
+  an error. \`ok\` ignores warnings. Its \`breakers\` list each model provider target's breaker.
+- Model providers: every failure of a provider call is a provider failure, never a 500: 502 LLM_PROVIDER_ERROR
+  (the specification's code for every such failure, a timeout included) with \`details {provider, model, reason,
+  status?, retryable, retry_after_seconds?, attempts}\`; \`reason\` is rate_limited, server_error, timeout,
+  connection, truncated (the body stopped mid-answer), invalid_response, stream_cut (a streamed answer cut after its
+  first token: never retried), rejected (400/413/422: not retried), unauthorized (401/403) or not_found (404). A
+  retryable failure carries Retry-After (the provider's, else 2 s). A call is served by a route: its model, then
+  its fallbacks in order (\`execution_config.fallback_models\` of an intent, \`fallback_models\` of an agent or suite,
+  else the tenant's \`modelFallbacks\`, else the platform's LLM_FALLBACK_MODELS); a failure another model may cure
+  (all but rejected and stream_cut) moves to the next model after LLM_MAX_RETRIES retries of the same one (the
+  provider's Retry-After honoured, else jittered exponential backoff; a retry budget per target). Each target
+  (provider and credential: the platform's key and each tenant's own key apart) has a breaker shared by every
+  process through PostgreSQL: when over half of its last 20 calls failed (at least LLM_BREAKER_MIN_CALLS), it sends
+  nothing for LLM_BREAKER_COOLDOWN_MS, then one probe. When every target of a route is cooling down the call
+  answers 503 LLM_UNAVAILABLE (\`reason: circuit_open\`) with Retry-After and makes no provider call. Embeddings
+  never fall back (another model's vectors do not compare). Usage, cost (at the serving model's price) and
+  \`model_used\` name the model that served.
 - Agents: the \`free\` plan has none (403 FEATURE_NOT_ENABLED on create, deploy and run). Running an agent
   that is not active: 409 AGENT_NOT_ACTIVE. Deploying an active agent changes nothing; deploying an inactive
   one re-activates it. DELETE answers the agent (now \`inactive\`). \`guardrail_policy_id\` is always null:
@@ -155,8 +171,10 @@ Decisions where the specification is silent:
   (string: substring; object: partial deep equality), the judge (score and four dimensions 1-5, re-asked once;
   a judge answer that still fails marks the case errored and counts in \`judge_failures\`), and the custom scorer.
   A case passes when its check passes and its score reaches pass_threshold. Cases write as they finish, so a run
-  interrupted anywhere continues without scoring a case twice. Platform errors (provider down, quota spent,
-  intent gone) fail the run, as does a job that fails unexpectedly until its retries are used up (INTERNAL_ERROR);
+  interrupted anywhere continues without scoring a case twice. A rate limit or provider outage makes a case wait
+  and try again (fewer cases at once; \`stage\` says the run waits) for up to PROVIDER_PATIENCE_MS, after which
+  only that case errors with the provider's code and reason. Other platform errors (provider refusing the key, quota
+  spent, intent gone) fail the run, as does a job that fails unexpectedly until its retries are used up (INTERNAL_ERROR);
   resume (failed runs only, idempotent) keeps scored cases. compare-models starts both runs or neither. Cancel is cooperative
   (pending, running or failed runs; cases in flight are not written; a cancelled run is answered as it is, a completed
   one is 409 RUN_NOT_CANCELLABLE). Result \`status\`: pending, scored, errored
@@ -472,7 +490,10 @@ const AGENT_STREAM_DESCRIPTION = `The same run as POST /v1/agents/{agentKey}/run
 quota, session) are JSON envelopes with their status, before the stream opens. Then: \`run.started\`
 \`{run_id, session_id, agent_key}\`, \`llm.delta\` \`{text}\` as the model writes, \`tool.started\` \`{name, input}\`,
 \`tool.completed\` \`{name, output, error}\`, and last \`run.completed\` (status completed or needs_input) or
-\`run.failed\` (any other status) whose data is the run endpoint's \`data\`. Each \`data:\` line is JSON; comment
+\`run.failed\` (any other status) whose data is the run endpoint's \`data\`; \`run.failed\` adds \`error\`, the run's
+error as GET …/runs/{runId} shows it (e.g. \`{code: "LLM_PROVIDER_ERROR", reason: "stream_cut", …}\`), or null.
+A provider that cuts the answer mid-stream ends the run \`failed\` with \`behavior_config.fallback\` as its
+output: text streamed before the cut is not the answer. Each \`data:\` line is JSON; comment
 lines (\`: ping\`) keep an idle stream open. A client that disconnects stops the run before its next step; the
 run is recorded \`cancelled\`.`;
 

@@ -10,7 +10,7 @@ const RUN_TAGS = ['Intent execution'];
 const DOMAIN_TAGS = ['Domains'];
 const RUN_ERRORS = [
   'DOMAIN_NOT_ENABLED', 'INTENT_NOT_PERMITTED', 'NOT_FOUND', 'SESSION_EXPIRED', 'GUARDRAIL_BLOCKED', 'QUOTA_EXCEEDED',
-  'LLM_PROVIDER_ERROR', 'OUTPUT_INVALID', 'LLM_NOT_CONFIGURED',
+  'LLM_PROVIDER_ERROR', 'LLM_UNAVAILABLE', 'OUTPUT_INVALID', 'LLM_NOT_CONFIGURED',
   // An input over 64 K characters is scanned on the shared worker-thread pool, which takes at most 16 waiting tasks.
   'CONCURRENCY_LIMIT',
 ] as const;

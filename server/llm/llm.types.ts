@@ -4,6 +4,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { EntityManager } from '../../db/orm.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 import type { RunBudget } from './run-budget.js';
+import type { BreakerReading, TargetHealth } from './target-health.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -21,10 +22,21 @@ export interface UsageContext {
   intent?: string | null;
 }
 
+/**
+ * Models that serve, in order, when the call's model fails in a way another model may cure (a
+ * rate limit, an outage, a timeout) or is cooling down. undefined: the tenant's `model_fallbacks`,
+ * else the platform's LLM_FALLBACK_MODELS; null: the platform's; an array (even empty): exactly it.
+ */
+export type FallbackModels = readonly string[] | null | undefined;
+
 export interface StructuredCallRequest {
   usage: UsageContext;
   /** Explicit model (an intent's execution_config.model); `provider/model` picks a named provider. */
   model?: string | null;
+  fallbackModels?: FallbackModels;
+  /** Epoch ms: no attempt starts and no retry wait ends past it. */
+  deadlineAt?: number;
+  signal?: AbortSignal;
   messages: ChatMessage[];
   /** JSON Schema the answer must satisfy (sent as response_format json_schema, then validated). */
   schema: JsonSchema;
@@ -64,13 +76,25 @@ export interface ModelTarget {
   tenantKey: boolean;
 }
 
+/** Where a call may go: its primary target, then (read only when needed) its fallbacks in order. */
+export interface ModelRoute {
+  primary: ModelTarget;
+  /** Resolved on first use and remembered; a fallback that cannot be served here is left out. */
+  fallbacks(): Promise<ModelTarget[]>;
+}
+
 /** A chat call with tools (agents): the answer is text, tool calls, or both. */
 export interface ChatCallRequest {
   usage: UsageContext;
   model?: string | null;
+  fallbackModels?: FallbackModels;
   storedKey?: StoredProviderKey;
-  /** The target already resolved for this run (then `model` and `storedKey` are not looked at). */
+  /** The route already resolved for this run (then `model`, `fallbackModels` and `storedKey` are not looked at). */
+  route?: ModelRoute;
+  /** One target already resolved, with no fallbacks (then `model` and `storedKey` are not looked at). */
   target?: ModelTarget;
+  /** Epoch ms: no attempt starts and no retry wait ends past it. */
+  deadlineAt?: number;
   messages: ChatCompletionMessageParam[];
   tools?: ChatCompletionTool[];
   /** Whether the model may call several tools in one answer (default: the provider's). */
@@ -101,6 +125,12 @@ export interface ChatCallResult {
   finishReason: string | null;
   model: string;
   provider: string;
+  /** The serving target's model as configured (`provider/model` or a bare name): usage and price use it. */
+  modelRef: string;
+  /** Whether a fallback served (the primary failed or was cooling down). */
+  fallback: boolean;
+  /** Provider calls made, failed ones included. */
+  attempts: number;
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
@@ -119,6 +149,12 @@ export interface LlmCallResult {
   /** The model that answered, as the provider reported it. */
   model: string;
   provider: string;
+  /** The serving target's model as configured (`provider/model` or a bare name). */
+  modelRef: string;
+  /** Whether a fallback served (the primary failed or was cooling down). */
+  fallback: boolean;
+  /** Provider calls made, failed ones and re-asks included. */
+  attempts: number;
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
@@ -148,8 +184,10 @@ export interface EmbedRequest {
   dimension?: number;
   /** Per provider call (default: the client's, LLM_TIMEOUT_MS). */
   timeoutMs?: number;
-  /** Retries of the provider call (default: the client's, LLM_MAX_RETRIES). */
+  /** Retries of the provider call (default LLM_MAX_RETRIES). */
   maxRetries?: number;
+  /** Epoch ms: no attempt starts and no retry wait ends past it. */
+  deadlineAt?: number;
   cache?: EmbeddingCache;
   /** A failed usage write is logged instead of thrown (a search must not fail for its bookkeeping). */
   usageBestEffort?: boolean;
@@ -165,8 +203,9 @@ export interface EmbedResult {
 export interface LlmGateway {
   /**
    * Calls the routed model for a JSON answer that satisfies `schema`: re-asks once with the
-   * validation errors, then throws 502 OUTPUT_INVALID. Retries 429/5xx/timeouts with backoff, then
-   * throws 502 LLM_PROVIDER_ERROR. Throws 503 LLM_NOT_CONFIGURED when no provider serves the model.
+   * validation errors, then throws 502 OUTPUT_INVALID. Retries 429/5xx/timeouts/resets with backoff
+   * (Retry-After honoured), then the route's fallbacks, then throws 502 LLM_PROVIDER_ERROR (503
+   * LLM_UNAVAILABLE when every target is cooling down). Throws 503 LLM_NOT_CONFIGURED when no provider serves the model.
    * Records one usage event per provider call.
    */
   completeStructured(em: EntityManager, request: StructuredCallRequest): Promise<LlmCallResult>;
@@ -187,6 +226,16 @@ export interface LlmGateway {
    * calls to it without resolving it again; callers never read its credentials.
    */
   resolveTarget(em: EntityManager, tenantId: string, model?: string | null, storedKey?: StoredProviderKey): Promise<ModelTarget>;
+  /**
+   * The route for `model` (empty: the tenant's default) with `fallbackModels` (see FallbackModels):
+   * the primary is resolved now (503 LLM_NOT_CONFIGURED when no provider serves it), the fallbacks
+   * when first needed. Pass it as `route` to pin a run's calls to it.
+   */
+  resolveRoute(em: EntityManager, tenantId: string, model?: string | null, fallbackModels?: FallbackModels, storedKey?: StoredProviderKey): Promise<ModelRoute>;
   /** Whether any provider could serve this tenant (without calling it). */
   isConfigured(em: EntityManager, tenantId: string): Promise<boolean>;
+  /** The targets' health in this process (boot shares its breakers with the other processes). */
+  readonly health: TargetHealth;
+  /** Every target's breaker as it stands (for `liya doctor` and /metrics). */
+  breakers(): BreakerReading[];
 }

@@ -38,8 +38,17 @@ export interface IngestionBacklogReading {
   oldestPendingSeconds: number;
 }
 
+/** One model provider target's breaker at scrape time (its credential as platform or tenant, never the key). */
+export interface BreakerGaugeReading {
+  provider: string;
+  credential: string;
+  state: 'closed' | 'open' | 'half_open';
+}
+
 /** What the gauges read at scrape time (the database's answers come through a store module). */
 export interface ScrapeSources {
+  /** The model providers' breakers this process knows (its own and those other processes opened). */
+  breakers(): Promise<BreakerGaugeReading[]>;
   jobQueue(): Promise<JobQueueReading[]>;
   ingestionBacklog(): Promise<IngestionBacklogReading>;
   pools(): Promise<PoolReading[]>;
@@ -146,6 +155,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ? new Counter({ name: 'liya_tenant_model_cost_usd_total', help: 'Cost of model calls in US dollars per tenant (METRICS_TENANT_LABELS).', labelNames: ['tenant_id'] as const, registers })
     : null;
 
+  const fallbacks = new Counter({ name: 'liya_model_fallbacks_total', help: 'Model calls served by a fallback target instead of the primary, by the primary\'s provider, the serving provider and why (rate_limited, server_error, timeout, circuit_open, ...).', labelNames: ['from_provider', 'to_provider', 'reason'] as const, registers });
+  const breakerChanges = new Counter({ name: 'liya_model_breaker_transitions_total', help: 'Model provider breakers this process opened or closed, by provider, credential (platform, tenant) and state.', labelNames: ['provider', 'credential', 'state'] as const, registers });
+  const breakerStates = new Gauge({ name: 'liya_model_breakers', help: 'Model provider targets (provider and credential) by breaker state (closed, open, half_open), as this process sees them (breakers are shared by every process). Read at scrape time.', labelNames: ['provider', 'credential', 'state'] as const, registers });
   const queueJobs = new Gauge({ name: 'liya_job_queue_jobs', help: 'Background jobs (graphile-worker) by task and state: ready (due, waiting for a worker), scheduled (due later), running, failed (out of attempts). Read at scrape time.', labelNames: ['task', 'state'] as const, registers });
   const queueOldest = new Gauge({ name: 'liya_job_queue_oldest_ready_age_seconds', help: 'How long the oldest ready job of each task has waited since it was due (0: none waiting). Read at scrape time.', labelNames: ['task'] as const, registers });
   const ingestion = new Gauge({ name: 'liya_ingestion_jobs', help: 'Document ingestion backlog: jobs pending or running. Read at scrape time.', labelNames: ['status'] as const, registers });
@@ -190,6 +202,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     guardrailVerdict({ stage, outcome }) {
       guardrails.inc({ stage, outcome });
     },
+    modelFallback({ fromProvider, toProvider, reason }) {
+      fallbacks.inc({ from_provider: provider(fromProvider), to_provider: provider(toProvider), reason });
+    },
+    breakerChanged({ provider: name, credential, state }) {
+      breakerChanges.inc({ provider: provider(name), credential, state });
+    },
   };
 
   /** Reads one source; on failure its gauges stay empty for this scrape (a stale value would mislead). */
@@ -221,6 +239,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
         ingestion.set({ status: 'running' }, backlog.running);
         ingestionOldest.set(backlog.oldestPendingSeconds);
       }, [ingestion, ingestionOldest]),
+      read('model provider breakers', sources.breakers, (readings) => {
+        const counts = new Map<string, { provider: string; credential: string; state: string; n: number }>();
+        for (const r of readings) {
+          const labels = { provider: provider(r.provider), credential: r.credential, state: r.state };
+          const id = `${labels.provider}\n${labels.credential}\n${labels.state}`;
+          const seen = counts.get(id);
+          if (seen) seen.n += 1;
+          else counts.set(id, { ...labels, n: 1 });
+        }
+        for (const c of counts.values()) breakerStates.set({ provider: c.provider, credential: c.credential, state: c.state }, c.n);
+      }, [breakerStates]),
       read('database pools', sources.pools, (pools) => {
         for (const p of pools) {
           poolConnections.set({ pool: p.pool, state: 'idle' }, p.idle);

@@ -9,6 +9,7 @@ import type { AppConfig } from '../config.js';
 import type { MetricsEndpoint } from './metrics-endpoint.js';
 import { readOrmPool, selectIngestionBacklog, selectJobQueueDepth } from './store/scrape-readings.js';
 import { installTelemetry, type TelemetryEvents, type Tracer } from './telemetry.js';
+import type { BreakerReading } from '../llm/target-health.js';
 
 export interface TelemetryDeps {
   config: AppConfig;
@@ -17,6 +18,8 @@ export interface TelemetryDeps {
   sql: SqlPool;
   /** graphile-worker's pool. */
   jobPool: Pool;
+  /** The model providers' breakers in this process. */
+  breakers: () => BreakerReading[];
 }
 
 let apiPortMetrics: MetricsEndpoint | null = null;
@@ -53,6 +56,7 @@ async function startMetrics(deps: TelemetryDeps): Promise<{ events: TelemetryEve
           { pool: 'jobs', total: jobs.totalCount, idle: jobs.idleCount, waiting: jobs.waitingCount, max: jobs.options.max ?? 10 },
         ];
       },
+      breakers: async () => deps.breakers(),
       onReadFailed: (reading, err) => log.warn({ err, reading }, 'a metrics reading failed; its series are left out of this scrape'),
     },
   });

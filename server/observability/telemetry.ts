@@ -55,6 +55,10 @@ export interface TelemetryEvents {
   modelCallEnded?(call: ModelCallInfo & Partial<ModelCallUsage> & { outcome: 'ok' | 'error'; durationMs: number }): void;
   toolCallEnded?(call: ToolCallInfo & { outcome: 'ok' | 'error'; durationMs: number }): void;
   guardrailVerdict?(verdict: { stage: 'pre_llm' | 'post_llm'; outcome: string; tenantId?: string }): void;
+  /** A call served by a route's fallback instead of its primary target. */
+  modelFallback?(fallback: { fromProvider: string; fromModel: string; toProvider: string; toModel: string; reason: string }): void;
+  /** A target's breaker opened or closed in this process. */
+  breakerChanged?(change: { provider: string; credential: string; state: 'open' | 'closed' }): void;
 }
 
 /** Spans and propagation, as tracing makes them. */
@@ -91,7 +95,8 @@ export function installTelemetry(parts: { events?: TelemetryEvents[]; tracer?: T
   tracer = parts.tracer ?? null;
 }
 
-function emit<K extends keyof TelemetryEvents>(event: K, payload: Parameters<NonNullable<TelemetryEvents[K]>>[0]): void {
+/** Tells every installed sink of one event (a sink that throws is ignored). */
+export function emitTelemetry<K extends keyof TelemetryEvents>(event: K, payload: Parameters<NonNullable<TelemetryEvents[K]>>[0]): void {
   for (const sink of sinks) {
     try {
       (sink[event] as ((p: typeof payload) => void) | undefined)?.(payload);
@@ -136,7 +141,7 @@ export function withRunContext<T>(run: RunInfo, fn: (span: SpanHandle) => Promis
 
 /** A run ended: its outcome (completed, failed, ...) and how long it took from its start. */
 export function recordRunEnded(run: RunInfo, outcome: string, durationMs: number): void {
-  emit('runEnded', { ...run, outcome, durationMs });
+  emitTelemetry('runEnded', { ...run, outcome, durationMs });
 }
 
 /**
@@ -196,7 +201,7 @@ export async function observeModelCall<T>(call: ModelCallInfo, fn: (report: (usa
       outcome = 'ok';
       return result;
     } finally {
-      emit('modelCallEnded', { ...call, ...usage, outcome, durationMs: performance.now() - started });
+      emitTelemetry('modelCallEnded', { ...call, ...usage, outcome, durationMs: performance.now() - started });
     }
   });
 }
@@ -212,14 +217,14 @@ export async function observeToolCall<T>(call: ToolCallInfo, fn: () => Promise<T
       span.setAttributes({ 'liya.tool.outcome': outcome });
       return result;
     } finally {
-      emit('toolCallEnded', { ...call, outcome, durationMs: performance.now() - started });
+      emitTelemetry('toolCallEnded', { ...call, outcome, durationMs: performance.now() - started });
     }
   });
 }
 
 /** A guardrail scan's verdict: passed, redacted, flagged or blocked. */
 export function observeGuardrail(stage: 'pre_llm' | 'post_llm', outcome: string): void {
-  emit('guardrailVerdict', { stage, outcome, tenantId: currentRun()?.tenantId });
+  emitTelemetry('guardrailVerdict', { stage, outcome, tenantId: currentRun()?.tenantId });
 }
 
 /** Whether anything counts HTTP requests (the host adds its response hook only then: the hot path stays as it is). */
@@ -227,7 +232,7 @@ export const httpRequestsObserved = (): boolean => sinks.some((sink) => sink.htt
 
 /** A finished HTTP request, by route template (never the raw path: ids would explode the label set). */
 export function observeHttpRequest(request: { method: string; route: string; status: number; durationMs: number }): void {
-  emit('httpRequest', request);
+  emitTelemetry('httpRequest', request);
 }
 
 /** Headers an outbound call carries so the receiver joins the trace (empty when tracing is off). */

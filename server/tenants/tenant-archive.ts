@@ -20,6 +20,7 @@ export const PLATFORM_TABLES: Readonly<Record<string, string>> = {
   platform_settings: 'platform-wide settings (the encryption key of secrets at rest among them)',
   worker_heartbeats: 'job runner processes',
   platform_audit_log: 'the operator\'s own log: it records the deletion of tenants, so it must outlive them',
+  provider_breakers: 'open breakers of model providers, shared by every process; a tenant key appears only as a digest and cools down in minutes',
   login_attempts:
     'sign-in throttling by e-mail, kept minutes: never exported; a deletion removes the attempts of the tenant\'s users\' e-mails',
 };

@@ -273,6 +273,6 @@ describe('agent runs', () => {
     expect(res.body.data).toMatchObject({ status: 'failed', output: 'We are busy, try later.' });
     const d = await detail(a, 'fragile', res.body.data.run_id);
     expect(d.error).toMatchObject({ code: 'LLM_PROVIDER_ERROR' });
-    expect(d.trace[0].error).toMatch(/answered HTTP 500/);
+    expect(d.trace[0].error).toMatch(/HTTP 500/);
   });
 });

@@ -7,7 +7,7 @@ import { freePort } from '../support/free-port.js';
 import { ADMIN_SECRET, startTestServer, type TestServer } from '../support/server.js';
 
 const PROVIDER_KEY = 'sk-doctor-test-key';
-const CHECK_NAMES = ['database', 'migrations', 'job runner', 'model provider', 'optional features'];
+const CHECK_NAMES = ['database', 'migrations', 'job runner', 'model provider', 'provider breakers', 'optional features'];
 
 interface Check {
   name: string;
@@ -125,7 +125,7 @@ describe('liya doctor', () => {
     expect(text.stderr).toBe('');
     expect(text.code).toBe(0);
     for (const name of ['server', ...CHECK_NAMES]) expect(text.stdout).toMatch(new RegExp(`✔ ${name}: `));
-    expect(text.stdout).toContain('All 6 checks passed');
+    expect(text.stdout).toContain('All 7 checks passed');
 
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
@@ -139,7 +139,7 @@ describe('liya doctor', () => {
     expect(run.stdout).toMatch(/✖ model provider: /);
     expect(run.stdout).toMatch(/fix: Check OPENAI_BASE_URL/);
     expect(run.stdout).toMatch(/✔ database: /);
-    expect(run.stdout).toContain('1 of 6 checks failed');
+    expect(run.stdout).toContain('1 of 7 checks failed');
   });
 
   it('a warning is not a pass: the summary counts it apart, exit 0', async () => {
@@ -148,8 +148,8 @@ describe('liya doctor', () => {
       const run = await liya(unlisted, []);
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/! model provider: .*does not list DEFAULT_MODEL/);
-      expect(run.stdout).toContain('5 of 6 checks passed, 1 warning');
-      expect(run.stdout).not.toContain('All 6 checks passed');
+      expect(run.stdout).toContain('6 of 7 checks passed, 1 warning');
+      expect(run.stdout).not.toContain('All 7 checks passed');
     } finally {
       await unlisted.close();
     }

@@ -199,16 +199,17 @@ describe('a suite run', () => {
     expect((await t.api.post(`/v1/evals/runs/${runId}/resume`, undefined, key(a))).body.error.code).toBe('EVAL_RUN_NOT_RESUMABLE');
   });
 
-  it('a provider outage fails the run; resume continues it without running scored cases again, and is idempotent', async () => {
+  // A failure time may cure (a rate limit, an outage) is waited out instead (rate-limits.test.ts).
+  it('a provider refusing the key fails the run; resume continues it without running scored cases again, and is idempotent', async () => {
     // Position 0 is a case that errors by itself (no user_id: the intent refuses it, no model call).
     const suiteId = await suite(a, [{ input: { resume_text: 'Resume NOUSER: no user id' } }, ...Array.from({ length: 6 }, (_, i) => ({ input: caseInput(`R${i}`) }))], {
       custom_scorer_expression: 'judge.score * 2',
     });
-    // The first case's intent and judge calls go through, then the provider fails.
+    // The first case's intent and judge calls go through, then the provider refuses the key.
     let calls = 0;
     fake.script((req) => {
       calls++;
-      if (calls > 2) return { status: 500, error: { message: 'provider down' } };
+      if (calls > 2) return { status: 401, error: { message: 'key revoked' } };
       return isJudge(req) ? verdict(5) : undefined;
     });
     t.server.deps.config.EVAL_CONCURRENCY = 1;
@@ -216,7 +217,7 @@ describe('a suite run', () => {
       const runId = await start(a, suiteId);
       const failed = await settled(runId);
       expect(failed.status).toBe('failed');
-      expect(failed.error).toMatchObject({ code: 'LLM_PROVIDER_ERROR' });
+      expect(failed.error).toMatchObject({ code: 'LLM_PROVIDER_ERROR', message: expect.stringContaining('refused the credentials') });
       const before = await results(runId);
       const scoredBefore = before.filter((r: { status: string }) => r.status === 'scored');
       expect(scoredBefore).toHaveLength(1);
@@ -238,11 +239,11 @@ describe('a suite run', () => {
       const traces = await t.sql<{ status: string; started_at: Date }>(`select status, started_at from run_steps where run_kind = 'eval' and run_id = $1 and step_id = $2`, [runId, before[0].id]);
       expect(traces.map((s) => s.status)).toEqual(['failed']);
       expect(traces[0].started_at.getTime()).toBeGreaterThanOrEqual(resumedAt.getTime() - 5);
-      // The case scored before the outage was not run again: same result, same completion time.
+      // The case scored before the failure was not run again: same result, same completion time.
       const first = after.find((r: { id: string }) => r.id === scoredBefore[0].id);
       expect(first).toEqual(scoredBefore[0]);
       expect(after.map((r: { custom_score: number | null }) => r.custom_score)).toEqual([null, ...Array(6).fill(10)]);
-      // Its intent was called once in all: before the outage, never after the resume.
+      // Its intent was called once in all: before the failure, never after the resume.
       const marker = (scoredBefore[0].input.resume_text as string).split(':')[0];
       expect(fake.chatRequests().filter((r) => !isJudge(r) && promptOf(r).includes(`${marker}:`))).toHaveLength(1);
     } finally {

@@ -195,7 +195,8 @@ describe('provider failures', () => {
     const err = await appError(llm.completeStructured(em(), request(tenantId, { model: 'gpt-4o-mini' })));
     expect(err.code).toBe('LLM_PROVIDER_ERROR');
     expect(err.status).toBe(502);
-    expect(err.details).toEqual({ provider: 'openai', status: 500 });
+    expect(err.details).toEqual({ provider: 'openai', model: 'gpt-4o-mini', reason: 'server_error', status: 500, retryable: true, retry_after_seconds: 1, attempts: 3 });
+    expect(err.headers).toEqual({ 'Retry-After': '1' });
     expect(JSON.stringify({ message: err.message, details: err.details, stack: err.stack })).not.toContain('test-key');
     expect(fake.chatRequests()).toHaveLength(3); // LLM_MAX_RETRIES = 2
     const rows = await usageRows(tenantId);
@@ -207,7 +208,7 @@ describe('provider failures', () => {
     const { tenantId } = await signupTenant(t.api);
     fake.script([{ status: 401, error: { message: 'Incorrect API key provided: test-key', type: 'invalid_request_error' } }]);
     const err = await appError(llm.completeStructured(em(), request(tenantId)));
-    expect(err.details).toEqual({ provider: 'openai', status: 401 });
+    expect(err.details).toEqual({ provider: 'openai', model: 'platform-model', reason: 'unauthorized', status: 401, retryable: false, attempts: 1 });
     expect(err.message).not.toContain('test-key');
     expect(fake.chatRequests()).toHaveLength(1);
   });
@@ -217,7 +218,7 @@ describe('provider failures', () => {
     fake.fail(3, 'hang');
     const err = await appError(llm.completeStructured(em(), request(tenantId, { timeoutMs: 250 })));
     expect(err.code).toBe('LLM_PROVIDER_ERROR');
-    expect(err.details).toEqual({ provider: 'openai' });
+    expect(err.details).toEqual({ provider: 'openai', model: 'platform-model', reason: 'timeout', retryable: true, retry_after_seconds: 2, attempts: 3 });
     expect(err.message).toContain('timed out');
     expect(fake.chatRequests()).toHaveLength(3);
     expect((await usageRows(tenantId)).map((r) => r.status)).toEqual(['error']);

@@ -38,10 +38,19 @@ export type FakeAnswer =
       usage?: { prompt_tokens: number; completion_tokens: number } | null;
       status?: number;
       error?: { message: string; type?: string; code?: string };
+      /**
+       * Streamed answers only: the connection is destroyed after this many characters of the
+       * content were sent (0: after the first, empty, chunk), as a provider cutting a stream does.
+       */
+      cut_after?: number;
+      /** `retry-after` sent with a scripted `status` (default '0'). */
+      retry_after?: string | null;
     };
 
 /** Returns the answer for one chat request, or undefined for the default behaviour. */
 export type FakeHandler = (request: FakeRequest) => FakeAnswer | undefined | Promise<FakeAnswer | undefined>;
+
+export type FakeFault = number | 'hang' | 'reset' | 'truncate';
 
 export interface FakeFailureOptions {
   /** `retry-after` header sent with the error (default '0', so SDK retries don't wait; null: none). */
@@ -63,8 +72,12 @@ export interface FakeLlm {
   script(script: FakeHandler | FakeAnswer[] | null): void;
   /** Delay before every answer, in ms. */
   setLatency(ms: number): void;
-  /** The next `count` requests answer `status` (e.g. 429, 500), or never answer ('hang'). */
-  fail(count: number, status: number | 'hang', options?: FakeFailureOptions): void;
+  /**
+   * The next `count` requests answer `status` (e.g. 429, 500), never answer ('hang'), close the
+   * connection without answering ('reset'), or send the headers and half of a JSON body and then
+   * close it ('truncate').
+   */
+  fail(count: number, status: FakeFault, options?: FakeFailureOptions): void;
   /** Forgets the request log, the script, the latency and pending failures. */
   reset(): void;
   close(): Promise<void>;
@@ -312,7 +325,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   let handler: FakeHandler | null = null;
   let queue: FakeAnswer[] = [];
   let latencyMs = 0;
-  let failures: { status: number | 'hang'; options: FakeFailureOptions }[] = [];
+  let failures: { status: FakeFault; options: FakeFailureOptions }[] = [];
   let sequence = 0;
 
   const sendJson = (res: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}) => {
@@ -331,7 +344,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     const scriptedRaw = await nextScripted(request);
     const scripted = typeof scriptedRaw === 'string' ? { content: scriptedRaw } : scriptedRaw;
     if (scripted?.status && scripted.status >= 400) {
-      return sendError(res, scripted.status, scripted.error?.message ?? `scripted ${scripted.status}`, { 'retry-after': '0' }, scripted.error);
+      const retryAfter = scripted.retry_after === undefined ? '0' : scripted.retry_after;
+      return sendError(res, scripted.status, scripted.error?.message ?? `scripted ${scripted.status}`, retryAfter === null ? {} : { 'retry-after': retryAfter }, scripted.error);
     }
     const body = request.body;
     const answer = buildAnswer(body, scripted);
@@ -357,7 +371,15 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
     // Several small deltas, as real providers send them, so clients must join the pieces.
     const text = answer.content ?? '';
-    for (let i = 0; i < text.length; i += 8) chunk([{ index: 0, delta: { content: text.slice(i, i + 8) }, finish_reason: null }]);
+    const cutAfter = scripted?.cut_after;
+    // Destroyed on the next turn: the response corks the socket until then, and destroying it now
+    // would drop the chunks written so far (the client would see no token at all).
+    const cut = () => void setImmediate(() => res.destroy());
+    if (cutAfter === 0) return cut();
+    for (let i = 0; i < text.length; i += 8) {
+      chunk([{ index: 0, delta: { content: text.slice(i, i + 8) }, finish_reason: null }]);
+      if (cutAfter !== undefined && i + 8 >= cutAfter) return cut();
+    }
     answer.toolCalls.forEach((call, index) => {
       chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, finish_reason: null }]);
       for (let i = 0; i < call.arguments.length; i += 8) {
@@ -400,6 +422,14 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
 
     const failure = failures.shift();
     if (failure?.status === 'hang') return; // never answered; close() drops the connection
+    if (failure?.status === 'reset') return void res.destroy();
+    if (failure?.status === 'truncate') {
+      // A whole answer's headers and length, half of its JSON, then the connection closes.
+      const whole = JSON.stringify({ id: 'chatcmpl-cut', object: 'chat.completion', created: 0, model: 'fake-model', choices: [{ index: 0, message: { role: 'assistant', content: 'an answer that never arrives whole' }, finish_reason: 'stop' }] });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(whole)) });
+      res.write(whole.slice(0, Math.floor(whole.length / 2)));
+      return void setImmediate(() => res.destroy());
+    }
     if (latencyMs) await sleep(latencyMs);
     if (failure) {
       const retryAfter = failure.options.retryAfter === undefined ? '0' : failure.options.retryAfter;

@@ -461,7 +461,8 @@ const COUNTERS_FROM_RESULTS = `
 // A running run's counters, progress (under 100 until it completes) and stage, from its results.
 const RUN_COUNTERS_SQL = `
 update eval_runs r set cases_done = x.done, cases_passed = x.passed, judge_calls = x.calls, judge_total_cost_usd = x.cost, judge_failures = x.failures,
-       progress = least(99, floor(100.0 * x.done / greatest(r.cases_total, 1))::int), stage = 'case ' || x.done || '/' || r.cases_total, updated_at = now()
+       progress = least(99, floor(100.0 * x.done / greatest(r.cases_total, 1))::int),
+       stage = 'case ' || x.done || '/' || r.cases_total || coalesce(', ' || $2::text, ''), updated_at = now()
   from (select count(*) filter (where status in ('scored', 'errored'))::int as done, count(*) filter (where passed)::int as passed,
                coalesce(sum(judge_calls), 0)::int as calls, coalesce(sum(judge_cost_usd), 0) as cost, coalesce(sum(judge_failures), 0)::int as failures
           from eval_results where run_id = $1) x
@@ -469,11 +470,12 @@ update eval_runs r set cases_done = x.done, cases_passed = x.passed, judge_calls
 returning r.status`;
 
 /**
- * Sets a running run's counters, progress and stage from its results; answers its status (null:
- * it is not running any more, and nothing was written).
+ * Sets a running run's counters, progress and stage from its results, the stage followed by `note`
+ * when one is given (e.g. "waiting for the provider (rate limited)"); answers its status (null: it
+ * is not running any more, and nothing was written).
  */
-export async function updateRunCounters(sql: SqlRunner, runId: string): Promise<string | null> {
-  const [row] = await sql.query<{ status: string }>(RUN_COUNTERS_SQL, [runId], 'liya_eval_run_counters');
+export async function updateRunCounters(sql: SqlRunner, runId: string, note: string | null = null): Promise<string | null> {
+  const [row] = await sql.query<{ status: string }>(RUN_COUNTERS_SQL, [runId, note], 'liya_eval_run_counters');
   return row?.status ?? null;
 }
 

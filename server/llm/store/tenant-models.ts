@@ -8,3 +8,10 @@ export async function selectTenantDefaultModel(em: EntityManager, tenantId: stri
   const row = await kyselyOf(em).selectFrom('tenants').select('default_model').where('id', '=', tenantId).executeTakeFirst();
   return row?.default_model ?? null;
 }
+
+/** The tenant's default model and its fallbacks (nulls: none set, or no such tenant), in one read. */
+export async function selectTenantModelSettings(em: EntityManager, tenantId: string): Promise<{ defaultModel: string | null; modelFallbacks: string[] | null }> {
+  const row = await kyselyOf(em).selectFrom('tenants').select(['default_model', 'model_fallbacks']).where('id', '=', tenantId).executeTakeFirst();
+  const fallbacks = row?.model_fallbacks;
+  return { defaultModel: row?.default_model ?? null, modelFallbacks: Array.isArray(fallbacks) ? fallbacks.filter((m): m is string => typeof m === 'string') : null };
+}
