@@ -251,6 +251,8 @@ interface ApplyFlags {
   prune?: boolean;
   gate?: string[];
   minPassRate?: number;
+  /** `chain`: each gate suite runs once per model of its intent's chain. */
+  gateModels?: 'primary' | 'chain';
   yes?: boolean;
   junit?: string;
 }
@@ -389,6 +391,7 @@ async function applyProject(flags: ApplyFlags, command: Command): Promise<number
     const body = {
       project: current.project, prune, plan_digest: plan.digest,
       ...(flags.gate?.length ? { gate: flags.gate } : {}), ...(flags.minPassRate !== undefined ? { min_pass_rate: flags.minPassRate } : {}),
+      ...(flags.gateModels ? { gate_models: flags.gateModels } : {}),
     };
     let { deployment } = await withSpinner(flags.gate?.length ? 'Starting the gate' : 'Deploying', () => client.post<{ deployment: DeploymentDto }>('/v1/deployments', { auth: 'bearer', body }));
     let error: ApiError | undefined;
@@ -475,6 +478,7 @@ export function applyCommand(): Command {
     .option('--prune', 'also delete what the server has and the folder does not name')
     .option('--gate <suites>', 'eval suites (names, comma-separated) that must pass before anything is published', parseList)
     .option('--min-pass-rate <rate>', 'share of each gate suite\'s cases that must pass: 0-1 or a percentage (default 1: every case)', parsePassRate)
+    .addOption(new Option('--gate-models <which>', 'primary: each gate suite runs as its intent\'s route serves it; chain: once per model of the chain (its model, then each fallback), each of which must pass').choices(['primary', 'chain']))
     .option('--yes', 'apply without asking (needed when stdin is not a terminal)')
     .option('--junit <file>', 'write the gate\'s cases as JUnit XML to this file')
     .addHelpText(

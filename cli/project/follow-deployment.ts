@@ -10,14 +10,14 @@ import { isInteractive } from '../output.js';
 import { pollUntil } from '../poll.js';
 import { progressBar } from '../ui/ingestion-progress.js';
 import { renderLiveView } from '../ui/live-view.js';
-import { gateVerdict } from './gate-report.js';
+import { gateName, gateVerdict } from './gate-report.js';
 import { escapeControls, shownName } from './shown-text.js';
 
 /** Every gate run has ended (or the deployment left the gating stage). */
 export const gateEnded = (d: DeploymentDto) => d.status !== 'gating' || d.gate.every((g) => g.passed !== null || FINAL_EVAL_RUN_STATUSES.has(g.status));
 
 const suiteText = (g: GateResult) =>
-  `${shownName(g.suite)}: ${escapeControls(g.status)} ${Math.round(g.progress)}% · ${g.cases_passed}/${g.cases_total} passed${g.cases_errored ? ` · ${g.cases_errored} errored` : ''}${g.passed !== null ? ` · passed ${gateVerdict(g)}` : ''}`;
+  `${shownName(gateName(g))}: ${escapeControls(g.status)} ${Math.round(g.progress)}% · ${g.cases_passed}/${g.cases_total} passed${g.cases_errored ? ` · ${g.cases_errored} errored` : ''}${g.passed !== null ? ` · passed ${gateVerdict(g)}` : ''}`;
 
 /** One line about the deployment (pipes and CI get one per change). */
 export function deploymentLine(d: DeploymentDto): string {
@@ -27,7 +27,7 @@ export function deploymentLine(d: DeploymentDto): string {
 const COLOR: Record<string, string> = { completed: 'green', failed: 'red', cancelled: 'yellow' };
 
 function DeploymentProgress({ deployment: d }: { deployment: DeploymentDto }) {
-  const width = Math.max(5, ...d.gate.map((g) => shownName(g.suite).length));
+  const width = Math.max(5, ...d.gate.map((g) => shownName(gateName(g)).length));
   return h(
     Box,
     { flexDirection: 'column', flexShrink: 0 },
@@ -37,7 +37,7 @@ function DeploymentProgress({ deployment: d }: { deployment: DeploymentDto }) {
       h(
         Text,
         { key: g.run_id, wrap: 'truncate-end' },
-        `  ${shownName(g.suite).padEnd(width)} `,
+        `  ${shownName(gateName(g)).padEnd(width)} `,
         h(Text, { color: COLOR[g.status] ?? 'cyan' }, progressBar(g.progress, 16)),
         ` ${`${Math.round(g.progress)}%`.padStart(4)} ${escapeControls(g.status)} · ${g.cases_passed}/${g.cases_total} passed`,
         g.pass_rate !== null ? ` (${formatPercent(g.pass_rate)})` : '',

@@ -10,11 +10,14 @@ import { escapeControls, shownName } from './shown-text.js';
 export const GATE_HEADERS = ['SUITE', 'RUN', 'STATUS', 'CASES PASSED', 'ERRORED', 'PASS RATE', 'MEAN', 'PASSED'];
 export const GATE_ALIGN: ('left' | 'right')[] = ['left', 'left', 'left', 'right', 'right', 'right', 'right', 'left'];
 
+/** A gate suite's name, with the model its run called when the gate runs each model of a chain. */
+export const gateName = (g: Pick<GateResult, 'suite' | 'model'>) => (g.model ? `${g.suite} (${g.model})` : g.suite);
+
 export const gateVerdict = (g: Pick<GateResult, 'passed'>) => (g.passed === true ? 'yes' : g.passed === false ? 'no' : '—');
 
 export function gateRows(gate: GateResult[]): string[][] {
   return gate.map((g) => [
-    shownName(g.suite),
+    shownName(gateName(g)),
     escapeControls(g.run_id),
     escapeControls(g.status),
     `${g.cases_passed}/${g.cases_total}`,
@@ -27,11 +30,11 @@ export function gateRows(gate: GateResult[]): string[][] {
 
 /** Why a gate suite did not pass, for the outcome's lines. */
 export function gateFailureLine(g: GateResult, minPassRate: number): string {
-  if (g.status !== 'completed') return `${shownName(g.suite)}: the run is ${escapeControls(g.status)}`;
+  if (g.status !== 'completed') return `${shownName(gateName(g))}: the run is ${escapeControls(g.status)}`;
   const parts = [`pass rate ${formatPercent(g.pass_rate)} (${g.cases_passed}/${g.cases_total})`];
   if (g.pass_rate !== null && g.pass_rate < minPassRate) parts.push(`below the minimum ${formatPercent(minPassRate)}`);
   if (g.cases_errored > 0) parts.push(`${g.cases_errored} errored`);
-  return `${shownName(g.suite)}: ${parts.join(', ')}`;
+  return `${shownName(gateName(g))}: ${parts.join(', ')}`;
 }
 
 const COUNTS = ['tests', 'failures', 'errors', 'skipped'] as const;
@@ -44,7 +47,7 @@ function summarySuite(g: GateResult): { xml: string; counts: Record<(typeof COUN
   const verdict = !failed ? '' : errored ? `      <error message="${escapeXmlAttr(message)}" type="RUN_${escapeXmlAttr(g.status.toUpperCase())}">${escapeXmlText(message)}</error>\n` : `      <failure message="${escapeXmlAttr(message)}" type="gate_not_passed">${escapeXmlText(message)}</failure>\n`;
   const counts = { tests: 1, failures: failed && !errored ? 1 : 0, errors: failed && errored ? 1 : 0, skipped: 0 };
   const xml =
-    `  <testsuite name="${escapeXmlAttr(`${g.suite} (run ${g.run_id})`)}" tests="1" failures="${counts.failures}" errors="${counts.errors}" skipped="0" time="0">\n` +
+    `  <testsuite name="${escapeXmlAttr(`${gateName(g)} (run ${g.run_id})`)}" tests="1" failures="${counts.failures}" errors="${counts.errors}" skipped="0" time="0">\n` +
     `    <testcase name="gate" classname="${escapeXmlAttr(`liya.deploy.gate.${g.suite}`)}">\n${verdict}` +
     `      <system-out>${escapeXmlText(`${message}; mean score ${formatScore(g.mean_score)}`)}</system-out>\n    </testcase>\n  </testsuite>\n`;
   return { xml, counts };

@@ -20,6 +20,8 @@ export const Agent = defineEntity({
     goal: p.text(),
     systemInstructions: p.text().nullable(),
     model: p.string().length(200).nullable(),
+    /** Models that serve, in order, when `model` fails or cools down (null: the tenant's, then the platform's). */
+    fallbackModels: p.json<string[]>().nullable(),
     temperature: p.double().nullable(),
     status: p.enum(AGENT_STATUSES).default('draft'),
     intentIds: p.json<string[]>(),

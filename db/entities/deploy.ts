@@ -23,7 +23,7 @@ export const Deployment = defineEntity({
     /** sha256 of the project the deployment was made with (a publish must bring the same). */
     baseDigest: p.string().length(64),
     /** [{suite, run_id}] */
-    gate: p.json<{ suite: string; run_id: string }[]>(),
+    gate: p.json<{ suite: string; run_id: string; model?: string | null }[]>(),
     error: p.json<{ code: string; message: string }>().nullable(),
     minted: p.json<{ workflow_key: string; webhook_url: string }[]>(),
     /** Who made it: the key's audit name. */

@@ -65,6 +65,8 @@ export const EvalSuite = defineEntity({
     customScorerWebhookUrl: p.text().nullable(),
     /** Signs the scorer webhook's requests; encrypted at rest, never shown. */
     customScorerWebhookSecret: p.text().nullable(),
+    /** Models that serve, in order, when the judge's model fails or cools down (null: the tenant's, then the platform's). */
+    fallbackModels: p.json<string[]>().nullable(),
     /** No foreign key: a run references its suite, and a suite's runs go with it. */
     baselineRunId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
@@ -115,6 +117,8 @@ export const EvalRun = defineEntity({
     customScorerWebhookSecret: p.text().nullable(),
     judgeTotalCostUsd: p.decimal('number').precision(14).scale(6).default(0),
     judgeModel: p.string().length(200).nullable(),
+    /** The suite's judge fallbacks when the run started (null: the tenant's, then the platform's). */
+    judgeFallbackModels: p.json<string[]>().nullable(),
     judgeCalls: p.integer().default(0),
     judgeFailures: p.integer().default(0),
     judgeCapReached: p.boolean().default(false),

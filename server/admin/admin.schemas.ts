@@ -4,6 +4,7 @@ import { bodyBoolean, bodyInt } from '../common/schemas.js';
 import { BUILT_IN_DOMAINS } from '../domains/built-in-domains.js';
 import { HIRING_INTENTS } from '../hiring/hiring-intents.js';
 import { BILLING_PLANS, TENANT_TYPES } from '../../db/column-values.js';
+import { fallbackModelsSchema } from '../llm/llm.schemas.js';
 
 export { issuedKeySchema, usageQuery, usageReportSchema } from '../dashboard/dashboard.schemas.js';
 
@@ -18,6 +19,7 @@ const tenantFields = {
     .max(200)
     .transform((d) => [...new Set(d)]),
   defaultModel: z.string().trim().min(1).max(200).nullable(),
+  modelFallbacks: fallbackModelsSchema.nullable().describe('The tenant\'s fallback chain for calls whose intent, agent or suite names none (null: the platform\'s LLM_FALLBACK_MODELS; []: never fall back)'),
   monthlyRequestQuota: bodyInt(0, 2_147_483_647).nullable(),
   monthlyTokenQuota: bodyInt(0).nullable(),
 };

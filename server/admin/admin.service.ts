@@ -16,6 +16,7 @@ export interface TenantFields {
   enabledDomains?: string[];
   disabledIntents?: string[];
   defaultModel?: string | null;
+  modelFallbacks?: string[] | null;
   monthlyRequestQuota?: number | null;
   monthlyTokenQuota?: number | null;
   isActive?: boolean;
@@ -32,6 +33,7 @@ export async function createTenant(em: EntityManager, actor: Actor, input: Tenan
       enabledDomains: input.enabledDomains ?? ['hiring'],
       disabledIntents: input.disabledIntents ?? [],
       defaultModel: input.defaultModel ?? null,
+      modelFallbacks: input.modelFallbacks ?? null,
       monthlyRequestQuota: input.monthlyRequestQuota ?? null,
       monthlyTokenQuota: input.monthlyTokenQuota == null ? null : String(input.monthlyTokenQuota),
       isActive: input.isActive ?? true,
@@ -62,6 +64,7 @@ export async function updateTenant(em: EntityManager, actor: Actor, tenantId: st
     set('enabledDomains', 'enabledDomains', input.enabledDomains);
     set('disabledIntents', 'disabledIntents', input.disabledIntents);
     set('defaultModel', 'defaultModel', input.defaultModel);
+    set('modelFallbacks', 'modelFallbacks', input.modelFallbacks);
     set('monthlyRequestQuota', 'monthlyRequestQuota', input.monthlyRequestQuota);
     set('monthlyTokenQuota', 'monthlyTokenQuota', input.monthlyTokenQuota === undefined ? undefined : input.monthlyTokenQuota === null ? null : String(input.monthlyTokenQuota));
     set('isActive', 'isActive', input.isActive);

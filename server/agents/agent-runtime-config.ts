@@ -75,9 +75,19 @@ function resolveSourced(agent: AgentSettings, tenantDefaultModel: string | null,
   };
 }
 
-/** Each runtime setting with its value and whether the agent, the platform or the provider decides it. */
-export function describeEffectiveConfig(agent: AgentSettings, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>): Record<string, Sourced<unknown>> {
-  return resolveSourced(agent, tenantDefaultModel, config);
+/**
+ * Each runtime setting with its value and whether the agent, the platform or the provider decides it.
+ * `fallback_models` is the chain a run takes after `model`: the agent's, else the tenant's, else the
+ * platform's LLM_FALLBACK_MODELS (the tenant's counts as platform_default, as its default model does).
+ */
+export function describeEffectiveConfig(
+  agent: AgentSettings,
+  tenantDefaultModel: string | null,
+  config: Pick<AppConfig, 'DEFAULT_MODEL' | 'LLM_FALLBACK_MODELS'>,
+  tenantFallbacks: string[] | null = null,
+): Record<string, Sourced<unknown>> {
+  const { model, ...rest } = resolveSourced(agent, tenantDefaultModel, config);
+  return { model, fallback_models: pick<string[]>(agent.fallbackModels, tenantFallbacks ?? config.LLM_FALLBACK_MODELS ?? []), ...rest };
 }
 
 export function resolveRuntimeConfig(agent: AgentSettings, tenantDefaultModel: string | null, config: Pick<AppConfig, 'DEFAULT_MODEL'>): AgentRuntimeConfig {

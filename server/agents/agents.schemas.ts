@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fallbackModelsSchema } from '../llm/llm.schemas.js';
 import { AGENT_RUN_STATUSES, AGENT_STATUSES } from '../../db/column-values.js';
 import { historyPageQuery, historyPaginationSchema } from '../common/pagination.js';
 import { bodyBoolean, bodyInt, bodyNumber, noCoerce } from '../common/schemas.js';
@@ -117,6 +118,7 @@ const agentFields = {
   goal: z.string().trim().min(1).max(10_000),
   system_instructions: z.string().max(50_000).nullable(),
   model: z.string().trim().min(1).max(200).nullable(),
+  fallback_models: fallbackModelsSchema.nullable().describe('Models that serve, in order, when `model` fails (rate limit, outage, timeout) or cools down; null: the tenant\'s chain, then the platform\'s; []: never fall back'),
   temperature: bodyNumber(0, 2).nullable(),
   intent_ids: idList('Custom intent ids or `domain/intent_key` of built-in intents'),
   workflow_ids: idList('Workflow ids of the tenant'),
@@ -161,6 +163,7 @@ export const agentSchema = z
     goal: z.string(),
     system_instructions: z.string().nullable(),
     model: z.string().nullable(),
+    fallback_models: z.array(z.string()).nullable().describe('The agent\'s fallback chain (null: the tenant\'s, then the platform\'s)'),
     temperature: z.number().nullable(),
     status: z.enum(AGENT_STATUSES),
     intent_ids: z.array(z.string()),

@@ -12,7 +12,7 @@ import { findUnknownDomainKeys, findUnknownIntentIds, findUnknownWorkflowIds } f
 import {
   addAgent, findAgent as findAgentRow, flushAgentChanges, flushAgentInsert, listActiveAgents, refreshAgent, transitionAgentStatus, type AgentRow,
 } from './store/agents.js';
-import { readTenantDefaultModel } from '../tenants/store/tenants.js';
+import { readTenantModelSettings } from '../tenants/store/tenants.js';
 
 /** Plans without agentic tool calling. */
 const PLANS_WITHOUT_AGENTS = new Set(['free']);
@@ -35,6 +35,7 @@ export function toAgentDto(agent: AgentRow, tenantId: string): AgentDto {
     goal: agent.goal,
     system_instructions: agent.systemInstructions ?? null,
     model: agent.model ?? null,
+    fallback_models: agent.fallbackModels ?? null,
     temperature: agent.temperature == null ? null : Number(agent.temperature),
     status: agent.status,
     intent_ids: agent.intentIds,
@@ -108,6 +109,7 @@ export async function createAgent(em: EntityManager, deps: AppDeps, tenantId: st
     goal: input.goal,
     systemInstructions: input.system_instructions ?? null,
     model: input.model ?? null,
+    fallbackModels: input.fallback_models ?? null,
     temperature: input.temperature ?? null,
     intentIds: input.intent_ids ?? [],
     workflowIds: input.workflow_ids ?? [],
@@ -142,8 +144,8 @@ export async function listAgents(em: EntityManager, tenantId: string) {
 
 export async function getAgent(em: EntityManager, deps: AppDeps, tenantId: string, agentKey: string): Promise<{ agent: AgentDto }> {
   const agent = await findAgent(em, tenantId, agentKey);
-  const defaultModel = await readTenantDefaultModel(em, tenantId);
-  return { agent: { ...toAgentDto(agent, tenantId), effective_runtime_config: describeEffectiveConfig(agent, defaultModel, deps.config) } };
+  const { defaultModel, modelFallbacks } = await readTenantModelSettings(em, tenantId);
+  return { agent: { ...toAgentDto(agent, tenantId), effective_runtime_config: describeEffectiveConfig(agent, defaultModel, deps.config, modelFallbacks) } };
 }
 
 export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: string, actor: Actor, input: UpdateAgentInput): Promise<{ agent: AgentDto }> {
@@ -173,6 +175,7 @@ export async function updateAgent(em: EntityManager, deps: AppDeps, tenantId: st
   set('goal', 'goal', fields.goal);
   set('system_instructions', 'systemInstructions', fields.system_instructions);
   set('model', 'model', fields.model);
+  set('fallback_models', 'fallbackModels', fields.fallback_models);
   set('temperature', 'temperature', fields.temperature);
   set('status', 'status', fields.status);
   set('intent_ids', 'intentIds', fields.intent_ids);

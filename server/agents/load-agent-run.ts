@@ -9,7 +9,7 @@ import { readAgentRunContext, type AgentRow } from './store/agents.js';
 /** The agent settings a run uses. */
 export type AgentSettings = Pick<
   AgentRow,
-  | 'id' | 'agentKey' | 'name' | 'goal' | 'systemInstructions' | 'model' | 'temperature' | 'status' | 'intentIds' | 'workflowIds'
+  | 'id' | 'agentKey' | 'name' | 'goal' | 'systemInstructions' | 'model' | 'fallbackModels' | 'temperature' | 'status' | 'intentIds' | 'workflowIds'
   | 'knowledgeDomainKeys' | 'toolsConfig' | 'memoryConfig' | 'behaviorConfig'
 >;
 
@@ -31,6 +31,7 @@ export async function loadAgentRunContext(sql: SqlPool, tenantId: string, agentK
           goal: row.goal,
           systemInstructions: row.system_instructions,
           model: row.model,
+          fallbackModels: row.fallback_models,
           temperature: row.temperature,
           status: row.status,
           intentIds: row.intent_ids,

@@ -12,7 +12,7 @@ import { runPostLlm } from '../guardrails/run-post-llm.js';
 import { guardrailOutcome, scanText } from '../guardrails/scan-pool.js';
 import type { GuardrailIssue } from '../guardrails/guardrails.types.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
-import type { ChatCallResult, ModelTarget, StoredProviderKey, UsageContext } from '../llm/llm.types.js';
+import type { ChatCallResult, ModelRoute, StoredProviderKey, UsageContext } from '../llm/llm.types.js';
 import { parseModelRef } from '../llm/providers.js';
 import { RunBudget } from '../llm/run-budget.js';
 import { rootLineage, type RunLineage } from '../runs/run-lineage.js';
@@ -54,8 +54,8 @@ export interface PreparedAgentRun {
   /** The user's message after input guardrails. */
   message: string;
   history: { turns: HistoryTurn[]; dropped: number };
-  /** The model and credentials every call of the run uses. */
-  target: ModelTarget;
+  /** The models and credentials every call of the run uses: its model, then its fallbacks. */
+  route: ModelRoute;
   /** Set when the input guardrails blocked the message: the run ends without a model call. */
   blocked: { issues: GuardrailIssue[]; fallback: string } | null;
   startedAt: number;
@@ -82,8 +82,8 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: T
   const provider = parseModelRef(config.model).provider;
   const storedKey: StoredProviderKey = { provider, encryptedKey: context.providerKeys[provider] ?? null };
   // A run that could never call a model is refused now (503), not recorded as failed; every model
-  // call of the run then goes to this target without resolving it again.
-  const target = await deps.llm.resolveTarget(em, scope.tenantId, config.model, storedKey);
+  // call of the run then goes to this route (its fallbacks read once, if ever needed).
+  const route = await deps.llm.resolveRoute(em, scope.tenantId, config.model, agent.fallbackModels ?? scope.tenant.modelFallbacks, storedKey);
 
   const input = request.input;
   let userId = input.user_id ?? null;
@@ -117,7 +117,7 @@ export async function prepareAgentRun(em: EntityManager, deps: AppDeps, scope: T
   });
   started.catch(() => undefined); // awaited (and its error raised) when the run finishes
   return {
-    runId, sessionId, agent, scope, config, userId, message, history, target, startedAt, started,
+    runId, sessionId, agent, scope, config, userId, message, history, route, startedAt, started,
     blocked: pre.passed ? null : { issues: pre.issues, fallback: pre.fallback ?? config.fallback },
   };
 }
@@ -324,7 +324,7 @@ async function callModel(em: EntityManager, deps: AppDeps, run: PreparedAgentRun
   let answer: ChatCallResult;
   try {
     answer = await deps.llm.completeChat(em, {
-      usage, target: run.target, messages, tools: specs,
+      usage, route: run.route, messages, tools: specs,
       parallelToolCalls: specs ? config.parallelToolCalls : undefined,
       temperature: config.temperature ?? undefined, maxTokens: config.maxOutputTokens, budget: bounds.budget,
       countsAsRequest: tally.steps === 0, usageSink: (e) => events.push(e),

@@ -330,6 +330,7 @@ async function applyAgent(ctx: ApplyContext, change: ResourceChange) {
     goal: a.goal,
     system_instructions: a.system_instructions,
     model: a.model,
+    fallback_models: a.fallback_models,
     temperature: a.temperature,
     intent_ids: await intentIdsOf(ctx, a.intents),
     workflow_ids: await workflowIdsOf(ctx, a.workflows),
@@ -380,6 +381,7 @@ async function applySuite(ctx: ApplyContext, change: ResourceChange) {
   const fields = {
     judge_rubric: s.judge_rubric,
     pass_threshold: s.pass_threshold,
+    fallback_models: s.fallback_models,
     custom_scorer_expression: s.custom_scorer_expression,
     custom_scorer_label: s.custom_scorer_label,
     custom_scorer_webhook_url: s.custom_scorer_webhook_url,

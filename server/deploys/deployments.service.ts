@@ -18,6 +18,7 @@ import { getRun, startGateRuns, type GateRunSpec } from '../evals/eval-runs.serv
 import { findPromptVersion } from '../prompts/store/prompts.js';
 import { selectCollectionRows } from '../collections/store/collections.js';
 import { isBuiltInDomain } from '../domains/built-in-domains.js';
+import { chooseModel } from '../llm/providers.js';
 import { authenticateApiKey, type ApiKeyScope } from '../keys/authenticate-api-key.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { applyPlan } from './apply-project.js';
@@ -72,7 +73,7 @@ export async function createDeployment(
   key: ApiKeyScope,
   scope: TenantScope,
   actor: Actor,
-  input: { project: Project; prune?: boolean; gate?: string[]; min_pass_rate?: number; plan_digest?: string },
+  input: { project: Project; prune?: boolean; gate?: string[]; min_pass_rate?: number; gate_models?: 'primary' | 'chain'; plan_digest?: string },
 ): Promise<{ deployment: DeploymentDto }> {
   const prune = input.prune ?? false;
   const policy = await getDeployPolicy(em, scope.tenantId);
@@ -92,7 +93,7 @@ export async function createDeployment(
       prune,
       minPassRate,
       baseDigest: digestOf(input.project),
-      gate: [] as { suite: string; run_id: string }[],
+      gate: [] as { suite: string; run_id: string; model?: string | null }[],
       minted: [] as { workflow_key: string; webhook_url: string }[],
       createdBy: actor.name,
       publishedAt: null as Date | null,
@@ -102,9 +103,10 @@ export async function createDeployment(
 
     // A gate judges definitions; secret values alone change none, so they are written without one.
     if (gates.length && planned.plan.changes.length) {
-      const specs = await gateRunSpecs(tx, scope, planned, gates, policy.required_gates);
+      const suites = await gateRunSpecs(tx, scope, planned, gates, policy.required_gates);
+      const specs = input.gate_models === 'chain' ? suites.flatMap((spec, i) => eachModelOf(deps, scope, planned, spec).map((s) => ({ ...s, suite: gates[i] }))) : suites.map((spec, i) => ({ ...spec, suite: gates[i] }));
       const runs = await startGateRuns(tx, deps, scope, specs);
-      const gate = runs.map((run, i) => ({ suite: gates[i], run_id: run.id }));
+      const gate = runs.map((run, i) => ({ suite: specs[i].suite, run_id: run.id, model: specs[i].modelOverride }));
       return { deployment: await toDto(tx, deps, scope.tenantId, await insertDeployment(tx, { ...base, status: 'gating', gate })) };
     }
     const { minted } = await applyPlan(tx, deps, scope, actor, planned);
@@ -185,7 +187,7 @@ export async function publishDeployment(em: EntityManager, deps: AppDeps, key: A
       const gate = await gateResults(tx, deps, scope.tenantId, row);
       if (gate.some((g) => g.passed === null)) return { refused: new AppError('GATE_PENDING', 'The gate suites are still running', { gate }) };
       if (gate.some((g) => !g.passed)) {
-        const message = `Gate failed: ${gate.filter((g) => !g.passed).map((g) => g.suite).join(', ')}`;
+        const message = `Gate failed: ${gate.filter((g) => !g.passed).map((g) => (g.model ? `${g.suite} (${g.model})` : g.suite)).join(', ')}`;
         return { refused: new AppError('GATE_FAILED', `${message}; nothing was deployed`, { gate }), end: { status: 'gate_failed', error: { code: 'GATE_FAILED', message } } };
       }
       const planned = await planProject(tx, deps, scope.tenantId, project, row.prune);
@@ -253,10 +255,26 @@ async function gateRunSpecs(em: EntityManager, scope: TenantScope, planned: Proj
       customScorerExpression: suite.custom_scorer_expression,
       cases: cases.map((c, ord) => ({ ord, input: c.input, message: c.message, expected_output: c.expected_output })),
       intentDefinition: isBuiltInDomain(suite.domain) ? null : await draftOf(em, scope.tenantId, planned, suite.domain, suite.intent),
+      modelOverride: null,
+      judgeFallbackModels: suite.fallback_models ?? null,
     });
   }
   if (issues.length) throw invalidInput('The gate names suites that cannot run', issues);
   return specs;
+}
+
+/**
+ * A gate suite once per model of its intent's chain, each model alone: the intent's model (else the
+ * tenant's default, else the platform's), then its fallbacks (the intent's, else the tenant's, else
+ * the platform's), as the deployment would make them live.
+ */
+function eachModelOf(deps: AppDeps, scope: TenantScope, planned: ProjectPlan, spec: GateRunSpec): GateRunSpec[] {
+  const live = planned.current.intents.find((i) => i.domain === spec.domainKey && i.key === spec.intentKey);
+  const exec: { model?: string | null; fallback_models?: string[] | null } = (spec.intentDefinition?.execution_config ?? live?.execution_config ?? {}) as object;
+  const primary = chooseModel(exec.model, scope.tenant.defaultModel, deps.config.DEFAULT_MODEL);
+  const fallbacks = exec.fallback_models ?? scope.tenant.modelFallbacks ?? deps.config.LLM_FALLBACK_MODELS ?? [];
+  const models = [...new Set([primary, ...fallbacks])];
+  return models.map((model) => ({ ...spec, name: `${spec.name} (${model})`, modelOverride: model }));
 }
 
 /** The intent as the deployment would make it live (null when the project does not define it: the live one runs). */
@@ -289,13 +307,14 @@ async function draftOf(em: EntityManager, tenantId: string, planned: ProjectPlan
 
 async function gateResults(em: EntityManager, deps: AppDeps, tenantId: string, row: DeploymentRow): Promise<GateResult[]> {
   const results: GateResult[] = [];
-  for (const { suite, run_id } of row.gate) {
+  for (const { suite, run_id, model } of row.gate) {
     const { run } = await getRun(em, deps, tenantId, run_id);
     const ended = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
     const passRate = run.cases_total ? run.cases_passed / run.cases_total : null;
     results.push({
       suite,
       run_id,
+      model: model ?? null,
       status: run.status,
       progress: run.progress,
       cases_total: run.cases_total,

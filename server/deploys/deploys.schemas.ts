@@ -61,6 +61,7 @@ export const gateResultSchema = z
   .object({
     suite: z.string().describe('The suite name'),
     run_id: z.string(),
+    model: z.string().nullable().describe('With gate_models "chain": the one model of the intent\'s chain this run called (primary or a fallback); null: the intent\'s own route'),
     status: z.string().describe('The eval run status: pending, running, completed, failed, cancelled'),
     progress: z.number().int(),
     cases_total: z.number().int(),
@@ -104,6 +105,10 @@ export const createDeploymentInput = z
       .optional()
       .describe('Eval suites (by name, from the project or the server) that must pass against the new definitions before anything goes live'),
     min_pass_rate: bodyNumber(0, 1).optional().describe('Share of a gate suite\'s cases that must pass (default 1: every case); a suite with an errored case fails'),
+    gate_models: z
+      .enum(['primary', 'chain'])
+      .optional()
+      .describe('primary (default): each gate suite runs once, as the intent\'s route serves it; chain: once per model of the gated intent\'s chain (its model, then each fallback: the intent\'s execution_config.fallback_models, else the tenant\'s, else the platform\'s), each model alone, and every one must pass, so a fallback is evaluated before it serves traffic'),
     plan_digest: z
       .string()
       .regex(/^[0-9a-f]{64}$/, 'a plan digest: 64 hex characters')
@@ -149,7 +154,7 @@ export const deploymentSummarySchema = z
     summary: planSchema.shape.summary,
     secrets: z.number().int().describe('How many secret values the deployment gave'),
     prune: z.boolean(),
-    gate: z.array(z.object({ suite: z.string(), run_id: z.string() })),
+    gate: z.array(z.object({ suite: z.string(), run_id: z.string(), model: z.string().nullable().optional() })),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     created_by: z.string().nullable(),
     created_at: z.string(),

@@ -12,6 +12,7 @@ import { expectedOutputField, jsonObject } from '../evals/evals.schemas.js';
 import { guardrailsConfigSchema } from '../guardrails/guardrails.types.js';
 import { cacheConfigSchema, definitionShape, executionConfigSchema, promptBindingSchema } from '../intents/custom-intents.schemas.js';
 import { STEP_TYPES } from '../workflows/step-types.js';
+import { fallbackModelsSchema } from '../llm/llm.schemas.js';
 import { MAX_STEPS, workflowKeyInput } from '../workflows/workflows.schemas.js';
 
 /** A secret in a project: `${ENV_NAME}`, filled in from the environment of `liya apply`, never a value on disk. */
@@ -150,6 +151,7 @@ export const agentResource = z
     goal: z.string().trim().min(1).max(10_000),
     system_instructions: nullable(text(50_000)),
     model: nullable(z.string().trim().min(1).max(200)),
+    fallback_models: nullable(fallbackModelsSchema),
     temperature: nullable(bodyNumber(0, 2)),
     status: z.enum(['active', 'inactive']).default('active').describe('active: deployed; inactive: kept but not runnable'),
     intents: list(z.string().regex(/^[a-z0-9_-]+\/[a-z0-9_-]+$/i, 'domain/intent_key'), 100).describe('Intents as `domain/intent_key` (custom or built-in)'),
@@ -185,6 +187,7 @@ export const evalSuiteResource = z
     dataset: z.string().trim().min(1).max(200).describe('The name of a dataset of this project (or of the server)'),
     judge_rubric: nullable(text(20_000)),
     pass_threshold: bodyNumber(1, 5).default(4),
+    fallback_models: nullable(fallbackModelsSchema).describe('Models that serve the judge, in order, when its model fails or cools down; null: the tenant\'s chain, then the platform\'s; []: never fall back'),
     custom_scorer_expression: nullable(z.string().trim().min(1).max(5000)),
     custom_scorer_label: nullable(text(100)),
     custom_scorer_webhook_url: nullable(text(2000)),

@@ -32,6 +32,7 @@ export const evalRunSchema = z
     error: z.record(z.string(), z.unknown()).nullable(),
     judge_total_cost_usd: z.number().nullable(),
     judge_model: z.string().nullable(),
+    judge_fallback_models: z.array(z.string()).nullable().describe('The judge\'s fallback chain, as the suite had it when the run started (null: the tenant\'s, then the platform\'s)'),
     judge_calls: z.number().int().nullable(),
     judge_failures: z.number().int().nullable(),
     judge_cap_reached: z.boolean(),

@@ -48,6 +48,7 @@ export function toRunDto(r: RunRow, tenantId: string, errored = 0): EvalRunDto {
     error: r.error ?? null,
     judge_total_cost_usd: num(r.judgeTotalCostUsd),
     judge_model: r.judgeModel ?? null,
+    judge_fallback_models: r.judgeFallbackModels ?? null,
     judge_calls: r.judgeCalls,
     judge_failures: r.judgeFailures,
     judge_cap_reached: r.judgeCapReached,
@@ -170,7 +171,7 @@ export async function startSuiteRun(em: EntityManager, deps: AppDeps, scope: Ten
 }
 
 /** What a deployment gate runs: a suite of the project, its cases, and the draft intent (null: the live one). */
-export type GateRunSpec = Pick<GateRunValues, 'cases' | 'name' | 'domainKey' | 'intentKey' | 'judgeRubric' | 'passThreshold' | 'customScorerExpression' | 'intentDefinition'>;
+export type GateRunSpec = Pick<GateRunValues, 'cases' | 'name' | 'domainKey' | 'intentKey' | 'judgeRubric' | 'passThreshold' | 'customScorerExpression' | 'intentDefinition' | 'modelOverride' | 'judgeFallbackModels'>;
 
 /**
  * Starts a deployment gate's runs, admitted together (plan, judge budget, rate limit) like a suite's

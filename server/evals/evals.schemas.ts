@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bodyNumber, noCoerce, pageQuery } from '../common/schemas.js';
+import { fallbackModelsSchema } from '../llm/llm.schemas.js';
 
 /** Most cases one create or import request may carry. */
 export const MAX_CASES_PER_REQUEST = 5000;
@@ -120,6 +121,7 @@ export const suiteSchema = z
     custom_scorer_label: z.string().nullable(),
     custom_scorer_webhook_url: z.string().nullable(),
     custom_scorer_webhook_secret_set: z.boolean(),
+    fallback_models: z.array(z.string()).nullable().describe('The judge\'s fallback chain (null: the tenant\'s, then the platform\'s LLM_FALLBACK_MODELS)'),
     baseline_run_id: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -128,6 +130,10 @@ export const suiteSchema = z
 export type SuiteDto = z.infer<typeof suiteSchema>;
 
 const scorerFields = {
+  fallback_models: fallbackModelsSchema
+    .nullable()
+    .optional()
+    .describe('Models that serve the judge, in order, when its model (EVAL_JUDGE_MODEL) fails or cools down; null: the tenant\'s chain, then the platform\'s; []: never fall back. The intent under evaluation keeps its own chain'),
   judge_rubric: z.string().max(20_000).nullable().optional().describe('What the judge should look for in this intent\'s answers, added to the default rubric'),
   pass_threshold: bodyNumber(1, 5).optional().describe('A case passes when its check passes and its judge score reaches this (1-5, default 4)'),
   custom_scorer_expression: z

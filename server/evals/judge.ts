@@ -3,7 +3,7 @@
 // answer that still fails is a judge failure (the case is errored, never given a made-up score).
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
-import type { StoredProviderKey } from '../llm/llm.types.js';
+import type { FallbackModels, StoredProviderKey } from '../llm/llm.types.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 
 export const JUDGE_DIMENSIONS = ['correctness', 'completeness', 'relevance', 'safety'] as const;
@@ -53,6 +53,8 @@ export interface JudgeRequest {
   tenantId: string;
   environmentId: string | null;
   model: string;
+  /** The judge's fallbacks (see FallbackModels: null the platform's, undefined the tenant's then the platform's). */
+  fallbackModels?: FallbackModels;
   /** The task: the intent's name and description, or the suite's words. */
   task: string;
   input: unknown;
@@ -87,6 +89,7 @@ export async function judgeAnswer(em: EntityManager, deps: AppDeps, request: Jud
     usageSink: request.usageSink,
     storedKey: request.storedKey,
     model: request.model,
+    fallbackModels: request.fallbackModels,
     messages: [
       { role: 'system', content: JUDGE_SYSTEM_PROMPT },
       { role: 'user', content: sections.join('\n\n') },

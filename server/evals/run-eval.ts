@@ -203,6 +203,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
   try {
     verdict = (await patiently(() => judgeAnswer(ctx.em.fork(), deps, {
       tenantId: run.tenant_id, environmentId: run.environment_id, model: run.judge_model, task: ctx.task, input: c.input, message: c.message,
+      fallbackModels: run.judge_fallback_models ?? ctx.tenant.modelFallbacks,
       expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink, storedKey: ctx.judgeKey,
     }))).verdict;
   } catch (err) {

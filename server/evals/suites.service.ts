@@ -34,6 +34,7 @@ export function toSuiteDto(s: SuiteRow, tenantId: string): SuiteDto {
     custom_scorer_label: s.customScorerLabel ?? null,
     custom_scorer_webhook_url: s.customScorerWebhookUrl ?? null,
     custom_scorer_webhook_secret_set: !!s.customScorerWebhookSecret,
+    fallback_models: s.fallbackModels ?? null,
     baseline_run_id: s.baselineRunId ?? null,
     created_at: isoRequired(s.createdAt),
     updated_at: isoRequired(s.updatedAt),
@@ -147,6 +148,7 @@ export async function createSuite(em: EntityManager, deps: AppDeps, tenant: Tena
     customScorerLabel: input.custom_scorer_label ?? null,
     customScorerWebhookUrl: url,
     customScorerWebhookSecret: secret,
+    fallbackModels: input.fallback_models ?? null,
   });
   if (!suite) throw nameTaken(input.name);
   return { suite: toSuiteDto(suite, tenantId) };
@@ -170,6 +172,7 @@ export async function updateSuite(em: EntityManager, deps: AppDeps, tenantId: st
   if (input.judge_rubric !== undefined) changes.judgeRubric = input.judge_rubric;
   if (input.pass_threshold !== undefined) changes.passThreshold = input.pass_threshold;
   if (input.custom_scorer_label !== undefined) changes.customScorerLabel = input.custom_scorer_label;
+  if (input.fallback_models !== undefined) changes.fallbackModels = input.fallback_models;
   changes.customScorerExpression = expression;
   changes.customScorerWebhookUrl = url;
   if (!url) changes.customScorerWebhookSecret = null;

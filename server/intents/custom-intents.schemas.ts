@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fallbackModelsSchema } from '../llm/llm.schemas.js';
 import { guardrailsConfigSchema } from '../guardrails/guardrails.types.js';
 import { bodyBoolean, bodyInt, bodyNumber, keyPattern, noCoerce, paginationSchema } from '../common/schemas.js';
 import { checkJsonSchema } from '../common/json-schema.js';
@@ -18,6 +19,7 @@ export const executionConfigSchema = z
     temperature: bodyNumber(0, 2).nullable().optional(),
     max_tokens: bodyInt(1, 200_000).nullable().optional(),
     timeout_ms: bodyInt(100, 600_000).nullable().optional(),
+    fallback_models: fallbackModelsSchema.nullable().optional(),
   })
   .strict();
 

@@ -6,7 +6,10 @@ export interface ExecutionConfig {
   model?: string | null;
   temperature?: number | null;
   max_tokens?: number | null;
+  /** The whole model step's time limit: every attempt, wait and fallback inside it. */
   timeout_ms?: number | null;
+  /** Models that serve, in order, when `model` fails or cools down (null: the tenant's, then the platform's). */
+  fallback_models?: string[] | null;
 }
 
 export interface CacheConfig {

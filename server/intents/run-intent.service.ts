@@ -170,6 +170,8 @@ async function completeRun(
       usageSink: (event: UsageEventInput) => usageEvents.push(event),
       // Resolved here, and the key read above, so the gateway need not look the tenant up again.
       model,
+      // A model asked for explicitly (an evaluation comparing models) is measured alone.
+      fallbackModels: options.model ? [] : (exec.fallback_models ?? tenant.modelFallbacks),
       storedKey: context.storedKey,
       messages: [
         { role: 'system' as const, content: intent.systemPrompt },
@@ -180,6 +182,8 @@ async function completeRun(
       temperature: exec.temperature ?? undefined,
       maxTokens: exec.max_tokens ?? undefined,
       timeoutMs: exec.timeout_ms ?? undefined,
+      // The intent's timeout bounds the whole model step: retries, waits and fallbacks included.
+      deadlineAt: exec.timeout_ms ? Date.now() + exec.timeout_ms : undefined,
       budget: options.budget,
     };
     const result = await deps.llm.completeStructured(em, call).catch(async (err: unknown) => {

@@ -28,13 +28,6 @@ export interface RouteCall {
   retries?: number;
 }
 
-export interface RouteAttemptInfo {
-  /** 0 for a target's first attempt. */
-  attempt: number;
-  /** The most this attempt may take (the deadline's remainder), when there is a deadline. */
-  timeoutMs: number | null;
-}
-
 export interface Served<T> {
   value: T;
   target: ModelTarget;
@@ -78,29 +71,33 @@ export async function callRoute<T>(
   policy: RoutePolicy,
   targets: readonly ModelTarget[],
   call: RouteCall,
-  attempt: (target: ModelTarget, info: RouteAttemptInfo) => Promise<T>,
+  /** One provider call: `timeoutMs` is what the deadline leaves (null: no deadline); `tries` is 0 for a target's first attempt. */
+  attempt: (target: ModelTarget, timeoutMs: number | null, tries: number) => Promise<T>,
   /** More targets, read only when the ones given cannot serve (a route's fallbacks). */
   more?: () => Promise<readonly ModelTarget[]>,
 ): Promise<Served<T>> {
   const { health } = policy;
   const sleep = policy.sleep ?? sleepFor;
   const retries = call.retries ?? policy.retries;
-  const chain: ModelTarget[] = [...targets];
+  // Copied only when fallbacks are read: a healthy call allocates nothing for its route.
+  let chain: readonly ModelTarget[] = targets;
   let loaded = !more;
-  const hasTarget = async (index: number) => {
-    if (index < chain.length) return true;
+  const loadMore = async (index: number) => {
     if (!loaded) {
       loaded = true;
-      chain.push(...(await more!()).filter((t) => !chain.some((c) => c.modelRef === t.modelRef)));
+      const known = chain;
+      chain = [...known, ...(await more!()).filter((t) => !known.some((c) => c.modelRef === t.modelRef))];
     }
     return index < chain.length;
   };
+  const hasTarget = (index: number): boolean | Promise<boolean> => index < chain.length || loadMore(index);
   let attempts = 0;
   let last: { failure: ProviderFailure; target: ModelTarget } | null = null;
   let cooling: { retryAfterMs: number; target: ModelTarget } | null = null;
-  const remaining = () => (call.deadlineAt === undefined ? null : call.deadlineAt - Date.now());
+  const deadlineAt = call.deadlineAt;
+  const remaining = () => (deadlineAt === undefined ? null : deadlineAt - Date.now());
 
-  for (let index = 0; await hasTarget(index); index++) {
+  for (let index = 0; index < chain.length || (await loadMore(index)); index++) {
     const target = chain[index];
     const entry = health.entryOf(target);
     let waited = false;
@@ -123,10 +120,11 @@ export async function callRoute<T>(
       if (tries === 0) health.noteRequest(entry);
       attempts += 1;
       try {
-        const value = await health.run(entry, () => attempt(target, { attempt: tries, timeoutMs: left }));
+        const value = await health.run(entry, () => attempt(target, left, tries));
         if (index > 0) policy.onFallback?.(chain[0], target, last?.failure.reason ?? 'circuit_open');
         return { value, target, fallback: index > 0, attempts };
-      } catch (err) {
+      } catch (thrown) {
+        const err = health.refusedAsFailure(entry, thrown);
         if (!(err instanceof CallFailure)) throw err;
         const failure = err.failure;
         if (failure.reason === 'circuit_open') {

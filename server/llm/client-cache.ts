@@ -65,6 +65,8 @@ export const createOpenAiClient: CreateClient = (spec) => {
 export interface ClientCache {
   /** The client for this provider and key (loading the SDK first, the first time). */
   get(baseURL: string, apiKey: string): Promise<OpenAI>;
+  /** The client last handed out when it is for this provider and key, without waiting (else null: call `get`). */
+  lastFor(baseURL: string, apiKey: string): OpenAI | null;
   readonly size: number;
 }
 
@@ -75,9 +77,13 @@ export function createClientCache(
   const create = options.createClient ?? createOpenAiClient;
   const maxEntries = options.maxEntries ?? 200;
   const clients = new Map<string, OpenAI>();
+  // The last client handed out: most calls in a row go to the same provider and key.
+  let last: { baseURL: string; apiKey: string; client: OpenAI } | null = null;
   return {
+    lastFor: (baseURL, apiKey) => (last && last.baseURL === baseURL && last.apiKey === apiKey ? last.client : null),
     async get(baseURL, apiKey) {
       if (!sdk) await loadOpenAiSdk();
+      if (last && last.baseURL === baseURL && last.apiKey === apiKey) return last.client;
       const id = `${baseURL}\n${apiKey}`;
       let client = clients.get(id);
       if (client) {
@@ -87,6 +93,7 @@ export function createClientCache(
         if (clients.size >= maxEntries) clients.delete(clients.keys().next().value!);
       }
       clients.set(id, client);
+      last = { baseURL, apiKey, client };
       return client;
     },
     get size() {

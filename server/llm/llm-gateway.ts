@@ -162,7 +162,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
    * cure (or is cooling down), the fallbacks in order (read only then).
    */
   function serve<T>(route: ModelRoute, call: { deadlineAt?: number; signal?: AbortSignal; retries?: number; primaryOnly?: boolean }, attempt: (target: ModelTarget, timeoutMs: number | null) => Promise<T>) {
-    return callRoute(routePolicy, [route.primary], call, (target, info) => attempt(target, info.timeoutMs), call.primaryOnly ? undefined : route.fallbacks);
+    return callRoute(routePolicy, [route.primary], call, attempt, call.primaryOnly ? undefined : route.fallbacks);
   }
 
   async function meter(
@@ -209,8 +209,8 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
       let served;
       try {
         served = await serve(route, { deadlineAt: request.deadlineAt, signal: request.signal }, async (target, left) => {
-          const client = await clients.get(target.baseURL, target.apiKey);
-          const reservation = await reserveCall(request.budget, target, messages, undefined, request.maxTokens ?? Number.MAX_SAFE_INTEGER);
+          const client = clients.lastFor(target.baseURL, target.apiKey) ?? (await clients.get(target.baseURL, target.apiKey));
+          const reservation = request.budget ? await reserveCall(request.budget, target, messages, undefined, request.maxTokens ?? Number.MAX_SAFE_INTEGER) : null;
           const maxTokens = reservation && reservation.maxTokens !== Number.MAX_SAFE_INTEGER ? reservation.maxTokens : request.maxTokens;
           const body: ChatCompletionCreateParamsNonStreaming = {
             model: target.model,
@@ -304,8 +304,8 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     let served;
     try {
       served = await serve(route, { deadlineAt: request.deadlineAt, signal: request.signal }, async (target, left) => {
-        const client = await clients.get(target.baseURL, target.apiKey);
-        const reservation = await reserveCall(request.budget, target, request.messages, request.tools, wanted ?? Number.MAX_SAFE_INTEGER);
+        const client = clients.lastFor(target.baseURL, target.apiKey) ?? (await clients.get(target.baseURL, target.apiKey));
+        const reservation = request.budget ? await reserveCall(request.budget, target, request.messages, request.tools, wanted ?? Number.MAX_SAFE_INTEGER) : null;
         const maxTokens = reservation && reservation.maxTokens !== Number.MAX_SAFE_INTEGER ? reservation.maxTokens : wanted;
         const body = {
           model: target.model,
@@ -409,7 +409,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     if (hit) return { vectors: hit, model: target.modelRef };
     // Embeddings never fall back: another model's vectors would not compare with the stored ones.
     const served = await serve(pinned(target), { retries: request.maxRetries, deadlineAt: request.deadlineAt, primaryOnly: true }, async (routed, left) => {
-      const client = await clients.get(routed.baseURL, routed.apiKey);
+      const client = clients.lastFor(routed.baseURL, routed.apiKey) ?? (await clients.get(routed.baseURL, routed.apiKey));
       const callStarted = now();
       const timeout = request.timeoutMs ?? config.LLM_TIMEOUT_MS;
       try {

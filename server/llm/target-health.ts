@@ -102,6 +102,8 @@ export interface TargetHealth {
   admit(entry: TargetEntry, waited?: boolean): Admission;
   /** Runs one attempt under the target's breaker; a CallFailure that counts against the target counts. */
   run<T>(entry: TargetEntry, attempt: () => Promise<T>): Promise<T>;
+  /** What `run` threw, with the breaker's own refusal (a race lost to another call) as a circuit_open CallFailure. */
+  refusedAsFailure(entry: TargetEntry, err: unknown): unknown;
   /** A first attempt (a request) reached the target: it earns the target retries. */
   noteRequest(entry: TargetEntry): void;
   /** Whether the target's budget allows one more retry (and spends it when it does). */
@@ -120,18 +122,22 @@ export interface TargetHealth {
 export function createTargetHealth(options: TargetHealthOptions): TargetHealth {
   const now = options.now ?? Date.now;
   const entries = new Map<string, TargetEntry>();
-  // Keys are digests of the credential: computed once per (provider, base URL, key).
-  const keys = new Map<string, { key: string; credentialId: string }>();
+  // Keys are digests of the credential: computed once per credential and provider (a provider's
+  // base URL is fixed by the configuration), found again with two map reads and no string building.
+  const keys = new Map<string, Map<string, { key: string; credentialId: string }>>();
   let applyingRemote = false;
+  // Remote openings of targets this process has not called yet (applied on the first call).
+  const pendingRemote = new Map<string, number>();
 
   function keyOf(target: TargetIdentity) {
-    const id = `${target.provider}\n${target.baseURL}\n${target.apiKey}\n${target.tenantKey ? 't' : 'p'}`;
-    let known = keys.get(id);
+    let byProvider = keys.get(target.apiKey);
+    let known = byProvider?.get(target.provider);
     if (!known) {
       const credentialId = digest(`${target.baseURL}\n${target.apiKey}`);
       known = { key: `${target.provider}:${target.tenantKey ? 'tenant' : 'platform'}:${credentialId}`, credentialId };
       if (keys.size > 10_000) keys.clear();
-      keys.set(id, known);
+      if (!byProvider) keys.set(target.apiKey, (byProvider = new Map()));
+      byProvider.set(target.provider, known);
     }
     return known;
   }
@@ -168,7 +174,15 @@ export function createTargetHealth(options: TargetHealthOptions): TargetHealth {
   function entryOf(target: TargetIdentity): TargetEntry {
     const { key } = keyOf(target);
     let entry = entries.get(key);
-    if (!entry) entries.set(key, (entry = create(target)));
+    if (!entry) {
+      entries.set(key, (entry = create(target)));
+      // A remote opening heard before this process first called the target applies now.
+      const until = pendingRemote.get(key);
+      if (until !== undefined) {
+        pendingRemote.delete(key);
+        if (until > now()) holdOpen(entry, until);
+      }
+    }
     return entry;
   }
 
@@ -193,17 +207,15 @@ export function createTargetHealth(options: TargetHealthOptions): TargetHealth {
     return { ok: true };
   }
 
-  async function run<T>(entry: TargetEntry, attempt: () => Promise<T>): Promise<T> {
-    try {
-      return await entry.policy.execute(attempt);
-    } catch (err) {
-      // Lost a race with another call that opened it or took the probe: no call was made.
-      if (err instanceof BrokenCircuitError) {
-        const refused = admit(entry);
-        throw new CallFailure(circuitOpen(refused.ok ? options.cooldownMs : refused.retryAfterMs));
-      }
-      throw err;
-    }
+  // No frame of its own: a lost race with the breaker (BrokenCircuitError) is turned into a
+  // circuit_open failure by the route (refusedAsFailure), which catches every attempt's error anyway.
+  const run = <T>(entry: TargetEntry, attempt: () => Promise<T>): Promise<T> => entry.policy.execute(attempt);
+
+  function refusedAsFailure(entry: TargetEntry, err: unknown): unknown {
+    if (!(err instanceof BrokenCircuitError)) return err;
+    // Lost a race with another call that opened it or took the probe: no call was made.
+    const refused = admit(entry);
+    return new CallFailure(circuitOpen(refused.ok ? options.cooldownMs : refused.retryAfterMs));
   }
 
   function rollBudget(entry: TargetEntry) {
@@ -294,20 +306,6 @@ export function createTargetHealth(options: TargetHealthOptions): TargetHealth {
     entry.remoteTimer.unref();
   }
 
-  const pendingRemote = new Map<string, number>();
-  const entryOfWithPending = (target: TargetIdentity): TargetEntry => {
-    const known = entries.has(keyOf(target).key);
-    const entry = entryOf(target);
-    if (!known && pendingRemote.size) {
-      const until = pendingRemote.get(entry.key);
-      if (until !== undefined) {
-        pendingRemote.delete(entry.key);
-        if (until > now()) holdOpen(entry, until);
-      }
-    }
-    return entry;
-  };
-
   function stateOf(entry: TargetEntry): BreakerStateName {
     switch (entry.policy.state) {
       case CircuitState.Closed:
@@ -333,9 +331,10 @@ export function createTargetHealth(options: TargetHealthOptions): TargetHealth {
   }
 
   return {
-    entryOf: entryOfWithPending,
+    entryOf,
     admit,
     run,
+    refusedAsFailure,
     noteRequest,
     takeRetry,
     noteRetryAfter,

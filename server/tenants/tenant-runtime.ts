@@ -10,6 +10,8 @@ export interface TenantRuntime {
   enabledDomains: string[];
   disabledIntents: string[];
   defaultModel: string | null;
+  /** The tenant's fallback chain (null: the platform's). */
+  modelFallbacks: string[] | null;
   guardrailsConfig: GuardrailsConfig | null;
   monthlyRequestQuota: number | null;
   monthlyTokenQuota: number | null;
@@ -20,6 +22,7 @@ export const toTenantRuntime = (row: TenantRuntimeRow): TenantRuntime => ({
   enabledDomains: row.enabled_domains,
   disabledIntents: row.disabled_intents ?? [],
   defaultModel: row.default_model,
+  modelFallbacks: row.model_fallbacks,
   guardrailsConfig: row.guardrails_config,
   monthlyRequestQuota: row.monthly_request_quota,
   monthlyTokenQuota: row.monthly_token_quota == null ? null : Number(row.monthly_token_quota),

@@ -11,6 +11,7 @@ export const tenantSchema = z
     enabledDomains: z.array(z.string()),
     disabledIntents: z.array(z.string()).describe('Built-in intents switched off, as domain/intent (403 INTENT_NOT_PERMITTED)'),
     defaultModel: z.string().nullable().describe('Model used when an intent names none (null: the platform default)'),
+    modelFallbacks: z.array(z.string()).nullable().describe('Fallback chain for calls whose intent, agent or suite names none (null: the platform\'s LLM_FALLBACK_MODELS; []: never fall back)'),
     billingPlan: z.enum(BILLING_PLANS),
     billingEmail: z.string().nullable(),
     monthlyRequestQuota: z.number().int().nullable(),

@@ -15,6 +15,7 @@ function toTenantDto(row: TenantRow): TenantDto {
     enabledDomains: row.enabled_domains,
     disabledIntents: row.disabled_intents,
     defaultModel: row.default_model,
+    modelFallbacks: row.model_fallbacks,
     billingPlan: row.plan,
     billingEmail: row.billing_email,
     monthlyRequestQuota: row.monthly_request_quota,

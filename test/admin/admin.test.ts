@@ -16,7 +16,7 @@ const admin = { headers: adminHeaders };
 
 const TENANT_FIELDS = [
   'apiKeyLastUsedAt', 'billingEmail', 'billingPlan', 'costThisMonth', 'createdAt', 'defaultModel', 'disabledIntents', 'enabledDomains', 'hasApiKey', 'id', 'isActive',
-  'monthlyRequestQuota', 'monthlyTokenQuota', 'requestsThisMonth', 'tenantId', 'tenantName', 'tenantType', 'tokensThisMonth', 'updatedAt',
+  'modelFallbacks', 'monthlyRequestQuota', 'monthlyTokenQuota', 'requestsThisMonth', 'tenantId', 'tenantName', 'tenantType', 'tokensThisMonth', 'updatedAt',
 ].sort();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -182,6 +182,7 @@ describe('POST /admin/tenants', () => {
       enabledDomains: ['hiring'],
       disabledIntents: [],
       defaultModel: null,
+      modelFallbacks: null,
       billingPlan: 'trial',
       billingEmail: null,
       monthlyRequestQuota: null,
@@ -222,6 +223,7 @@ describe('POST /admin/tenants', () => {
         billingPlan: 'pro',
         billingEmail: 'billing@full.example.com',
         enabledDomains: ['hiring', 'hiring'],
+        modelFallbacks: [' backup/gpt-4o-mini ', 'fake-model'],
         monthlyRequestQuota: 12345,
         monthlyTokenQuota: 9_000_000_000,
       },
@@ -234,6 +236,7 @@ describe('POST /admin/tenants', () => {
       billingPlan: 'pro',
       billingEmail: 'billing@full.example.com',
       enabledDomains: ['hiring'],
+      modelFallbacks: ['backup/gpt-4o-mini', 'fake-model'],
       monthlyRequestQuota: 12345,
       monthlyTokenQuota: '9000000000',
       isActive: true,
@@ -274,6 +277,11 @@ describe('POST /admin/tenants', () => {
       [{ tenantName: 'X', monthlyRequestQuota: 2_147_483_648 }, 'monthlyRequestQuota'],
       [{ tenantName: 'X', monthlyTokenQuota: -1 }, 'monthlyTokenQuota'],
       [{ tenantName: 'X', monthlyTokenQuota: '1000' }, 'monthlyTokenQuota'],
+      [{ tenantName: 'X', modelFallbacks: { model: 'fake-model' } }, 'modelFallbacks'],
+      [{ tenantName: 'X', modelFallbacks: ['a', 'b', 'c', 'd'] }, 'modelFallbacks'],
+      [{ tenantName: 'X', modelFallbacks: ['a', ' a'] }, 'modelFallbacks'],
+      [{ tenantName: 'X', modelFallbacks: ['  '] }, 'modelFallbacks.0'],
+      [{ tenantName: 'X', modelFallbacks: ['x'.repeat(201)] }, 'modelFallbacks.0'],
     ];
     for (const [body, field] of cases) {
       const res = await t.api.post('/admin/tenants', body, admin);
@@ -345,6 +353,9 @@ describe('PATCH /admin/tenants/{tenantId}', () => {
       [{ monthlyRequestQuota: null }, { monthlyRequestQuota: null }],
       [{ monthlyTokenQuota: 7_500_000_000 }, { monthlyTokenQuota: '7500000000' }],
       [{ monthlyTokenQuota: null }, { monthlyTokenQuota: null }],
+      [{ modelFallbacks: ['backup/gpt-4o-mini'] }, { modelFallbacks: ['backup/gpt-4o-mini'] }],
+      [{ modelFallbacks: [] }, { modelFallbacks: [] }],
+      [{ modelFallbacks: null }, { modelFallbacks: null }],
     ];
     let expected: Record<string, unknown> = { ...tenant };
     for (const [body, change] of steps) {
@@ -401,6 +412,8 @@ describe('PATCH /admin/tenants/{tenantId}', () => {
       [{ monthlyTokenQuota: -10 }, 'monthlyTokenQuota'],
       [{ isActive: 'false' }, 'isActive'],
       [{ isActive: 0 }, 'isActive'],
+      [{ modelFallbacks: ['a', 'a'] }, 'modelFallbacks'],
+      [{ modelFallbacks: [null] }, 'modelFallbacks.0'],
     ];
     for (const [body, field] of cases) {
       const res = await t.api.patch(`/admin/tenants/${tenant.id}`, body, admin);

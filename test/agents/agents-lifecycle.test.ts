@@ -112,6 +112,7 @@ describe('create', () => {
       goal: 'Screen candidates',
       system_instructions: 'Be brief.',
       model: 'gpt-4o',
+      fallback_models: null,
       temperature: 0.7,
       status: 'draft',
       intent_ids: [],
@@ -405,6 +406,7 @@ describe('read and list', () => {
     expect(fields).toEqual(created);
     expect(effective).toEqual({
       model: { value: 'gpt-4o-mini', source: 'platform_default' },
+      fallback_models: { value: [], source: 'platform_default' },
       temperature: { value: null, source: 'provider_default' },
       max_steps: { value: 10, source: 'platform_default' },
       max_output_tokens: { value: 2048, source: 'platform_default' },
@@ -428,6 +430,7 @@ describe('read and list', () => {
     await createAgent(a, {
       agent_key: 'all-set',
       model: 'gpt-4o',
+      fallback_models: [],
       temperature: 0,
       tools_config: { enabled_platform_tools: ['current_time', 'remember'] },
       memory_config: { conversation_memory: { enabled: false, max_tokens: 1000 }, user_preferences: true, persistent_memory: true, retention_days: 7 },
@@ -439,6 +442,7 @@ describe('read and list', () => {
     const effective = (await getAgent(a, 'all-set')).effective_runtime_config;
     expect(effective).toEqual({
       model: { value: 'gpt-4o', source: 'agent' },
+      fallback_models: { value: [], source: 'agent' },
       temperature: { value: 0, source: 'agent' },
       max_steps: { value: 3, source: 'agent' },
       max_output_tokens: { value: 256, source: 'agent' },
@@ -463,14 +467,27 @@ describe('read and list', () => {
   });
 
   it('clearing a setting by PATCH returns it to its default source', async () => {
-    await createAgent(a, { agent_key: 'cleared', model: 'gpt-4o', temperature: 1.2, behavior_config: { max_steps: 4 } });
-    const res = await t.api.patch('/v1/agents/cleared', { model: null, temperature: null, behavior_config: null }, key(a));
+    await createAgent(a, { agent_key: 'cleared', model: 'gpt-4o', fallback_models: ['gpt-4o-mini'], temperature: 1.2, behavior_config: { max_steps: 4 } });
+    expect((await getAgent(a, 'cleared')).effective_runtime_config.fallback_models).toEqual({ value: ['gpt-4o-mini'], source: 'agent' });
+    const res = await t.api.patch('/v1/agents/cleared', { model: null, fallback_models: null, temperature: null, behavior_config: null }, key(a));
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data.agent).toMatchObject({ model: null, temperature: null, behavior_config: null });
+    expect(res.body.data.agent).toMatchObject({ model: null, fallback_models: null, temperature: null, behavior_config: null });
     const effective = (await getAgent(a, 'cleared')).effective_runtime_config;
     expect(effective.model).toEqual({ value: 'gpt-4o-mini', source: 'platform_default' });
+    expect(effective.fallback_models).toEqual({ value: [], source: 'platform_default' });
     expect(effective.temperature).toEqual({ value: null, source: 'provider_default' });
     expect(effective.max_steps).toEqual({ value: 10, source: 'platform_default' });
+  });
+
+  it('an agent without its own chain shows the tenant\'s, as a default', async () => {
+    const tenant = await signupTenant(t.api, { companyName: 'Agent chains' });
+    const set = await t.api.patch(`/admin/tenants/${tenant.tenantId}`, { modelFallbacks: ['backup/gpt-4o'] }, { headers: adminHeaders });
+    expect(set.status, set.text).toBe(200);
+    await createAgent(tenant, { agent_key: 'inherits' });
+    expect((await getAgent(tenant, 'inherits')).effective_runtime_config.fallback_models).toEqual({ value: ['backup/gpt-4o'], source: 'platform_default' });
+    const bad = await t.api.patch('/v1/agents/inherits', { fallback_models: ['gpt-4o', 'gpt-4o'] }, key(tenant));
+    expectError(bad, 400, 'INVALID_INPUT');
+    expect(bad.body.error.details.issues[0].path).toMatch(/^fallback_models/);
   });
 
   it('only the single read carries effective_runtime_config', async () => {

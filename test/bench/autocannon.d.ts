@@ -9,11 +9,15 @@ declare module 'autocannon' {
     /** Replace `[<id>]` in the body (and URL) with a new unique id on every request. */
     idReplacement?: boolean;
     connections?: number;
+    /** Requests per second over all connections (each connection sends its share, at most). */
+    overallRate?: number;
     duration?: number;
     pipelining?: number;
     timeout?: number;
     /** Run the load generator in this many worker threads. */
     workers?: number;
+    /** Record latencies as measured, without the coordinated-omission correction of rate-limited runs. */
+    ignoreCoordinatedOmission?: boolean;
   }
 
   export interface Histogram {
@@ -43,6 +47,12 @@ declare module 'autocannon' {
     statusCodeStats: Record<string, { count: number }>;
   }
 
-  function autocannon(options: Options): Promise<Result>;
+  /** A run in this thread (no `workers`) also tells of each response and each request error as it happens. */
+  export interface Instance extends PromiseLike<Result> {
+    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
+    on(event: 'reqError', listener: (error: Error) => void): this;
+  }
+
+  function autocannon(options: Options): Instance;
   export default autocannon;
 }

@@ -22,7 +22,13 @@
 // BENCH_DEPLOY_INTENTS (1000, intents in each one's project), BENCH_DEPLOY_IDLE_SECONDS (5, deploys'
 // idle reads), BENCH_GROWTH_ROWS (5000000, growth: the heavy tenant's history rows),
 // BENCH_GROWTH_SAMPLES (200, growth: timed calls per hot path and phase), BENCH_GROWTH_RETENTION
-// (1, growth: 0 skips the retention and disk phases).
+// (1, growth: 0 skips the retention and disk phases), BENCH_PROVIDERS_RATE (50, providers: requests/s on
+// the loaded process during the outage), BENCH_PROVIDERS_CONNECTIONS (32, carrying that rate),
+// BENCH_PROVIDERS_LOAD_SECONDS (45), BENCH_PROVIDERS_OUTAGE_START_SECONDS (5),
+// BENCH_PROVIDERS_OUTAGE_SECONDS (30, the primary answering 503), BENCH_PROVIDERS_PROPAGATION_REPEATS
+// (5, breaker openings timed from one process to the other), BENCH_PROVIDERS_PROPAGATION_COOLDOWN_MS
+// (1000, LLM_BREAKER_COOLDOWN_MS of that phase's processes), BENCH_PROVIDERS_CALLS (10000, providers:
+// calls per arm of the router overhead phase).
 // BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
 // liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
 // start` makes one at default settings.
@@ -39,6 +45,7 @@ import { runGrowthBench } from './growth.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
 import { runKnowledgeBench } from './knowledge.bench.js';
+import { runProvidersBench } from './providers.bench.js';
 import { runWebhooksBench } from './webhooks.bench.js';
 import { runWorkflowsBench } from './workflows.bench.js';
 import { freePort } from '../support/free-port.js';
@@ -147,6 +154,17 @@ const BENCHES: Record<string, Bench> = {
       rows: intSetting('BENCH_GROWTH_ROWS', 5_000_000),
       samples: intSetting('BENCH_GROWTH_SAMPLES', 200),
       retention: process.env.BENCH_GROWTH_RETENTION !== '0',
+    }),
+  providers: (adminUrl, benchCleanup) =>
+    runProvidersBench(adminUrl, benchCleanup, {
+      rate: intSetting('BENCH_PROVIDERS_RATE', 50),
+      connections: intSetting('BENCH_PROVIDERS_CONNECTIONS', 32),
+      loadSeconds: intSetting('BENCH_PROVIDERS_LOAD_SECONDS', 45),
+      outageStartSeconds: intSetting('BENCH_PROVIDERS_OUTAGE_START_SECONDS', 5),
+      outageSeconds: intSetting('BENCH_PROVIDERS_OUTAGE_SECONDS', 30),
+      propagationRepeats: intSetting('BENCH_PROVIDERS_PROPAGATION_REPEATS', 5),
+      propagationCooldownMs: intSetting('BENCH_PROVIDERS_PROPAGATION_COOLDOWN_MS', 1000),
+      calls: intSetting('BENCH_PROVIDERS_CALLS', 10000),
     }),
 };
 

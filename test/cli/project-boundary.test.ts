@@ -236,7 +236,7 @@ describe('names in the output', () => {
     expect(untrackedNote(plan, false)).toContain('workflow "w\\r\\n+ create agent evil"');
     expect(formatIssue({ file: 'a\u001b]0;title\u0007.yaml', line: 1, column: 1, message: 'unknown kind "x\u0085y"' })).toBe('a\\u001b]0;title\\u0007.yaml:1:1: unknown kind "x\\u0085y"');
 
-    const suite: GateResult = { suite: 'S\n+ create agent evil', run_id: 'r1', status: 'completed', progress: 100, cases_total: 2, cases_passed: 1, cases_errored: 0, pass_rate: 0.5, mean_score: 3, passed: false };
+    const suite: GateResult = { suite: 'S\n+ create agent evil', run_id: 'r1', model: null, status: 'completed', progress: 100, cases_total: 2, cases_passed: 1, cases_errored: 0, pass_rate: 0.5, mean_score: 3, passed: false };
     expect(gateRows([suite])[0][0]).toBe('"S\\n+ create agent evil"');
     expect(gateFailureLine(suite, 1)).toMatch(/^"S\\n\+ create agent evil": pass rate/);
     const deployment = { id: 'd1', status: 'gating', progress: 50, stage: 'running\u001b[2J', gate: [suite] } as unknown as DeploymentDto;

@@ -13,7 +13,7 @@ import { projectRoot } from '../../scripts/build.mjs';
 import { clearManagedFiles, existingProjectFiles, renderProjectFiles, slugOf, writeProjectFiles } from '../../cli/project/export-files.js';
 import { fileSchema } from '../../cli/project/file-schema.js';
 import { deploymentLine, gateEnded } from '../../cli/project/follow-deployment.js';
-import { buildGateJUnit, gateRows } from '../../cli/project/gate-report.js';
+import { buildGateJUnit, gateFailureLine, gateRows } from '../../cli/project/gate-report.js';
 import { formatIssue, loadProject, locateServerIssue, ProjectFilesError, type FileIssue } from '../../cli/project/load-project.js';
 import { planHasChanges, planLines, planSummary, untrackedNote } from '../../cli/project/plan-text.js';
 import { KIND_LIST, type ProjectDocument } from '../../cli/project/project-kinds.js';
@@ -385,9 +385,9 @@ describe('plan and gate output', () => {
 
   it('shows the gate per suite and writes it as JUnit', () => {
     const gate: GateResult[] = [
-      { suite: 'Good <suite>', run_id: 'r1', status: 'completed', progress: 100, cases_total: 2, cases_passed: 2, cases_errored: 0, pass_rate: 1, mean_score: 5, passed: true },
-      { suite: 'Bad', run_id: 'r2', status: 'completed', progress: 100, cases_total: 2, cases_passed: 1, cases_errored: 0, pass_rate: 0.5, mean_score: 3, passed: false },
-      { suite: 'Broken', run_id: 'r3', status: 'failed', progress: 40, cases_total: 2, cases_passed: 0, cases_errored: 0, pass_rate: null, mean_score: null, passed: false },
+      { suite: 'Good <suite>', run_id: 'r1', model: null, status: 'completed', progress: 100, cases_total: 2, cases_passed: 2, cases_errored: 0, pass_rate: 1, mean_score: 5, passed: true },
+      { suite: 'Bad', run_id: 'r2', model: null, status: 'completed', progress: 100, cases_total: 2, cases_passed: 1, cases_errored: 0, pass_rate: 0.5, mean_score: 3, passed: false },
+      { suite: 'Broken', run_id: 'r3', model: null, status: 'failed', progress: 40, cases_total: 2, cases_passed: 0, cases_errored: 0, pass_rate: null, mean_score: null, passed: false },
     ];
     expect(gateRows(gate)).toEqual([
       ['Good <suite>', 'r1', 'completed', '2/2', '0', '100.0%', '5.00', 'yes'],
@@ -403,5 +403,17 @@ describe('plan and gate output', () => {
     expect(gateEnded(deployment)).toBe(true);
     expect(gateEnded({ ...deployment, gate: [{ ...gate[0], status: 'running', passed: null }] })).toBe(false);
     expect(deploymentLine({ ...deployment, gate: [gate[1]] })).toBe('gating · running the gate · 50% · Bad: completed 100% · 1/2 passed · passed no');
+  });
+
+  it('names the model of each run when the gate runs every model of a chain', () => {
+    const run = (model: string, passed: boolean): GateResult => ({
+      suite: 'Tags', run_id: `r-${model}`, model, status: 'completed', progress: 100, cases_total: 2, cases_passed: passed ? 2 : 0, cases_errored: 0, pass_rate: passed ? 1 : 0, mean_score: passed ? 5 : 1, passed,
+    });
+    const gate = [run('gpt-4o-mini', true), run('backup/fake-model', false)];
+    expect(gateRows(gate).map((row) => [row[0], row[7]])).toEqual([['Tags (gpt-4o-mini)', 'yes'], ['Tags (backup/fake-model)', 'no']]);
+    expect(gateFailureLine(gate[1], 1)).toBe('Tags (backup/fake-model): pass rate 0.0% (0/2), below the minimum 100.0%');
+    expect(buildGateJUnit(gate.map((g) => ({ gate: g })))).toContain('<testsuite name="Tags (backup/fake-model) (run r-backup/fake-model)"');
+    const deployment = { id: 'd1', status: 'gate_failed', progress: 100, stage: null, gate } as unknown as DeploymentDto;
+    expect(deploymentLine(deployment)).toContain('Tags (backup/fake-model): completed 100% · 0/2 passed · passed no');
   });
 });

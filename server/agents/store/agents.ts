@@ -31,6 +31,7 @@ export interface NewAgent {
   goal: string;
   systemInstructions: string | null;
   model: string | null;
+  fallbackModels: string[] | null;
   temperature: number | null;
   intentIds: string[];
   workflowIds: string[];
@@ -95,6 +96,7 @@ export interface AgentRunContextRow {
   goal: string;
   system_instructions: string | null;
   model: string | null;
+  fallback_models: string[] | null;
   temperature: number | null;
   status: IAgent['status'];
   intent_ids: string[];
@@ -112,7 +114,7 @@ export interface AgentRunContextRow {
 // Raw: a hot statement on the SqlPool, run as a named prepared statement (one round trip per run
 // for the agent, this month's usage_counters row and the tenant_provider_keys).
 const RUN_CONTEXT_SQL = `
-select a.id::text, a.agent_key, a.name, a.goal, a.system_instructions, a.model, a.temperature, a.status, a.intent_ids, a.workflow_ids,
+select a.id::text, a.agent_key, a.name, a.goal, a.system_instructions, a.model, a.fallback_models, a.temperature, a.status, a.intent_ids, a.workflow_ids,
        a.knowledge_domain_keys, a.tools_config, a.memory_config, a.behavior_config,
        c.requests::text, c.tokens::text, c.cost_usd::text,
        (select json_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = $1) as provider_keys

@@ -16,7 +16,7 @@ export interface NewDeployment {
   prune: boolean;
   minPassRate: number;
   baseDigest: string;
-  gate: { suite: string; run_id: string }[];
+  gate: { suite: string; run_id: string; model?: string | null }[];
   minted: { workflow_key: string; webhook_url: string }[];
   createdBy: string;
   publishedAt: Date | null;
@@ -37,7 +37,7 @@ export async function insertDeployment(em: EntityManager, values: NewDeployment)
       prune: values.prune,
       min_pass_rate: values.minPassRate,
       base_digest: values.baseDigest,
-      gate: kysql<{ suite: string; run_id: string }[]>`${JSON.stringify(values.gate)}::jsonb`,
+      gate: kysql<{ suite: string; run_id: string; model?: string | null }[]>`${JSON.stringify(values.gate)}::jsonb`,
       minted: kysql<{ workflow_key: string; webhook_url: string }[]>`${JSON.stringify(values.minted)}::jsonb`,
       created_by: values.createdBy,
       created_at: kysql<Date>`now()`,

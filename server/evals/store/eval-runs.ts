@@ -138,9 +138,10 @@ with cases as (
 run as (
   insert into eval_runs (id, tenant_id, suite_id, name, domain_key, intent_key, execution_mode, triggered_by, status, progress, cases_total, cases_passed,
                          cases_done, environment_id, judge_rubric, pass_threshold, judge_total_cost_usd, judge_model, judge_calls, judge_failures,
-                         judge_cap_reached, model_override, custom_scorer_expression, custom_scorer_webhook_url, custom_scorer_webhook_secret, started_at, updated_at)
+                         judge_cap_reached, model_override, custom_scorer_expression, custom_scorer_webhook_url, custom_scorer_webhook_secret, judge_fallback_models,
+                         started_at, updated_at)
   select $1, $2, $3, $5, $6, $7, 'liya_intent', $8, 'pending', 0, (select count(*) from cases), 0, 0, $9, $10, $11, 0, $12, 0, 0, false, $13,
-         s.custom_scorer_expression, s.custom_scorer_webhook_url, s.custom_scorer_webhook_secret, now(), now()
+         s.custom_scorer_expression, s.custom_scorer_webhook_url, s.custom_scorer_webhook_secret, s.fallback_models, now(), now()
     from eval_suites s
    where s.id = $3 and exists (select 1 from cases)
   returning *),
@@ -236,8 +237,9 @@ with cases as (
 run as (
   insert into eval_runs (id, tenant_id, suite_id, name, domain_key, intent_key, execution_mode, triggered_by, status, progress, cases_total, cases_passed, cases_done,
                          environment_id, judge_rubric, pass_threshold, judge_total_cost_usd, judge_model, judge_calls, judge_failures, judge_cap_reached,
-                         custom_scorer_expression, intent_definition, started_at, updated_at)
-  values ($1, $2, null, $4, $5, $6, 'liya_intent', 'api', 'pending', 0, (select count(*) from cases), 0, 0, $7, $8, $9, 0, $10, 0, 0, false, $11, $12::jsonb, now(), now())
+                         custom_scorer_expression, intent_definition, model_override, judge_fallback_models, started_at, updated_at)
+  values ($1, $2, null, $4, $5, $6, 'liya_intent', 'api', 'pending', 0, (select count(*) from cases), 0, 0, $7, $8, $9, 0, $10, 0, 0, false, $11, $12::jsonb, $13, $14::jsonb,
+          now(), now())
   returning *),
 inline as (
   insert into eval_cases (id, tenant_id, dataset_id, position, input, message, expected_output, notes, created_at)
@@ -265,13 +267,18 @@ export interface GateRunValues {
   judgeModel: string;
   customScorerExpression: string | null;
   intentDefinition: Record<string, unknown> | null;
+  /** The one model the run's intent calls (a gate over a chain runs each model alone); null: the intent's route. */
+  modelOverride: string | null;
+  /** The suite's judge fallbacks (null: the tenant's, then the platform's). */
+  judgeFallbackModels: string[] | null;
 }
 
 /** Writes a gate run (pending), its inline cases, their results and its job, in the admission's transaction. */
 export async function insertGateRun(tx: SqlRunner, v: GateRunValues): Promise<AdmittedRunRow> {
   const [row] = await tx.query<AdmittedRunRow>(START_GATE_SQL, [
     v.id, v.tenantId, JSON.stringify(v.cases), v.name, v.domainKey, v.intentKey, v.environmentId, v.judgeRubric, v.passThreshold, v.judgeModel,
-    v.customScorerExpression, v.intentDefinition === null ? null : JSON.stringify(v.intentDefinition),
+    v.customScorerExpression, v.intentDefinition === null ? null : JSON.stringify(v.intentDefinition), v.modelOverride,
+    v.judgeFallbackModels === null ? null : JSON.stringify(v.judgeFallbackModels),
   ]);
   return row;
 }
@@ -367,6 +374,8 @@ export interface ClaimedRun {
   judge_rubric: string | null;
   pass_threshold: number;
   judge_model: string;
+  /** The judge's fallbacks as the suite had them when the run started (null: the tenant's, then the platform's). */
+  judge_fallback_models: string[] | null;
   model_override: string | null;
   billing_plan: string;
   custom_scorer_expression: string | null;
@@ -515,7 +524,7 @@ update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting')
   from tenants t
  where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
 returning r.id::text, r.tenant_id::text, r.suite_id::text, r.name, r.started_at, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
-          r.pass_threshold, r.judge_model, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
+          r.pass_threshold, r.judge_model, r.judge_fallback_models, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
           r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret, r.intent_definition,
           (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;
 

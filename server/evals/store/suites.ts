@@ -15,6 +15,8 @@ export interface SuiteValues {
   customScorerLabel: string | null;
   customScorerWebhookUrl: string | null;
   customScorerWebhookSecret: string | null;
+  /** The judge's fallback chain (null: the tenant's, then the platform's). */
+  fallbackModels: string[] | null;
 }
 
 export async function findTenantSuite(em: EntityManager, tenantId: string, id: string): Promise<IEvalSuite | null> {

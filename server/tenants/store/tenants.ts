@@ -9,7 +9,7 @@ import type { GuardrailsConfig } from '../../guardrails/guardrails.types.js';
 export type { ITenant as TenantEntity } from '../../../db/entities/tenant.js';
 
 /** The columns of `tenants t` that make a TenantRuntime, for queries that already join the tenant. */
-export const TENANT_RUNTIME_COLUMNS = `t.id as tenant_id, t.enabled_domains, t.disabled_intents, t.default_model, t.guardrails_config,
+export const TENANT_RUNTIME_COLUMNS = `t.id as tenant_id, t.enabled_domains, t.disabled_intents, t.default_model, t.model_fallbacks, t.guardrails_config,
   t.monthly_request_quota, t.monthly_token_quota::text as monthly_token_quota`;
 
 export interface TenantRuntimeRow {
@@ -17,6 +17,7 @@ export interface TenantRuntimeRow {
   enabled_domains: string[];
   disabled_intents: string[] | null;
   default_model: string | null;
+  model_fallbacks: string[] | null;
   guardrails_config: GuardrailsConfig | null;
   monthly_request_quota: number | null;
   monthly_token_quota: string | null;
@@ -48,6 +49,7 @@ export interface TenantRow {
   enabled_domains: string[];
   disabled_intents: string[];
   default_model: string | null;
+  model_fallbacks: string[] | null;
   monthly_request_quota: number | null;
   monthly_token_quota: string | null;
   created_at: Date;
@@ -64,7 +66,7 @@ export interface TenantRow {
 // strings stay exactly as PostgreSQL writes them; with its correlated subqueries a Kysely
 // translation would gain nothing and risk the output.
 const TENANT_SELECT = `
-  select t.id, t.name, t.type, t.plan, t.billing_email, t.is_active, t.enabled_domains, t.disabled_intents, t.default_model,
+  select t.id, t.name, t.type, t.plan, t.billing_email, t.is_active, t.enabled_domains, t.disabled_intents, t.default_model, t.model_fallbacks,
          t.monthly_request_quota, t.monthly_token_quota::text as monthly_token_quota, t.created_at, t.updated_at,
          c.requests::text as requests, c.tokens::text as tokens, round(c.cost_usd, 6)::text as cost_usd,
          exists(select 1 from api_keys k where k.tenant_id = t.id and k.revoked_at is null) as has_api_key,
@@ -116,6 +118,7 @@ export interface NewTenant {
   enabledDomains: string[];
   disabledIntents?: string[];
   defaultModel?: string | null;
+  modelFallbacks?: string[] | null;
   monthlyRequestQuota?: number | null;
   monthlyTokenQuota?: string | null;
   isActive?: boolean;
@@ -146,8 +149,8 @@ export async function lockTenantForKeyShare(em: EntityManager, tenantId: string)
   await kyselyOf(em).selectFrom('tenants').select('id').where('id', '=', tenantId).forKeyShare().execute();
 }
 
-/** The tenant's default model (null when it has none or there is no such tenant). */
-export async function readTenantDefaultModel(em: EntityManager, tenantId: string): Promise<string | null> {
-  const tenant = await kyselyOf(em).selectFrom('tenants').select('default_model').where('id', '=', tenantId).executeTakeFirst();
-  return tenant?.default_model ?? null;
+/** The tenant's default model and fallback chain (nulls when it has none or there is no such tenant). */
+export async function readTenantModelSettings(em: EntityManager, tenantId: string): Promise<{ defaultModel: string | null; modelFallbacks: string[] | null }> {
+  const tenant = await kyselyOf(em).selectFrom('tenants').select(['default_model', 'model_fallbacks']).where('id', '=', tenantId).executeTakeFirst();
+  return { defaultModel: tenant?.default_model ?? null, modelFallbacks: tenant?.model_fallbacks ?? null };
 }
