@@ -11,8 +11,6 @@ import type { BreakerChange, TargetHealth } from './target-health.js';
 export interface BreakerSync {
   /** Writes and announces a change of this process's own breaker (in the background). */
   publish(change: BreakerChange): void;
-  /** Whether the listening connection is up. */
-  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -36,7 +34,6 @@ export function startBreakerSync(options: { url: string; sql: SqlPool; health: T
   const origin = randomBytes(8).toString('hex');
   let client: BreakerListener | null = null;
   let closed = false;
-  let up = false;
   let timer: NodeJS.Timeout | null = null;
   // Writes go in order, one at a time: an open then a close of the same key must not swap.
   let writing: Promise<void> = Promise.resolve();
@@ -57,7 +54,6 @@ export function startBreakerSync(options: { url: string; sql: SqlPool; health: T
   }
 
   function reconnectLater() {
-    up = false;
     if (closed || timer) return;
     timer = setTimeout(() => {
       timer = null;
@@ -94,7 +90,6 @@ export function startBreakerSync(options: { url: string; sql: SqlPool; health: T
       return;
     }
     client = listener;
-    up = true;
     await catchUp().catch((err: unknown) => log.warn({ err }, 'reading the open breakers failed; the next reconnect reads them again'));
   }
 
@@ -114,7 +109,6 @@ export function startBreakerSync(options: { url: string; sql: SqlPool; health: T
         }
       });
     },
-    listening: () => up,
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);

@@ -1,7 +1,9 @@
 // Serving one request from a route: the targets in order, each with its breaker, its retries (the
 // provider's Retry-After honoured, else jittered backoff, within the target's retry budget and the
 // call's deadline) and, on a failure another target may cure, the next target.
+import { setTimeout as delay } from 'node:timers/promises';
 import { AppError } from '../errors.js';
+import { jitteredBackoffMs } from './backoff.js';
 import type { ModelTarget } from './llm.types.js';
 import { circuitOpen, providerError, type ProviderFailure } from './provider-errors.js';
 import { CallFailure, type TargetHealth } from './target-health.js';
@@ -37,29 +39,13 @@ export interface Served<T> {
   attempts: number;
 }
 
-const BACKOFF_BASE_MS = 250;
+const BACKOFF_FIRST_MS = 500;
+const BACKOFF_MAX_MS = 8_000;
 /** What a caller is told to wait after a failure time may cure when nothing more precise is known. */
 const DEFAULT_RETRY_AFTER_MS = 2000;
-const BACKOFF_MAX_MS = 8_000;
 
-/** Full jitter: anywhere up to the exponential step, so retries of many callers spread out. */
-export const backoffMs = (attempt: number) => Math.round(Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt + 1)));
-
-function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener('abort', aborted);
-      resolve();
-    }
-    function aborted() {
-      clearTimeout(timer);
-      reject(signal!.reason ?? new Error('aborted'));
-    }
-    signal?.addEventListener('abort', aborted, { once: true });
-  });
-}
+/** Waits `ms`; an abort of `signal` (the caller went away) ends the wait with the abort's error. */
+const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> => (ms <= 0 ? Promise.resolve() : delay(ms, undefined, { signal }));
 
 /**
  * Serves the call from the first target that can: `attempt` makes one provider call and throws a
@@ -137,7 +123,7 @@ export async function callRoute<T>(
         if (failure.reason === 'rate_limited' && failure.retryAfterMs) health.noteRetryAfter(entry, failure.retryAfterMs);
         if (!failure.fallbackable) throw providerError(failure, target, { attempts });
         if (!failure.retryable || tries >= retries) break;
-        const wait = failure.retryAfterMs ?? backoffMs(tries);
+        const wait = failure.retryAfterMs ?? jitteredBackoffMs(tries, BACKOFF_FIRST_MS, BACKOFF_MAX_MS);
         const leftNow = remaining();
         // A wait the call cannot afford, or one a healthy next target makes needless: move on.
         if (wait > policy.maxWaitMs || (leftNow !== null && wait >= leftNow)) break;

@@ -24,7 +24,7 @@ import { createPromptCounter, estimateTokens, loadTokenCounter } from './count-t
 import type { BudgetReservation, RunBudget } from './run-budget.js';
 import { listTenantKeyProviders, openTenantProviderKey, readTenantProviderKey } from './provider-keys.service.js';
 import { chooseModel, listProviders, parseModelRef, type LlmProvider } from './providers.js';
-import { selectTenantDefaultModel, selectTenantModelSettings } from './store/tenant-models.js';
+import { readTenantModelSettings } from '../tenants/store/tenants.js';
 
 export interface LlmGatewayOptions {
   config: AppConfig;
@@ -104,7 +104,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
   };
 
   async function resolveTarget(em: EntityManager, tenantId: string, requested?: string | null, storedKey?: StoredProviderKey, tenantDefault?: string | null): Promise<ModelTarget> {
-    const modelRef = chooseModel(requested, requested?.trim() ? null : tenantDefault !== undefined ? tenantDefault : await selectTenantDefaultModel(em, tenantId), config.DEFAULT_MODEL);
+    const modelRef = chooseModel(requested, requested?.trim() ? null : tenantDefault !== undefined ? tenantDefault : (await readTenantModelSettings(em, tenantId)).defaultModel, config.DEFAULT_MODEL);
     const { provider: name, model } = parseModelRef(modelRef);
     const provider: LlmProvider | undefined = providers.get(name);
     if (!provider) throw notConfigured(`No model provider named "${name}" is configured`, { provider: name, model: modelRef });
@@ -130,7 +130,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
    */
   async function resolveRoute(em: EntityManager, tenantId: string, requested?: string | null, fallbackModels?: readonly string[] | null, storedKey?: StoredProviderKey): Promise<ModelRoute> {
     // One read of the tenant's settings serves both the default model and its fallbacks.
-    const settings = !requested?.trim() ? await selectTenantModelSettings(em, tenantId) : null;
+    const settings = !requested?.trim() ? await readTenantModelSettings(em, tenantId) : null;
     const primary = await resolveTarget(em, tenantId, requested, storedKey, settings ? settings.defaultModel : undefined);
     let fallbacks: Promise<ModelTarget[]> | null = null;
     return {
@@ -138,7 +138,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
       fallbacks: () =>
         (fallbacks ??= (async () => {
           let refs = fallbackModels;
-          if (refs === undefined) refs = (settings ?? (await selectTenantModelSettings(em, tenantId))).modelFallbacks;
+          if (refs === undefined) refs = (settings ?? (await readTenantModelSettings(em, tenantId))).modelFallbacks;
           refs ??= config.LLM_FALLBACK_MODELS ?? [];
           const seen = new Set([primary.modelRef]);
           const targets: ModelTarget[] = [];

@@ -9,19 +9,12 @@
 //   provider at once on such a failure (at least one) and adds one back after as many successes in
 //   a row as it allows at once: a rate-limited batch backs off together rather than each piece
 //   retrying at full width into the same limit.
+import { setTimeout as delay } from 'node:timers/promises';
+import { jitteredBackoffMs } from './backoff.js';
 import { transientProviderFailure, type ProviderFailureReason } from './provider-errors.js';
 
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 10_000;
-
-/**
- * The wait before the try after `waits` earlier waits: half of the exponential step fixed, half
- * random, so the pieces of a batch spread out and none tries again at once.
- */
-function backoffMs(waits: number): number {
-  const step = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** waits);
-  return Math.round(step / 2 + (Math.random() * step) / 2);
-}
 
 /** Thrown by rideOut when its signal ends a wait (the work was cancelled or set aside for later). */
 export class RideOutAborted extends Error {
@@ -30,18 +23,10 @@ export class RideOutAborted extends Error {
   }
 }
 
+/** Waits `ms`; an abort of `signal` ends the wait with RideOutAborted. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(new RideOutAborted());
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', aborted);
-      resolve();
-    }, ms);
-    function aborted() {
-      clearTimeout(timer);
-      reject(new RideOutAborted());
-    }
-    signal?.addEventListener('abort', aborted, { once: true });
+  return delay(ms, undefined, { signal }).catch((err: unknown) => {
+    throw signal?.aborted ? new RideOutAborted() : err;
   });
 }
 
@@ -203,7 +188,7 @@ export async function rideOut<T>(fn: () => Promise<T>, options: RideOutOptions):
       const since = Math.min(troubleSince, limiter?.failingSince ?? troubleSince);
       const left = since + options.patienceMs - now;
       if (left <= 0 || (failure.retryAfterMs !== null && failure.retryAfterMs > left)) throw err;
-      const waitMs = failure.retryAfterMs ?? Math.min(left, backoffMs(waits));
+      const waitMs = failure.retryAfterMs ?? Math.min(left, jitteredBackoffMs(waits, BACKOFF_FIRST_MS, BACKOFF_MAX_MS));
       const leave = limiter?.enterWait(failure.reason);
       try {
         await options.onWait?.({ reason: failure.reason, waitMs, wait: waits + 1 });

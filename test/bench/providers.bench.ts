@@ -392,8 +392,8 @@ async function runOutagePhase(
     if (now() - loadEnd > 500) {
       if ((await runOnce(a.url, apiKey, 'recover')) !== 200) throw new Error('a run after the outage failed');
       recovery.extraRuns++;
-      await sleep(100);
-    } else await sleep(100);
+    }
+    await sleep(100);
   }
   await rowWatch.stop();
   const bAfter = await waitFor(async () => {
