@@ -1,8 +1,21 @@
 // The import rules of ARCHITECTURE.md, checked by test/architecture.test.ts (part of `npm test`).
 // Paths are relative to the project root. `$1` in a `to` path is the feature the `from` path matched.
 
-/** Modules every feature may use (besides its own folder). */
-const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail|retention)/|^server/(config|errors|logger|actor|deps)\\.ts$';
+/**
+ * The platform: modules every feature may use (besides its own folder), which never import a
+ * feature themselves (platform-not-features). The process's configuration and dependencies
+ * (config, deps, logger, errors, actor), shared helpers (common), tenants and their API keys, the
+ * model gateway (llm), the way out to other servers (net), the job queue (jobs), what every run
+ * shares (runs: lineage, steps, the ports features call each other through), usage metering,
+ * the audit log, mail, retention, the guardrail checks every run applies, telemetry
+ * (observability) and platform settings. db/ (entities, connections, the typed statement path) is
+ * under the platform too. server/http/ is transport: only routes, routers and the wiring import it
+ * (features-not-transport), and what it serves is put together in boot.ts and router.ts.
+ */
+const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail|retention|guardrails|observability|settings)/|^server/(config|errors|logger|actor|deps)\\.ts$';
+
+/** Store modules of the platform whose statement pieces another store may build on (see no-foreign-store). */
+const PLATFORM_STORES = '^server/(tenants|keys|jobs|usage)/store/';
 
 module.exports = {
   forbidden: [
@@ -29,6 +42,28 @@ module.exports = {
         path: '^(db/(sql-pool|kysely|unique-violation|orm|embedded)\\.ts$|node_modules/(@mikro-orm/[^/]+|pg|kysely)/)',
         dependencyTypesNot: ['type-only'],
       },
+    },
+    {
+      name: 'platform-not-features',
+      comment: 'The platform serves every feature and depends on none: a platform module that needs a feature declares a port (server/runs/run-ports.ts) that boot.ts wires, or the type it carries moves to the platform (net/mcp-client.types.ts).',
+      severity: 'error',
+      // A platform folder's routes and routers are transport, like every other router.
+      from: { path: [PLATFORM, '^db/'], pathNot: '\\.(router|route)\\.ts$' },
+      to: { path: '^server/', pathNot: PLATFORM },
+    },
+    {
+      name: 'no-foreign-store',
+      comment: "A folder's store/ is its own: another folder reaches its tables through a module of the owning folder outside store/ (its services, or the <name>-records.ts that delegates to the store), so a store can change without its callers noticing.",
+      severity: 'error',
+      from: { path: '^server/([^/]+)/', pathNot: '^server/[^/]+/store/' },
+      to: { path: '^server/[^/]+/store/', pathNot: '^server/$1/' },
+    },
+    {
+      name: 'no-foreign-store-from-stores',
+      comment: "A store builds only on its own folder's stores, and on the statement pieces of a few platform stores (the job queue's add_job, the usage event insert, tenant and API key columns) so that one statement or one transaction does the work: never on a feature's store.",
+      severity: 'error',
+      from: { path: '^server/([^/]+)/store/' },
+      to: { path: '^server/[^/]+/store/', pathNot: ['^server/$1/', PLATFORM_STORES] },
     },
     {
       name: 'features-not-transport',

@@ -7,8 +7,11 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   client.on('error', () => undefined);
   await client.connect();
   try {
+    // Raw(catalog): pg_database, the server's list of databases (no entity, no ORM yet).
     const found = await client.query('select 1 from pg_database where datname = $1', [database]);
-    if (found.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(database)}`);
+    if (found.rowCount !== 0) return;
+    // Raw(catalog): DDL; the name is quoted as an identifier.
+    await client.query(`create database ${client.escapeIdentifier(database)}`);
   } finally {
     await client.end();
   }

@@ -34,12 +34,16 @@ const olderThan = (timeColumn: string, after: { key: string; id: string }): Expr
  * that stops early, so a count costs the same at ten million rows as at a hundred. `cap` is an
  * integer the caller computed (pageOfRows), never request text.
  */
+// Raw(other): for the lists still written as text (the typed ones use countCapped).
 export const cappedCountSql = (matching: string, cap: number) => `select count(*)::int as n from (${matching} limit ${Math.trunc(cap) + 1}) capped`;
 
 /** cappedCountSql for a Kysely select (its selection is not read: select a literal). */
-export async function countCapped<DB>(db: Kysely<DB>, matching: { limit(n: number): Expression<unknown> }, cap: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from (${matching.limit(Math.trunc(cap) + 1)}) capped`.execute(db);
-  return rows[0].n;
+export async function countCapped<DB, TB extends keyof DB, O>(db: Kysely<DB>, matching: SelectQueryBuilder<DB, TB, O>, cap: number): Promise<number> {
+  const { n } = await (db as unknown as Kysely<Record<string, never>>)
+    .selectFrom(matching.limit(Math.trunc(cap) + 1).as('capped'))
+    .select(sql<number>`count(*)::int`.as('n'))
+    .executeTakeFirstOrThrow();
+  return n;
 }
 
 /** The page a history list asks for (server/common/pagination.ts builds it). */

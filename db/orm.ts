@@ -65,6 +65,7 @@ async function anyMigrationPending(client: pg.Client, tableName: string): Promis
   const files = (await readdir(migrationsDir)).filter((file) => /\.[jt]s$/.test(file) && !file.endsWith('.d.ts'));
   let recorded: Set<string>;
   try {
+    // Raw(catalog): the migrator's own bookkeeping table (no entity maps it), named by its config.
     const { rows } = await client.query<{ name: string }>(`select name from ${client.escapeIdentifier(tableName)}`);
     recorded = new Set(rows.map((row) => row.name.replace(/\.[jt]s$/, '')));
   } catch {
@@ -88,6 +89,7 @@ export async function applyMigrations(orm: MikroORM): Promise<string[]> {
     // Most starts find the schema current: that needs no lock (a migration being applied
     // meanwhile by another process is not recorded yet, so this one waits for the lock below).
     if (!(await anyMigrationPending(lock, orm.config.get('migrations').tableName ?? 'mikro_orm_migrations'))) return [];
+    // Raw(advisory-lock): a session lock on the migration connection, held until it ends.
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     const applied = await orm.migrator.up();
     return applied.map((m) => m.name);

@@ -56,6 +56,7 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
       return (await pool.query(prepare ? { name: prepare, text, values: params } : { text, values: params })).rows;
     },
     async queryWithSettings(settings, text, params = [], prepare) {
+      // Raw(other): SET is a utility command no builder writes; names and values pass settingWord().
       const set = Object.entries(settings).map(([name, value]) => `set ${settingWord(name)} = '${settingWord(String(value))}'`).join('; ');
       const client = await pool.connect();
       try {
@@ -93,6 +94,7 @@ export function createSqlPool(url: string, max: number, log: Logger): SqlPool {
       client.on('error', connectionError);
       await client.connect();
       try {
+        // Raw(other): SET is a utility command no builder writes (a session's work may take minutes).
         await client.query('set statement_timeout = 0');
         return await work(async (text, params = []) => (await client.query({ text, values: params })).rows);
       } finally {

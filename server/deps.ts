@@ -4,10 +4,9 @@ import type { SqlPool } from '../db/sql-pool.js';
 import type { AppConfig } from './config.js';
 import type { LlmGateway } from './llm/llm.types.js';
 import type { Mailer } from './mail/mailer.js';
-import type { McpClientPool } from './agents/mcp-client.js';
-import type { LocalRuns } from './workflows/engine/run-types.js';
+import type { McpClientPool } from './net/mcp-client.types.js';
 import type { OutboundHttp } from './net/safe-http.js';
-import type { RunPorts } from './runs/run-ports.js';
+import type { LocalRunQueuePort, RunPorts } from './runs/run-ports.js';
 import type { WorkGate } from './common/work-gate.js';
 
 /** Everything a request or job needs from the process; built once in main, passed down. */
@@ -33,7 +32,7 @@ export interface AppDeps {
   /** Running a workflow from an agent and an agent from a workflow (wired in boot.ts). */
   runs: RunPorts;
   /** Set while this process runs the job runner: queued workflow runs it accepts, it executes itself. */
-  localRuns: LocalRuns | null;
+  localRuns: LocalRunQueuePort | null;
   /** Admission of deploys as code (plans, deployments, publishes): their own share of the process and the pool. */
   deployGate: WorkGate;
 }

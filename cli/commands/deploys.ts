@@ -31,7 +31,8 @@ import { escapeControls, shownName } from '../project/shown-text.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
-import { loadResults, parsePassRate } from './evals.js';
+import { loadResults } from '../eval-api.js';
+import { parsePassRate } from './evals.js';
 
 /** A deployment may create many resources in one transaction: a longer time limit than a read's. */
 const WRITE_TIMEOUT_MS = 120_000;

@@ -3,110 +3,34 @@
 // the exit code says whether the run completed and met --min-pass-rate / --min-score, and --junit
 // writes the cases as JUnit XML. `compare` prints the paired statistics of two runs, `report` writes
 // a self-contained HTML page of a run, `runs` and `suites` list what there is.
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createElement as h } from 'react';
-import type { HistoryPagination } from '../../server/common/pagination.js';
-import type { SuiteDto } from '../../server/evals/evals.schemas.js';
 import { action } from '../action.js';
-import { ApiError, type ApiClient } from '../api-client.js';
 import { commandContext } from '../context.js';
-import { CliError, EXIT_FAILURE, type FieldLabels } from '../errors.js';
-import { buildJUnitReport } from '../evals-junit.js';
+import { EXIT_FAILURE } from '../errors.js';
 import {
-  buildEvalReport,
-  dimensionsOf,
-  FINAL_EVAL_RUN_STATUSES,
-  formatCi,
-  formatDiff,
-  formatDuration,
-  formatPercent,
-  formatPoints,
-  formatPValue,
-  formatScore,
-  formatUsd,
-  JUDGE_DIMENSIONS,
-  passRateOf,
-  runErrorText,
-  type DimensionComparison,
-  type EvalComparison,
-  type EvalResult,
-  type EvalRun,
-} from '../evals-report.js';
+  loadAllSuites,
+  loadResults,
+  loadRun,
+  MAX_WAIT_MS,
+  resolveSuite,
+  runPath,
+  suitePath,
+  withEvalErrors,
+  writeReport,
+  type RunsPage,
+} from '../eval-api.js';
+import { buildJUnitReport } from '../evals-junit.js';
+import { dimensionsOf, formatDuration, formatPercent, formatScore, formatUsd, passRateOf, runErrorText, type EvalRun } from '../evals-report.js';
 import { followRun, progressLine } from '../evals-follow.js';
-import { printJson, reportError, show, withApiErrors, withSpinner } from '../output.js';
+import { printJson, show, withSpinner } from '../output.js';
 import { parseInteger, parseSeconds } from '../options.js';
 import { Details } from '../ui/details.js';
 import { Stack } from '../ui/stack.js';
 import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
-import { dateTime, plural, segment } from '../format.js';
-
-// ---------------------------------------------------------------- API types
-
-interface ResultsPage {
-  results: EvalResult[];
-  pagination: HistoryPagination;
-}
-
-interface RunsPage {
-  runs: EvalRun[];
-  pagination: HistoryPagination;
-}
-
-// ---------------------------------------------------------------- constants
-
-/** How long `run` follows a run unless --max-wait says otherwise. */
-const MAX_WAIT_MS = 60 * 60_000;
-/** The most results one page may hold. */
-const RESULTS_PAGE = 100;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const runPath = (id: string) => `/v1/evals/runs/${segment(id)}`;
-const suitePath = (id: string) => `/v1/evals/suites/${segment(id)}`;
-
-// ---------------------------------------------------------------- errors
-
-type Operation = 'run' | 'runs' | 'compare' | 'report' | 'suites';
-
-const FIELD_LABELS: Record<Operation, FieldLabels> = {
-  run: { id: '<suite>', model: '--model' },
-  runs: { id: '<suite>', limit: '--limit' },
-  compare: { id: '<run>', against: '--against' },
-  report: { id: '<run>', against: '--against' },
-  suites: {},
-};
-
-const KEY_HINTS: Record<string, string> = {
-};
-
-function hintFor(err: ApiError, operation: Operation): string | undefined {
-  const d = err.details ?? {};
-  switch (err.code) {
-    case 'NOT_FOUND':
-      if (operation === 'run' || operation === 'runs') return 'Check the suite id or name; list the suites: liya evals suites';
-      return 'Check the run id; list a suite\'s runs: liya evals runs <suite>';
-    case 'EVALS_NOT_AVAILABLE':
-      return `Evaluations are not part of the tenant's ${typeof d.plan === 'string' ? `${d.plan} ` : ''}plan; they need a plan that includes them.`;
-    case 'EVALS_BUDGET_EXCEEDED': {
-      const used = typeof d.used_usd === 'number' ? formatUsd(d.used_usd) : null;
-      const budget = typeof d.budget_usd === 'number' ? formatUsd(d.budget_usd) : null;
-      const resets = typeof d.resets_at === 'string' ? ` It resets on ${dateTime(d.resets_at)}.` : '';
-      return `This month's judge budget is spent${used && budget ? ` (${used} of ${budget})` : ''}.${resets}`;
-    }
-    case 'RATE_LIMITED': {
-      const wait = typeof d.retry_after_seconds === 'number' ? ` Try again in ${d.retry_after_seconds} s.` : ' Try again in a minute.';
-      return `Too many runs started${typeof d.limit_per_minute === 'number' ? ` (at most ${d.limit_per_minute} a minute)` : ''}.${wait}`;
-    }
-    default:
-      return KEY_HINTS[err.code];
-  }
-}
-
-/** Runs `task`; an API error is reported with the evals hints (others go to the usual reporting). */
-const withEvalErrors = (operation: Operation, task: () => Promise<number | void>) =>
-  withApiErrors(task, (err) => reportError(err, FIELD_LABELS[operation], (e) => hintFor(e, operation)));
+import { dateTime, plural } from '../format.js';
+import { compareRuns, writeHtmlReport } from './eval-compare.js';
 
 // ---------------------------------------------------------------- flags
 
@@ -129,69 +53,6 @@ export function parseMinScore(value: string): number {
   if (!text || !Number.isFinite(n)) throw new InvalidArgumentError('Not a number.');
   if (n < 1 || n > 5) throw new InvalidArgumentError('Must be between 1 and 5 (the judge\'s scale).');
   return n;
-}
-
-// ---------------------------------------------------------------- loading
-
-/**
- * The suite's id for an id or an exact name: an id of the tenant's suites (or any UUID, for the
- * server to judge) as it is; a name must match exactly one suite, else a usage error (exit 2).
- */
-export async function resolveSuite(client: ApiClient, ref: string): Promise<string> {
-  const suites = await loadAllSuites(client);
-  if (suites.some((s) => s.id === ref)) return ref;
-  const named = suites.filter((s) => s.name === ref);
-  if (named.length === 1) return named[0].id;
-  if (named.length > 1) {
-    throw new CliError(`${named.length} suites are named "${ref}"`, [`Give the id of one of them: ${named.map((s) => s.id).join(', ')}`]);
-  }
-  if (UUID.test(ref)) return ref;
-  const names = suites.map((s) => s.name);
-  throw new CliError(`The tenant has no suite "${ref}"`, [
-    names.length ? `Its suites: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''} (liya evals suites lists them with their ids)` : 'It has no suites yet; create one with POST /v1/evals/suites.',
-  ]);
-}
-
-/** Every suite of the tenant, page by page (the list is paged, at most 100 a page). */
-async function loadAllSuites(client: ApiClient): Promise<SuiteDto[]> {
-  const suites: SuiteDto[] = [];
-  for (let page = 1; ; page++) {
-    const res = await client.get<{ suites: SuiteDto[]; pagination: { total: number } }>(`/v1/evals/suites?page=${page}&pageSize=100`, { auth: 'bearer' });
-    suites.push(...res.suites);
-    if (!res.suites.length || suites.length >= res.pagination.total) return suites;
-  }
-}
-
-async function loadRun(client: ApiClient, id: string, signal?: AbortSignal): Promise<EvalRun> {
-  return (await client.get<{ run: EvalRun }>(runPath(id), { auth: 'bearer', signal })).run;
-}
-
-/** Every result of the run, in position order, page by page (by cursor: offset pages stop 10,000 deep). */
-export async function loadResults(client: ApiClient, runId: string): Promise<EvalResult[]> {
-  const all: EvalResult[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const page: ResultsPage = await client.get<ResultsPage>(`${runPath(runId)}/results`, { auth: 'bearer', query: { pageSize: RESULTS_PAGE, cursor } });
-    all.push(...page.results);
-    if (!page.pagination.next_cursor) return all;
-    cursor = page.pagination.next_cursor;
-  }
-}
-
-async function loadComparison(client: ApiClient, runId: string, against: string): Promise<EvalComparison> {
-  return client.get<EvalComparison>(`${runPath(runId)}/compare`, { auth: 'bearer', query: { against } });
-}
-
-/** Writes a report file (its folder is created); a failure is exit 1 with the path and the reason. */
-async function writeReport(file: string, text: string, what: string): Promise<void> {
-  try {
-    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-    await writeFile(file, text, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : code === 'ENOENT' ? 'no such folder' : (err as Error).message;
-    throw new CliError(`Cannot write the ${what} to ${file}: ${reason}`, [], EXIT_FAILURE);
-  }
 }
 
 // ---------------------------------------------------------------- the verdict
@@ -330,98 +191,6 @@ async function runSuite(ref: string, flags: RunFlags, command: Command): Promise
     );
     await show(verdict, ok ? process.stdout : process.stderr);
     return ok ? 0 : EXIT_FAILURE;
-  });
-}
-
-// ---------------------------------------------------------------- compare
-
-function comparisonFields(c: EvalComparison): [string, string][] {
-  return [
-    ['Shared cases', `${c.n_shared} (scored in both runs)`],
-    ['Mean diff', `${formatDiff(c.mean_diff)}  95% CI ${formatCi(c.ci95)}`],
-    ['p-value', `${formatPValue(c.p_value)}  (${c.test}${c.p_value_method ? `, ${c.p_value_method}` : ''})`],
-    ['Wins/losses/ties', `${c.wins} / ${c.losses} / ${c.ties}`],
-    ['Pass-rate diff', formatPoints(c.pass_rate_diff)],
-  ];
-}
-
-/** One row per dimension: shared cases, mean diff, CI, p-value, wins/losses/ties. */
-export function comparisonRows(c: EvalComparison): string[][] {
-  const row = (label: string, d: DimensionComparison, n: number | undefined) => [
-    label,
-    n === undefined ? '—' : String(n),
-    formatDiff(d.mean_diff),
-    formatCi(d.ci95),
-    formatPValue(d.p_value),
-    `${d.wins}/${d.losses}/${d.ties}`,
-  ];
-  const known: readonly string[] = JUDGE_DIMENSIONS;
-  const dims = Object.keys(c.per_dimension ?? {});
-  const ordered = [...known.filter((d) => dims.includes(d)), ...dims.filter((d) => !known.includes(d)).sort()];
-  return ordered.map((d) => row(d, c.per_dimension[d], c.per_dimension[d].n_shared));
-}
-
-/** A sentence about what the comparison shows, at the 5% level. */
-export function comparisonVerdict(c: EvalComparison): { kind: 'info' | 'success' | 'warning'; message: string } {
-  if (c.n_shared === 0) return { kind: 'warning', message: 'The runs share no scored case: there is nothing to compare.' };
-  if (c.p_value === null) return { kind: 'info', message: `Too few shared cases for a significance test (${c.n_shared}; it needs 2).` };
-  if (c.p_value < 0.05 && c.mean_diff !== null && c.mean_diff !== 0) {
-    const better = c.mean_diff > 0;
-    return {
-      kind: better ? 'success' : 'warning',
-      message: `Run ${c.run_id} scores ${better ? 'higher' : 'lower'} than run ${c.against} (mean diff ${formatDiff(c.mean_diff)}, p ${formatPValue(c.p_value)}).`,
-    };
-  }
-  return { kind: 'info', message: `No significant difference at the 5% level (p ${formatPValue(c.p_value)}).` };
-}
-
-async function compareRuns(runId: string, flags: { against: string; json?: boolean }, command: Command): Promise<number | void> {
-  const client = commandContext(command).withApiKey();
-  return withEvalErrors('compare', async () => {
-    const comparison = await withSpinner(`Comparing run ${runId} with ${flags.against}`, () => loadComparison(client, runId, flags.against));
-    if (flags.json) return printJson(comparison);
-    const verdict = comparisonVerdict(comparison);
-    await show(
-      h(
-        Stack,
-        null,
-        h(Details, { title: `Run ${comparison.run_id} vs ${comparison.against} (this run minus the other)`, fields: comparisonFields(comparison) }),
-        h(Table, {
-          headers: ['DIMENSION', 'SHARED', 'MEAN DIFF', '95% CI', 'P-VALUE', 'W/L/T'],
-          rows: comparisonRows(comparison),
-          align: ['left', 'right', 'right', 'right', 'right', 'right'],
-          empty: 'No dimension scores.',
-        }),
-        h(StatusLine, { ...verdict, hints: [`Both on one page: liya evals report ${comparison.run_id} --against ${comparison.against} --html report.html`] }),
-      ),
-    );
-  });
-}
-
-// ---------------------------------------------------------------- report
-
-async function writeHtmlReport(runId: string, flags: { against?: string; html: string }, command: Command): Promise<number | void> {
-  const client = commandContext(command).withApiKey();
-  return withEvalErrors('report', async () => {
-    const { run, results, comparison } = await withSpinner(`Loading run ${runId}`, async () => {
-      const [run, results, comparison] = await Promise.all([
-        loadRun(client, runId),
-        loadResults(client, runId),
-        flags.against ? loadComparison(client, runId, flags.against) : Promise.resolve(null),
-      ]);
-      return { run, results, comparison };
-    });
-    const html = buildEvalReport({ run, results, comparison });
-    await writeReport(flags.html, html, 'HTML report');
-    const unfinished = !FINAL_EVAL_RUN_STATUSES.has(run.status);
-    await show(
-      h(StatusLine, {
-        kind: unfinished ? 'warning' : 'success',
-        message: `Wrote ${flags.html}: eval run ${run.name ?? run.id}, ${plural(results.length, 'case')}${comparison ? `, compared with ${comparison.against}` : ''} (${Math.ceil(Buffer.byteLength(html) / 1024)} KB)`,
-        lines: unfinished ? [`The run is still ${run.status}: the report shows it as it is now.`] : [],
-        hints: ['It is one self-contained file: open it in a browser, or keep it as a CI artifact.'],
-      }),
-    );
   });
 }
 

@@ -1,17 +1,17 @@
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
-import { recordAudit } from '../audit/audit.service.js';
+import { recordAudit, recordAuditNow } from '../audit/audit.service.js';
 import { isUuid } from '../common/schemas.js';
 import { notFound } from '../errors.js';
 import { createDefaultEnvironments, revokeTenantKeys, rotateTenantKey } from '../keys/keys.service.js';
-import { findTenantEntity, insertTenant, saveTenantChanges, tenantExists, type TenantEntity as ITenant } from '../tenants/store/tenants.js';
+import { findTenantEntity, insertTenant, tenantExists, updateTenantFields, type TenantChanges } from '../tenants/tenant-records.js';
 import { getTenant } from '../tenants/tenants.service.js';
 import { getUsageReport, resolveRange } from '../usage/usage.service.js';
 
 export interface TenantFields {
   tenantName?: string;
-  tenantType?: ITenant['type'];
-  billingPlan?: ITenant['plan'];
+  tenantType?: TenantChanges['type'];
+  billingPlan?: TenantChanges['plan'];
   billingEmail?: string | null;
   enabledDomains?: string[];
   disabledIntents?: string[];
@@ -39,8 +39,7 @@ export async function createTenant(em: EntityManager, actor: Actor, input: Tenan
       isActive: input.isActive ?? true,
     });
     const production = await createDefaultEnvironments(tx, tenant.id);
-    recordAudit(tx, tenant.id, actor, { action: 'tenant.created', targetType: 'tenant', targetId: tenant.id, details: { tenantName: tenant.name } });
-    await saveTenantChanges(tx);
+    await recordAuditNow(tx, tenant.id, actor, { action: 'tenant.created', targetType: 'tenant', targetId: tenant.id, details: { tenantName: tenant.name } });
     return { tenantId: tenant.id, apiKey: production.apiKey };
   });
   return { tenant: await getTenant(em, tenantId), apiKey };
@@ -52,10 +51,11 @@ export async function updateTenant(em: EntityManager, actor: Actor, tenantId: st
     const tenant = await findTenantEntity(tx, tenantId);
     if (!tenant) throw notFound('Tenant');
     const changes: Record<string, { from: unknown; to: unknown }> = {};
-    const set = <K extends keyof ITenant>(field: string, key: K, value: ITenant[K] | undefined) => {
+    const values: TenantChanges = {};
+    const set = <K extends keyof TenantChanges>(field: string, key: K, value: TenantChanges[K] | undefined) => {
       if (value === undefined || JSON.stringify(tenant[key]) === JSON.stringify(value)) return;
       changes[field] = { from: tenant[key], to: value };
-      tenant[key] = value;
+      values[key] = value;
     };
     set('tenantName', 'name', input.tenantName);
     set('tenantType', 'type', input.tenantType);
@@ -72,7 +72,7 @@ export async function updateTenant(em: EntityManager, actor: Actor, tenantId: st
       const action = changes.isActive ? (input.isActive ? 'tenant.activated' : 'tenant.deactivated') : 'tenant.updated';
       recordAudit(tx, tenantId, actor, { action, targetType: 'tenant', targetId: tenantId, details: changes });
     }
-    await saveTenantChanges(tx);
+    await updateTenantFields(tx, tenant, values);
   });
   return getTenant(em, tenantId);
 }

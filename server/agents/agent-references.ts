@@ -5,18 +5,10 @@ import { isUuid } from '../common/schemas.js';
 import { isBuiltInDomain } from '../domains/built-in-domains.js';
 import { isKnownDomain } from '../domains/domain-access.js';
 import { getHiringIntent } from '../hiring/hiring-intents.js';
-import { findCustomDomainKeys } from '../domains/store/custom-domains.js';
-import { findCustomIntentRefs } from '../intents/store/custom-intents.js';
-import { findWorkflowRefs } from '../workflows/store/workflows.js';
-
-/** An intent reference: a custom intent's id, or `domain/intent_key` (built-in or custom). */
-export type IntentRef = { kind: 'id'; id: string } | { kind: 'key'; domain: string; intent: string };
-
-export function parseIntentRef(ref: string): IntentRef | null {
-  if (isUuid(ref)) return { kind: 'id', id: ref.toLowerCase() };
-  const match = /^([a-z0-9_-]{1,100})\/([a-z0-9_-]{1,100})$/.exec(ref);
-  return match ? { kind: 'key', domain: match[1], intent: match[2] } : null;
-}
+import { findCustomDomainKeys } from '../domains/domain-records.js';
+import { findCustomIntentRefs } from '../intents/intent-records.js';
+import { parseIntentRef } from '../intents/intent-ref.js';
+import { findWorkflowRefs } from '../workflows/workflow-records.js';
 
 export async function findUnknownIntentIds(em: EntityManager, tenantId: string, refs: string[]): Promise<string[]> {
   const parsed = refs.map((ref) => ({ ref, parsed: parseIntentRef(ref) }));

@@ -8,11 +8,11 @@ import { resolveIntent } from '../intents/resolve-intent.js';
 import { runIntent } from '../intents/run-intent.service.js';
 import { searchKnowledge } from '../knowledge/knowledge.service.js';
 import { enterNestedRun } from '../runs/run-lineage.js';
-import { parseIntentRef } from './agent-references.js';
+import { parseIntentRef } from '../intents/intent-ref.js';
 import type { AgentTool, ToolContext, ToolOutcome, ToolProblem } from './agent-tool.types.js';
 import { revealMcpHeaders } from './mcp-headers.js';
 import { buildPlatformTools } from './platform-tools.js';
-import { findCustomIntentKeys } from '../intents/store/custom-intents.js';
+import { findCustomIntentKeys } from '../intents/intent-records.js';
 
 const MAX_NAME = 64;
 

@@ -12,13 +12,11 @@ import { findUnknownDomainKeys, findUnknownIntentIds, findUnknownWorkflowIds } f
 import {
   addAgent, findAgent as findAgentRow, flushAgentChanges, flushAgentInsert, listActiveAgents, refreshAgent, transitionAgentStatus, type AgentRow,
 } from './store/agents.js';
-import { readTenantModelSettings } from '../tenants/store/tenants.js';
-
-/** Plans without agentic tool calling. */
-const PLANS_WITHOUT_AGENTS = new Set(['free']);
+import { allowancesForPlan } from '../tenants/plan-limits.js';
+import { readTenantModelSettings } from '../tenants/tenant-records.js';
 
 export function assertAgentsEnabled(plan: string): void {
-  if (PLANS_WITHOUT_AGENTS.has(plan)) {
+  if (!allowancesForPlan(plan).agents) {
     throw new AppError('FEATURE_NOT_ENABLED', 'Agentic tool calling is not enabled on this plan', { feature: 'agents', plan });
   }
 }

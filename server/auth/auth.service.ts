@@ -5,7 +5,7 @@ import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { createDefaultEnvironments } from '../keys/keys.service.js';
 import { queueMail } from '../mail/outbox.js';
-import { insertTenant } from '../tenants/store/tenants.js';
+import { insertTenant } from '../tenants/tenant-records.js';
 import { getTenantProfile } from '../tenants/tenants.service.js';
 import type { DashboardUserDto } from './auth.schemas.js';
 import type { DashboardScope } from './authenticate-dashboard.js';

@@ -17,7 +17,7 @@ import {
 } from './store/collections.js';
 
 // test/bench reads the list with this statement as it is.
-export { COLLECTION_SELECT } from './store/collections.js';
+export { LIST_COLLECTIONS_SQL } from './store/collections.js';
 
 export function toCollectionDto(row: CollectionRow): CollectionDto {
   return {

@@ -3,8 +3,8 @@ import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { toDashboardUser } from '../auth/auth.service.js';
 import type { DashboardScope } from '../auth/authenticate-dashboard.js';
-import { getUser } from '../auth/store/users.js';
-import { getTenantEntity, saveTenantChanges } from '../tenants/store/tenants.js';
+import { getUser } from '../auth/user-records.js';
+import { getTenantEntity, updateTenantFields, type TenantChanges } from '../tenants/tenant-records.js';
 import { getTenantProfile } from '../tenants/tenants.service.js';
 
 export async function getAccount(em: EntityManager, scope: DashboardScope) {
@@ -16,16 +16,17 @@ export async function updateAccount(em: EntityManager, scope: DashboardScope, ac
   await em.transactional(async (tx) => {
     const tenant = await getTenantEntity(tx, scope.tenantId);
     const changes: Record<string, unknown> = {};
+    const values: TenantChanges = {};
     if (input.tenantName !== undefined && input.tenantName !== tenant.name) {
       changes.tenantName = { from: tenant.name, to: input.tenantName };
-      tenant.name = input.tenantName;
+      values.name = input.tenantName;
     }
     if (input.billingEmail !== undefined && input.billingEmail !== tenant.billingEmail) {
       changes.billingEmail = { from: tenant.billingEmail, to: input.billingEmail };
-      tenant.billingEmail = input.billingEmail;
+      values.billingEmail = input.billingEmail;
     }
     if (Object.keys(changes).length > 0) recordAudit(tx, scope.tenantId, actor, { action: 'account.updated', targetType: 'tenant', targetId: scope.tenantId, details: changes });
-    await saveTenantChanges(tx);
+    await updateTenantFields(tx, tenant, values);
   });
   return getAccount(em, scope);
 }

@@ -5,8 +5,7 @@ import { iso, isoRequired } from '../common/schemas.js';
 import { AppError } from '../errors.js';
 import { issueEnvironmentKey } from '../keys/keys.service.js';
 import { permissionList, permissionMask } from '../keys/permissions.js';
-import { saveKeyChanges } from '../keys/store/api-keys.js';
-import { insertEnvironmentUnlessTaken, listEnvironmentsWithKeys } from '../keys/store/environments.js';
+import { insertEnvironmentUnlessTaken, listEnvironmentsWithKeys, saveKeyChanges } from '../keys/key-records.js';
 
 // Key rotation as the dashboard offers it (the keys feature does the work).
 export { rotateEnvironmentKey, rotateTenantKey } from '../keys/keys.service.js';

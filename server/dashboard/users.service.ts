@@ -4,11 +4,11 @@ import { recordAudit } from '../audit/audit.service.js';
 import { toDashboardUser } from '../auth/auth.service.js';
 import type { DashboardScope } from '../auth/authenticate-dashboard.js';
 import { hashPassword } from '../auth/passwords.js';
-import { countTenantOwners, deleteUser, findTenantUser, insertUser, isEmailTaken, listTenantUsers, saveUserChanges } from '../auth/store/users.js';
+import { countTenantOwners, deleteUser, findTenantUser, insertUser, isEmailTaken, listTenantUsers, saveUserChanges } from '../auth/user-records.js';
 import type { Role } from '../../db/column-values.js';
 import { isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
-import { lockTenantForUpdate } from '../tenants/store/tenants.js';
+import { lockTenantForUpdate } from '../tenants/tenant-records.js';
 
 export async function listUsers(em: EntityManager, tenantId: string, page: { limit: number; offset: number }) {
   const [users, total] = await listTenantUsers(em, tenantId, page);

@@ -5,24 +5,23 @@ import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { createAgent, deleteAgent, deployAgent, updateAgent } from '../agents/agents.service.js';
 import type { ToolsConfig } from '../agents/agents.schemas.js';
-import { findAgent } from '../agents/store/agents.js';
+import { findAgent } from '../agents/agent-records.js';
 import { MASKED_HEADER_VALUE } from '../agents/agents.schemas.js';
 import { attachDomain, createCollection, deleteCollection, detachDomain, updateCollection } from '../collections/collections.service.js';
-import { selectCollectionRows } from '../collections/store/collections.js';
+import { selectCollectionRows } from '../collections/collection-records.js';
 import type { AppDeps } from '../deps.js';
 import { createCustomDomain, deleteCustomDomain, updateCustomDomain } from '../domains/custom-domains.service.js';
 import { isBuiltInDomain } from '../domains/built-in-domains.js';
 import { AppError, invalidInput } from '../errors.js';
 import { createDataset, deleteDataset, importCases, updateDataset } from '../evals/datasets.service.js';
-import { listDatasetCases, listTenantDatasets, deleteTenantCase } from '../evals/store/datasets.js';
-import { listTenantSuites } from '../evals/store/suites.js';
+import { deleteTenantCase, listDatasetCases, listTenantDatasets, listTenantSuites } from '../evals/eval-records.js';
 import { createSuite, deleteSuite, updateSuite } from '../evals/suites.service.js';
 import { createCustomIntent, deleteCustomIntent, updateCustomIntent } from '../intents/custom-intents.service.js';
-import { findIntent } from '../intents/store/custom-intents.js';
+import { findIntent } from '../intents/intent-records.js';
 import { addPromptVersion, createPrompt, deletePrompt, updatePromptDetails } from '../prompts/prompts.service.js';
-import { getTenantEntity, saveTenantChanges } from '../tenants/store/tenants.js';
+import { getTenantEntity, updateTenantFields } from '../tenants/tenant-records.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
-import { findWorkflowBy } from '../workflows/store/workflows.js';
+import { findWorkflowBy } from '../workflows/workflow-records.js';
 import { createWorkflowWithKey, deleteWorkflow, deployWorkflow, toggleWorkflow, updateWorkflow } from '../workflows/workflows.service.js';
 import type { ResourceChange } from './deploys.schemas.js';
 import { mcpHeaderSlot, stepHeaderSlot, stepUrlSlot, toStepInputs, type ProjectPlan } from './plan-project.js';
@@ -134,8 +133,7 @@ async function applyChange(ctx: ApplyContext, change: ResourceChange): Promise<v
     case 'guardrails': {
       const g = desiredOf(ctx, 'guardrails', change.key);
       const tenant = await getTenantEntity(tx, tenantId);
-      tenant.guardrailsConfig = g.config as Record<string, unknown> | null;
-      await saveTenantChanges(tx);
+      await updateTenantFields(tx, tenant, { guardrailsConfig: g.config as Record<string, unknown> | null });
       return;
     }
     case 'workflow':

@@ -15,8 +15,8 @@ import { isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound, type ValidationIssue } from '../errors.js';
 import { getRun, startGateRuns, type GateRunSpec } from '../evals/eval-runs.service.js';
-import { findPromptVersion } from '../prompts/store/prompts.js';
-import { selectCollectionRows } from '../collections/store/collections.js';
+import { findPromptVersion } from '../prompts/prompt-records.js';
+import { selectCollectionRows } from '../collections/collection-records.js';
 import { isBuiltInDomain } from '../domains/built-in-domains.js';
 import { chooseModel } from '../llm/providers.js';
 import { authenticateApiKey, type ApiKeyScope } from '../keys/authenticate-api-key.js';
@@ -27,7 +27,7 @@ import type { DeploymentDto, DeploymentSummaryDto, GateResult, Plan } from './de
 import { exportProject } from './export-project.js';
 import { planProject, type ProjectPlan } from './plan-project.js';
 import type { Project } from './project.schemas.js';
-import { countTenantDeployments, deleteOldDeployments, findTenantDeployment, insertDeployment, listTenantDeployments, saveDeployments, tryLockTenantDeploys, type DeploymentRow } from './store/deployments.js';
+import { countTenantDeployments, deleteOldDeployments, findTenantDeployment, insertDeployment, listTenantDeployments, tryLockTenantDeploys, updateDeployment, type DeploymentRow } from './store/deployments.js';
 
 /** Deployments kept per tenant (the newest), and the most days one is kept. */
 export const DEPLOYMENTS_KEPT = 100;
@@ -196,8 +196,7 @@ export async function publishDeployment(em: EntityManager, deps: AppDeps, key: A
         return { refused: new AppError('DEPLOYMENT_STALE', message, { plan: planned.plan }), end: { status: 'failed', error: { code: 'DEPLOYMENT_STALE', message } } };
       }
       const { minted } = await applyPlan(tx, deps, scope, actor, planned);
-      Object.assign(row, { status: 'deployed', error: null, minted, publishedAt: new Date() });
-      await saveDeployments(tx);
+      await updateDeployment(tx, row, { status: 'deployed', error: null, minted, publishedAt: new Date() });
       return { deployment: await toDto(tx, deps, scope.tenantId, row) };
     });
   } catch (err) {
@@ -215,8 +214,7 @@ async function endDeployment(em: EntityManager, tenantId: string, id: string, st
   const fresh = em.fork();
   const row = await findTenantDeployment(fresh, tenantId, id);
   if (!row || (row.status !== 'gating' && row.status !== 'publishing')) return;
-  Object.assign(row, { status, error });
-  await saveDeployments(fresh);
+  await updateDeployment(fresh, row, { status, error });
 }
 
 /**

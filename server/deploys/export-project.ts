@@ -1,17 +1,16 @@
 // The tenant's resources as a project document: matched by key, ids turned into keys, every field
 // present, lists sorted by key, secrets as `${ENV_NAME}` references (a value never leaves the server).
 import type { EntityManager } from '../../db/orm.js';
-import { listTenantAgents } from '../agents/store/agents.js';
+import { listTenantAgents } from '../agents/agent-records.js';
 import type { ToolsConfig } from '../agents/agents.schemas.js';
 import { DEFAULT_COLLECTION_COLOR } from '../collections/collections.schemas.js';
-import { selectCollectionRows } from '../collections/store/collections.js';
-import { listDomains } from '../domains/store/custom-domains.js';
-import { listDatasetCases, listTenantDatasets } from '../evals/store/datasets.js';
-import { listTenantSuites } from '../evals/store/suites.js';
-import { listIntents } from '../intents/store/custom-intents.js';
-import { listPromptVersions, listPrompts } from '../prompts/store/prompts.js';
-import { findTenantEntity } from '../tenants/store/tenants.js';
-import { listDeployedWorkflows } from '../workflows/store/workflows.js';
+import { selectCollectionRows } from '../collections/collection-records.js';
+import { listDomains } from '../domains/domain-records.js';
+import { listDatasetCases, listTenantDatasets, listTenantSuites } from '../evals/eval-records.js';
+import { listIntents } from '../intents/intent-records.js';
+import { listPromptVersions, listPrompts } from '../prompts/prompt-records.js';
+import { findTenantEntity } from '../tenants/tenant-records.js';
+import { listDeployedWorkflows } from '../workflows/workflow-records.js';
 import type { StepDef } from '../workflows/step-types.js';
 import { hasUrlCredentials, isHttpRequestStep, maskUrl } from '../workflows/step-secrets.js';
 import type { Project } from './project.schemas.js';

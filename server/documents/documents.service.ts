@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { assertMayChangeCollection } from '../collections/collections.service.js';
-import { lockCollectionRow } from '../collections/store/collections.js';
+import { lockCollectionRow } from '../collections/collection-records.js';
 import type { Role } from '../../db/column-values.js';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
-import { recordAudit } from '../audit/audit.service.js';
+import { recordAuditNow } from '../audit/audit.service.js';
 import { DEFAULT_COLLECTION_COLOR } from '../collections/collections.schemas.js';
 import { isoRequired, isUuid, type Pagination } from '../common/schemas.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
@@ -15,7 +15,7 @@ import { LOCAL_OWNER, localIngestionFor } from './local-ingestion.js';
 import { MAX_UPLOAD_BYTES, resolveMediaType } from './media-types.js';
 import { insertUpload } from './store/document-uploads.js';
 import {
-  addDocumentCollection, countDocuments, deleteDocumentCollection, deleteDocumentRow, lockDocument, saveDocumentChanges, selectDocumentName,
+  addDocumentCollection, countDocuments, deleteDocumentCollection, deleteDocumentRow, lockDocument, selectDocumentName,
   selectDocumentRow, selectDocumentRows, type DocumentRow,
 } from './store/documents.js';
 import { cancelDocumentIngestionJobs, lockDocumentIngestionJobs } from './store/ingestion-jobs.js';
@@ -165,8 +165,7 @@ export async function deleteDocument(em: EntityManager, tenantId: string, actor:
     if (!document) throw notFound('Document');
     await cancelDocumentIngestionJobs(tx, id);
     await deleteDocumentRow(tx, id);
-    recordAudit(tx, tenantId, actor, { action: 'document.deleted', targetType: 'document', targetId: id, details: { name: document.name } });
-    await saveDocumentChanges(tx);
+    await recordAuditNow(tx, tenantId, actor, { action: 'document.deleted', targetType: 'document', targetId: id, details: { name: document.name } });
   });
 }
 
@@ -193,8 +192,7 @@ export async function attachDocument(em: EntityManager, tenantId: string, actor:
     assertMayChangeCollection(collection, { role });
     const document = await requireDocument(tx, tenantId, documentId);
     if (!(await addDocumentCollection(tx, tenantId, document.id, collection.id))) return;
-    recordAudit(tx, tenantId, actor, { action: 'collection.document_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
-    await saveDocumentChanges(tx);
+    await recordAuditNow(tx, tenantId, actor, { action: 'collection.document_attached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
   });
   return getDocument(em, tenantId, documentId);
 }
@@ -206,8 +204,7 @@ export async function detachDocument(em: EntityManager, tenantId: string, actor:
     assertMayChangeCollection(collection, { role });
     const document = await requireDocument(tx, tenantId, documentId);
     if (!(await deleteDocumentCollection(tx, document.id, collection.id))) throw new AppError('NOT_FOUND', 'The document is not in this collection', { document_id: document.id });
-    recordAudit(tx, tenantId, actor, { action: 'collection.document_detached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
-    await saveDocumentChanges(tx);
+    await recordAuditNow(tx, tenantId, actor, { action: 'collection.document_detached', targetType: 'collection', targetId: collection.id, details: { slug: collection.slug, document_id: document.id, document_name: document.name } });
   });
   return getDocument(em, tenantId, documentId);
 }

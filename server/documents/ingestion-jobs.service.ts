@@ -1,13 +1,13 @@
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
-import { recordAudit } from '../audit/audit.service.js';
+import { recordAuditNow } from '../audit/audit.service.js';
 import { pageOfRows, pageRequestOf, type HistoryList, type HistoryPageQuery, type HistoryPagination } from '../common/pagination.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import { ingestDocumentJob } from '../jobs/contracts.js';
-import { removeJob } from '../jobs/store/job-queue.js';
+import { removeJob } from '../jobs/job-queue.js';
 import type { IngestionJobDto } from './documents.schemas.js';
-import { deleteDocumentRow, saveDocumentChanges } from './store/documents.js';
+import { deleteDocumentRow } from './store/documents.js';
 import {
   countIngestionJobs, lockTenantIngestionJob, markIngestionJobCancelled, selectIngestionJobRow, selectIngestionJobRows,
 } from './store/ingestion-jobs.js';
@@ -82,13 +82,12 @@ export async function cancelIngestionJob(em: EntityManager, tenantId: string, ac
     // A job not yet picked up is removed from the queue (a locked one finds the row cancelled).
     // Takes the queued job off the queue; a job a worker has already locked stays.
     if (job.status === 'pending') await removeJob(tx, ingestDocumentJob, id);
-    recordAudit(tx, tenantId, actor, {
+    await recordAuditNow(tx, tenantId, actor, {
       action: 'ingestion_job.cancelled',
       targetType: 'ingestion_job',
       targetId: id,
       details: { name: job.name, status_before: job.status, document_id: job.document_id },
     });
-    await saveDocumentChanges(tx);
   });
   return getIngestionJob(em, tenantId, id);
 }

@@ -1,6 +1,6 @@
 // What an ingestion job stores in ingestion_jobs.options, and how its settings are settled.
 import type { EntityManager } from '../../db/orm.js';
-import { selectCollectionDefaults } from '../collections/store/collections.js';
+import { selectCollectionDefaults } from '../collections/collection-records.js';
 import { DEFAULT_CHUNKING, type ChunkingOptions, type ChunkingStrategy } from './chunk-text.js';
 import type { SupportedMediaType } from './media-types.js';
 

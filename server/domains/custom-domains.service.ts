@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
 import type { CustomDomainDto } from './custom-domains.schemas.js';
-import { countIntentsByDomain } from '../intents/store/custom-intents.js';
+import { countIntentsByDomain } from '../intents/intent-records.js';
 import { isBuiltInDomain } from './built-in-domains.js';
 import { deleteDomain, findDomain, flushDomainChanges, insertDomain, listDomains, listDomainsPage, type CustomDomainRow } from './store/custom-domains.js';
 

@@ -6,7 +6,7 @@
 // a built-in domain not enabled or a custom domain switched off.
 import type { EntityManager } from '../../db/orm.js';
 import { AppError } from '../errors.js';
-import { selectEnabledDomains } from '../tenants/store/tenants.js';
+import { selectEnabledDomains } from '../tenants/tenant-records.js';
 import { isBuiltInDomain } from './built-in-domains.js';
 import { findDomain, findDomainsByKeys, type CustomDomainRow } from './store/custom-domains.js';
 

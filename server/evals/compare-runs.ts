@@ -12,7 +12,7 @@ import type { TenantScope } from '../tenants/tenant-scope.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
 import { compareStatistics, type ScoreSeries } from './compare-statistics.js';
 import { listScoredScores } from './store/compared-scores.js';
-import { listScoredResults } from './store/eval-runs.js';
+import { listScoredResults } from './store/eval-results.js';
 
 /** The key two runs' cases are paired by: the dataset case, or the position for inline cases. */
 const pairKey = (r: { case_id: string | null; position: number }) => r.case_id ?? `#${r.position}`;

@@ -5,7 +5,7 @@
 // comparison with other runs and a deployment gate's record still add up.
 import type { EntityManager } from '../../db/orm.js';
 import { deleteUserCases } from './store/datasets.js';
-import { anonymiseResults, listUserResultIds } from './store/eval-runs.js';
+import { anonymiseResults, listUserResultIds } from './store/eval-results.js';
 
 /** Deletes the tenant's eval cases whose input's `user_id` is the end user; how many. */
 export function deleteUserEvalCases(em: EntityManager, tenantId: string, userId: string): Promise<number> {

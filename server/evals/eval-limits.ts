@@ -1,14 +1,14 @@
 // What a tenant may spend on evaluations: plans without evals get none, each plan has a monthly
-// judge budget (the judge's model calls, metered like every call), and run-creating requests from
-// API keys are rate limited. Decided in PostgreSQL so several processes agree.
+// judge budget (both decided with every other plan allowance: tenants/plan-limits.ts), the judge's
+// model calls are metered like every call, and run-creating requests from API keys are rate
+// limited. Decided in PostgreSQL so several processes agree.
 import type { SqlPool } from '../../db/sql-pool.js';
 import { startOfMonth, startOfNextMonth } from '../common/schemas.js';
 import { AppError } from '../errors.js';
-import { countRecentApiRuns, lockRunAdmission, type SqlRunner } from './store/eval-runs.js';
+import { allowancesForPlan } from '../tenants/plan-limits.js';
+import { countRecentApiRuns, lockRunAdmission } from './store/eval-run-admission.js';
+import type { SqlRunner } from './store/eval-runs.js';
 import { sumJudgeSpendSince } from './store/judge-spend.js';
-
-/** Monthly judge budget in USD per plan; null: unlimited. Plans not listed have no evals. */
-export const JUDGE_BUDGET_USD: Record<string, number | null> = { trial: 5, starter: 50, pro: 500, enterprise: null };
 
 /** Run-creating requests one tenant may make per minute with API keys. */
 export const EVAL_RUNS_PER_MINUTE = 30;
@@ -20,10 +20,11 @@ export async function judgeSpendThisMonth(sql: SqlRunner, tenantId: string): Pro
 
 /** The plan's monthly judge budget (null: unlimited); 429 EVALS_NOT_AVAILABLE for plans without evals. */
 export function judgeBudgetOf(plan: string): number | null {
-  if (!(plan in JUDGE_BUDGET_USD)) {
+  const evals = allowancesForPlan(plan).evals;
+  if (evals === null) {
     throw new AppError('EVALS_NOT_AVAILABLE', `Evaluations are not available on the ${plan} plan`, { plan });
   }
-  return JUDGE_BUDGET_USD[plan];
+  return evals.judge_budget_usd;
 }
 
 async function assertUnderBudget(sql: SqlRunner, tenantId: string, budget: number | null) {

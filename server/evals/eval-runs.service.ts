@@ -11,10 +11,10 @@ import { resolveIntent } from '../intents/resolve-intent.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { admitEvalRuns, assertEvalRunAllowed, judgeBudgetOf } from './eval-limits.js';
 import type { EvalResultDto, EvalRunDto, ReviewDto } from './eval-runs.schemas.js';
+import { insertGateRun, insertSuiteRun as insertSuiteRunRow, type AdmittedRunRow, type GateRunValues } from './store/eval-run-admission.js';
+import { countErroredResults, countRunResults, listRunResults, type ResultRow } from './store/eval-results.js';
 import {
-  cancelActiveRun, countErroredResults, countRunResults, countTenantRuns, findSuiteRun, findTenantRun, insertGateRun, insertSuiteRun as insertSuiteRunRow, listRunResults, listTenantRuns, reloadTenantRun,
-  removeRunJob, resumeFailedRun, runFromRow, type AdmittedRunRow, type GateRunValues, type ResultRow, type RunRow,
-  type SqlRunner,
+  cancelActiveRun, countTenantRuns, findSuiteRun, findTenantRun, listTenantRuns, reloadTenantRun, removeRunJob, resumeFailedRun, runFromRow, type RunRow, type SqlRunner,
 } from './store/eval-runs.js';
 import { listReviewsOfResults, type ReviewRow } from './store/reviews.js';
 import { setSuiteBaseline, type SuiteRow } from './store/suites.js';

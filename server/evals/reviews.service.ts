@@ -5,7 +5,7 @@ import type { Actor } from '../actor.js';
 import { isUuid } from '../common/schemas.js';
 import { invalidInput, notFound } from '../errors.js';
 import { toReviewDto } from './eval-runs.service.js';
-import { findTenantResult } from './store/eval-runs.js';
+import { findTenantResult } from './store/eval-results.js';
 import { deleteTenantReview, findTenantReview, insertReview } from './store/reviews.js';
 
 export interface ReviewInput {

@@ -25,16 +25,15 @@ import type { StoredProviderKey } from '../llm/llm.types.js';
 import { transientProviderFailure, type ProviderFailureReason } from '../llm/provider-errors.js';
 import { parseModelRef } from '../llm/providers.js';
 import { createAdaptiveLimiter, rideOut, RideOutAborted, type AdaptiveLimiter } from '../llm/ride-out.js';
-import { limitsForPlan } from '../tenants/plan-limits.js';
+import { allowancesForPlan, limitsForPlan } from '../tenants/plan-limits.js';
 import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
-import { JUDGE_BUDGET_USD, judgeSpendThisMonth } from './eval-limits.js';
+import { judgeSpendThisMonth } from './eval-limits.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
-import {
-  claimRun, completeRun, countPendingResults, isJobWaiting, listPendingResults, markRunFailed, settleRunCounters, updateRunCounters, writeCaseResult, type CaseResultWrite, type ClaimedRun, type PendingCase,
-} from './store/eval-runs.js';
+import { countPendingResults, listPendingResults, writeCaseResult, type CaseResultWrite, type PendingCase } from './store/eval-results.js';
+import { claimRun, completeRun, isJobWaiting, markRunFailed, settleRunCounters, updateRunCounters, type ClaimedRun } from './store/eval-runs.js';
 import { scorerWebhookSecret } from './suites.service.js';
 
 /** How long one job works on a run before it queues itself again. */
@@ -310,7 +309,9 @@ async function openRunContext(deps: AppDeps, em: EntityManager, run: SliceRun): 
     }
   }
   const judgeProvider = parseModelRef(run.judge_model).provider;
-  const limit = run.billing_plan in JUDGE_BUDGET_USD ? JUDGE_BUDGET_USD[run.billing_plan] : 0;
+  // A plan without evaluations has no budget left: its judge calls stop at once.
+  const evals = allowancesForPlan(run.billing_plan).evals;
+  const limit = evals === null ? 0 : evals.judge_budget_usd;
   const scorer = await scorerOf({ em, deps }, run);
   const spend = await openTenantSpend(deps, run.tenant_id, limit !== null);
   return {

@@ -8,7 +8,7 @@ import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.j
 import { checkOutput } from './check-output.js';
 import { admitEvalRuns, assertEvalRunAllowed } from './eval-limits.js';
 import { admittedRun, judgeModelOf } from './eval-runs.service.js';
-import { insertExternalRun } from './store/eval-runs.js';
+import { insertExternalRun } from './store/eval-run-admission.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { judgeAnswer } from './judge.js';
 

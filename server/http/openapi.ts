@@ -1,367 +1,34 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import { appRouter } from '../router.js';
-import { describePlanLimits } from '../tenants/plan-limits.js';
-import { ARCHIVE_FORMAT_NOTE } from '../tenants/tenant-archive.js';
-import { importResultSchema } from '../tenants/tenant-data.schemas.js';
-import { MAX_RUN_CRASHES } from '../workflows/engine/run-workflow.js';
-import type { AuthKind, RouteMeta } from '../trpc.js';
+import type { RouteMeta } from '../trpc.js';
+import { DESCRIPTION, LIMITS_DESCRIPTION } from './openapi-description.js';
+import { AUTH_ERRORS, defaultErrorResponse, errorEnvelopeSchema, errorResponses, REQUEST_ID_HEADER, responseHeaderComponents, SECURITY } from './openapi-errors.js';
+import { rawRoutes, tenantImportResultSchema } from './openapi-raw-routes.js';
+import { streamRoutes } from './openapi-streams.js';
 
 // The generator documents every success as 200 and errors in the adapter's own shape; this module
-// rewrites both once: the real success status, our envelope, and each route's error codes.
-
-const AUTH_ERRORS: Record<AuthKind, ErrorCode[]> = {
-  none: [],
-  apiKey: ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_API_KEY_FORMAT', 'API_KEY_REVOKED', 'API_KEY_EXPIRED', 'ACCOUNT_INACTIVE', 'PERMISSION_DENIED'],
-  dashboard: ['UNAUTHORIZED', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'ACCOUNT_INACTIVE', 'FORBIDDEN'],
-  admin: ['ADMIN_UNAUTHORIZED', 'ADMIN_DISABLED'],
-};
-
-const SECURITY: Record<AuthKind, Record<string, string[]>[]> = {
-  none: [],
-  apiKey: [{ ApiKeyBearer: [] }, { ApiKeyHeader: [] }],
-  dashboard: [{ DashboardJwt: [] }],
-  admin: [{ AdminSecret: [] }],
-};
-
-const DESCRIPTION = `Liya: a self-hosted, multi-tenant AI platform.
-
-Every JSON response is an envelope: \`{"success": true, "data": ...}\` or
-\`{"success": false, "error": {"code", "message", "details"?}}\`. Validation errors are 400
-INVALID_INPUT with \`details.issues\` (one entry per failing field); unexpected errors are 500
-INTERNAL_ERROR with \`details.request_id\`. A write that lost a race with another request changing
-the same resources (one deleted or newly referenced at the same moment) is 409 CONFLICT with
-\`details.retryable: true\`. While the database is out of reach, any route may answer 503
-DATABASE_UNAVAILABLE with a \`Retry-After\` header (seconds) and \`details: {retryable: true,
-retry_after_seconds}\`; retry after that time. Every response carries an \`x-request-id\` header.
-
-Decisions where the specification is silent:
-- API keys (\`svc_\` + 43 base64url characters) are accepted as \`Authorization: Bearer <key>\` and as \`x-api-key\`.
-- Permissions: every /v1 operation needs one permission, shown as the role of its API-key security requirement
-  (and as \`x-permission\`); a key without it answers 403 PERMISSION_DENIED with \`details {required, key, granted}\`.
-  An environment's own key holds its environment's permissions: every permission unless an owner or admin tightened
-  them (PATCH /dashboard/environments/{id}/permissions), so environment keys keep the specification's full power
-  by default. Named keys (POST /dashboard/api-keys, owner/admin) hold a preset or a list within their environment's
-  and may expire (401 API_KEY_EXPIRED). Presets: full (everything), read-only (every \`:read\`), run-only
-  (intents:run, agents:run, workflows:run, runs:read), ingest-only (knowledge:read, documents:write), deploy
-  (evals:read, project:read, project:deploy). Deploying and pruning also obey the tenant's deploy policy. The audit
-  log names the key: \`api-key:<name or environment> (<preview>)\`.
-- Dashboard JWTs are HS256 with claims sub, tid, role, iat, exp (7 days). Missing token: 401 UNAUTHORIZED;
-  bad signature, other algorithm or unknown user: 401 INVALID_TOKEN; expired: 401 TOKEN_EXPIRED. Role
-  and tenant state are read on every request, so changes apply at once; a password reset invalidates
-  earlier tokens.
-- Roles: owner > admin > developer > viewer. A role below a route's minimum: 403 FORBIDDEN.
-- Admin routes: missing or wrong X-Admin-Secret: 401 ADMIN_UNAUTHORIZED; no ADMIN_SECRET configured: 403 ADMIN_DISABLED.
-- Ten failed logins per e-mail within 15 minutes: 429 RATE_LIMITED with Retry-After.
-- \`tenantId\` and \`id\` of a Tenant are the same UUID. Unknown ids and other tenants' ids are 404.
-- Lists take \`page\`/\`pageSize\` (default 20, larger than 100 is clamped) or \`limit\`/\`offset\`.
-- History lists (agent runs and sessions, workflow runs, dashboard sessions, the audit log, evaluation runs and
-  results, deployments, ingestion jobs) also take \`cursor\` and answer \`pagination.next_cursor\` (null on the last
-  page) and \`pagination.total_is_exact\`: pass next_cursor back as \`cursor\` (same filters) for the rows after
-  that page, in the same order (ties broken by id); every page costs the same however deep. \`page\`/\`pageSize\`
-  reach at most 10,000 rows deep (deeper: 400 INVALID_INPUT naming \`page\`); a malformed cursor, or one from
-  another list, is 400 INVALID_INPUT naming \`cursor\`. \`total\` counts at most 10,000 rows: past that it is
-  10,001 with \`total_is_exact: false\` ("at least").
-- An empty body on POST is the same as \`{}\`; unknown body fields are ignored.
-- Bodies are limited to BODY_LIMIT_BYTES (default 1 MiB): 413 PAYLOAD_TOO_LARGE; bodies must be
-  application/json: 415 UNSUPPORTED_MEDIA_TYPE; malformed JSON: 400 INVALID_JSON.
-- The NUL character (U+0000) is refused wherever a request carries text: in a path parameter, a
-  query value, or any string or key of a JSON body: 400 INVALID_INPUT with \`details.issues[0].code\`
-  \`nul_character\` naming the field.
-- JSON bodies nest objects and arrays at most 100 levels deep (the body itself is level 1), on every
-  route, checked before the route runs (signed webhook deliveries after their signature): deeper is 400
-  INVALID_INPUT with \`details.max_depth\` and \`details.issues[0].code\` \`too_deep\`, its \`path\` naming
-  where. Inside a project document (POST /v1/project/plan, /v1/deployments) a resource's values sit 3 to 5
-  levels deeper than in the resource's own route, so a value near the limit there cannot be deployed as code.
-- Answers the HTTP layer gives before any route runs are envelopes too: a path segment over 500
-  characters, 414 URI_TOO_LONG; request line and headers over 16 KiB, 431 HEADERS_TOO_LARGE; a request
-  not received within REQUEST_TIMEOUT_MS (default 120 s), 408 REQUEST_TIMEOUT; malformed HTTP, bad
-  percent-encoding or a body shorter than its Content-Length, 400 MALFORMED_REQUEST; a known path
-  under another method, 405 METHOD_NOT_ALLOWED with an \`Allow\` header and \`details.allowed\`.
-- Hiring intents require only the fields they cannot run without, as non-blank text (schema pattern
-  \`\\S\`; the issue message is "must not be blank"); there are no minimum lengths. Each intent's input
-  schema description says what it needs.
-- A prompt template fills \`{{input.path}}\` (own properties only), \`{{context}}\` and \`{{history}}\`;
-  a rendered prompt over 2,000,000 characters is 413 PAYLOAD_TOO_LARGE (\`details.max_prompt_chars\`),
-  found before the prompt is built.
-- Guardrails always redact a nine-digit number the text labels as an SSN, ITIN, TIN, social security
-  number or tax id, whatever its area or checksum; unlabelled numbers must be valid SSNs.
-- GET /admin/diagnostics answers 200 with \`ok: false\` when a check fails: the body is a report, not
-  an error. \`ok\` ignores warnings. Its \`breakers\` list each model provider target's breaker.
-- Model providers: every failure of a provider call is a provider failure, never a 500: 502 LLM_PROVIDER_ERROR
-  (the specification's code for every such failure, a timeout included) with \`details {provider, model, reason,
-  status?, retryable, retry_after_seconds?, attempts}\`; \`reason\` is rate_limited, server_error, timeout,
-  connection, truncated (the body stopped mid-answer), invalid_response, stream_cut (a streamed answer cut after its
-  first token: never retried), rejected (400/413/422: not retried), unauthorized (401/403) or not_found (404). A
-  retryable failure carries Retry-After (the provider's, else 2 s). A call is served by a route: its model, then
-  its fallbacks in order (\`execution_config.fallback_models\` of an intent, \`fallback_models\` of an agent or suite,
-  else the tenant's \`modelFallbacks\`, else the platform's LLM_FALLBACK_MODELS); a failure another model may cure
-  (all but rejected and stream_cut) moves to the next model after LLM_MAX_RETRIES retries of the same one (the
-  provider's Retry-After honoured, else jittered exponential backoff; a retry budget per target). Each target
-  (provider and credential: the platform's key and each tenant's own key apart) has a breaker shared by every
-  process through PostgreSQL: when over half of its last 20 calls failed (at least LLM_BREAKER_MIN_CALLS), it sends
-  nothing for LLM_BREAKER_COOLDOWN_MS, then one probe. When every target of a route is cooling down the call
-  answers 503 LLM_UNAVAILABLE (\`reason: circuit_open\`) with Retry-After and makes no provider call. Embeddings
-  never fall back (another model's vectors do not compare). Usage, cost (at the serving model's price) and
-  \`model_used\` name the model that served.
-- Agents: the \`free\` plan has none (403 FEATURE_NOT_ENABLED on create, deploy and run). Running an agent
-  that is not active: 409 AGENT_NOT_ACTIVE. Deploying an active agent changes nothing; deploying an inactive
-  one re-activates it. DELETE answers the agent (now \`inactive\`). \`guardrail_policy_id\` is always null:
-  agents use the tenant's guardrails. \`workflow_ids\` takes workflow ids or keys; each deployed, active one is a
-  tool \`workflow__<key>\` (a synchronous run). \`action_ids\` and
-  \`tools_config.custom_tool_refs\` are stored, not offered to the model. Unknown keys in \`tools_config\`,
-  \`memory_config\` and \`behavior_config\`, at any depth, are ignored and not stored, like unknown top-level fields;
-  \`behavior_config.planning\` is a boolean or a planning instruction (a non-blank text turns planning on). MCP server \`headers\` are write-only (stored encrypted, shown as \`***\`; \`***\` sent back
-  keeps the stored value).
-- An agent run answers 200 whatever its status (completed, needs_input, max_steps_reached,
-  budget_exhausted, guardrail_blocked, failed, cancelled); \`steps\` counts model calls. The run detail adds
-  \`agent_key\`, \`user_id\`, \`model\`, \`input\` (the message as redacted), \`error\`, \`started_at\`,
-  \`completed_at\` and \`trace\`. Runs and sessions lists are paginated (\`page\`, \`pageSize\`) with \`pagination\`.
-  A session belongs to one end user (\`input.user_id\`): continuing it as another is a 404.
-- Workflows: client-chosen step ids of the form ^[A-Za-z][A-Za-z0-9_]{0,63}$ are kept as step ids (templates and
-  expressions refer to steps by id); other ids are replaced by generated ones. Every change of the live steps
-  (deploy, or PATCH without as_draft) makes a version; runs record it. A workflow's \`has_draft\` and
-  \`draft_steps\` show unpublished changes; before the first deploy \`steps\` are the draft. DELETE …/draft on a
-  never-deployed workflow is 409 NO_DRAFT. Toggle sets the status label to active or inactive. A run answers 200
-  with its status (a failed step without on_failure ends it \`failed\`) and adds \`output\`; a run call with the
-  conversation_id of a needs_input run continues it (input.message required). The smallest definition runs: a
-  trigger without \`config\` (or without \`trigger_subtype\`) is manual, an \`end\` without \`config.output\` ends
-  the run with output null, an \`ai_intent\` step with only \`intent_id\` runs the intent on the run's input. Step
-  config keys a step type does not know are dropped when saved, not refused. A \`workflow_key\` made from the name
-  never takes a path word under /v1/workflows (\`actions\`, \`approvals\`, \`events\`, \`runs\`) or a UUID's shape:
-  it gets \`-workflow\` appended; such a key sent in PATCH is 400 INVALID_INPUT.
-- Durable workflow runs: every wait is stored, not slept. approval -> \`awaiting_approval\` with \`approval_id\`
-  (POST /v1/workflows/approvals/{approvalId}/decision \`{decision: approve|reject, comment?}\`; reject without
-  on_failure ends the run \`rejected\`; a timeout follows on_failure, else fails the step). delay -> \`waiting\` with
-  \`resume_at\`, continued by a job. wait_for_callback -> \`waiting\` until a POST to \`{{run.callback_url}}\`
-  (/webhooks/workflow-callbacks/<token>; each wait has its own single-use token; a callback that comes before the
-  run reaches its wait is kept for it; a second POST is 409 CALLBACK_ALREADY_RECEIVED; the token is verified before
-  the body is read (unknown: 404) and bodies are at most 1 MiB (413)). Decisions, callbacks and
-  timers continue the run on the job runner. Retry continues a failed run from its failed step (earlier outputs
-  reused); cancel stops waiting, awaiting_approval and needs_input runs. A run left running by a process that
-  died (no heartbeat for 4 x HEARTBEAT_MS) is continued by another; a step whose result was saved never runs
-  again, and http_request steps send \`Idempotency-Key: <run_id>:<step_id>:<step index>[:<loop index>]\` so a
-  receiver can drop the repeat of a step that was in flight.
-- Triggers: webhook (the first deploy answers \`webhook_url\`, \`webhook_secret\` and \`callback_secret\` once; deliveries are
-  Standard Webhooks v1 signed with \`webhook_secret\`, checked before the body is read — unknown slug 404; a missing
-  \`webhook-id\`, a \`webhook-timestamp\` outside ±5 minutes or a \`webhook-signature\` without a \`v1,<base64>\` entry: 401
-  INVALID_SIGNATURE —, 5-minute window, a repeated \`webhook-id\` answers the first run;
-  202 \`{run_id}\`), schedule (\`cron\` with 5 or 6 fields, \`timezone\`; one run per tick across processes, one
-  catch-up run after downtime; input \`{scheduled_at, fired_at}\`) and event (POST /v1/events). Runs they start
-  (and async runs) execute on the job runner: the job runner of the process that accepted them when it has one
-  (up to 5000 waiting there; no job needed), else a job any worker takes. A process stopping gracefully gives
-  the runs still waiting in it a job each; one that dies is taken over after its heartbeat timeout. A webhook
-  delivery at max_concurrent_runs is 429 (senders retry); an event skips that workflow (\`skipped\`); a
-  schedule tick is skipped.
-- Idempotency-Key (run, stream, test-run, events): 1-255 printable ASCII, 24 h per tenant and workflow. Runs that
-  hold a max_concurrent_runs slot: \`running\` and \`waiting\` (resumes of other waits are not refused). Async runs
-  (\`mode: async\`) answer 202; \`callback_url\` receives \`{type: workflow.run.<status>, timestamp, data: <run
-  detail>}\` signed with the callback secret (\`whsec_\` + base64 of HMAC-SHA256 keyed with the webhook secret's key bytes
-  over \`liya/run-callback/v1\`; never the webhook secret, so a callback replayed to the webhook URL is 401) (webhook-id
-  \`msg_run_<run id>_<completed_at ms>\`, one per final result), retried 5 times with backoff; a workflow without a secret
-  gets one on its first such run, returned once as \`webhook_secret\` with its \`callback_secret\`.
-- Evaluations: datasets (list and create answer \`cases_count\`, the single read adds \`cases\`; import is all or
-  nothing and names the failing case indexes in \`details.failed_cases\`; a dataset a suite uses is 409
-  DATASET_IN_USE), shared starter templates for the hiring intents (clone copies one into the tenant), suites (one
-  intent fixed at creation; \`judge_rubric\`, \`pass_threshold\` 1-5 default 4; at most one custom scorer: a CEL
-  expression over {input, output, expected, judge}, or a webhook signed with its write-only secret answering
-  {score}). A run is 202 \`pending\`, then \`running\` with \`progress\` and \`stage\` ("case n/total"), on the job
-  runner: per case the intent runs for real (\`model\` overrides its model), then the check of expected_output
-  (string: substring; object: partial deep equality), the judge (score and four dimensions 1-5, re-asked once;
-  a judge answer that still fails marks the case errored and counts in \`judge_failures\`), and the custom scorer.
-  A case passes when its check passes and its score reaches pass_threshold. Cases write as they finish, so a run
-  interrupted anywhere continues without scoring a case twice. A rate limit or provider outage makes a case wait
-  and try again (fewer cases at once; \`stage\` says the run waits) for up to PROVIDER_PATIENCE_MS, after which
-  only that case errors with the provider's code and reason. Other platform errors (provider refusing the key, quota
-  spent, intent gone) fail the run, as does a job that fails unexpectedly until its retries are used up (INTERNAL_ERROR);
-  resume (failed runs only, idempotent) keeps scored cases. compare-models starts both runs or neither. Cancel is cooperative
-  (pending, running or failed runs; cases in flight are not written; a cancelled run is answered as it is, a completed
-  one is 409 RUN_NOT_CANCELLABLE). Result \`status\`: pending, scored, errored
-  or skipped. Judge calls are metered (usage kind \`eval_judge\`, not counted as requests) against the plan's
-  monthly judge budget (trial $5, starter $50, pro $500, enterprise unlimited; free has no evaluations): run
-  creation over it is 429 EVALS_BUDGET_EXCEEDED; a run that reaches it mid-way stops judging
-  (\`judge_cap_reached\`; the rest \`skipped\`) and completes. Run-creating requests: at most 30 a minute per
-  tenant (429 RATE_LIMITED, Retry-After), decided under a per-tenant lock in PostgreSQL (exact under a burst). Compare pairs the cases scored in both runs (by dataset case; inline
-  cases by position) and reports a seeded percentile bootstrap interval (10,000 resamples) and a two-sided
-  Wilcoxon signed-rank p-value (Pratt zeros, continuity correction), overall and per dimension. Pairwise judging
-  asks twice per case, in both orders; a win only when both orders agree. Reviews: override needs
-  corrected_score; agree and flag take none.
-- Outbound HTTP (agent http_get, MCP servers, workflow http_request) dials only global unicast addresses. IPv4-mapped,
-  IPv4-compatible, NAT64 and 6to4 forms are judged by the IPv4 address they carry; Teredo is refused. The check happens
-  when connecting and after each redirect, unless the operator lists the host in OUTBOUND_ALLOWED_HOSTS; cloud
-  metadata addresses stay refused for listed names. Responses are capped in bytes and time (OUTBOUND_MAX_BYTES,
-  OUTBOUND_TIMEOUT_MS, head and body); an MCP server past its caps (4 MiB per message or event, 130 s) is left out of
-  the run, and the run's trace names the cap. MCP clients and tool lists are kept per tenant.
-- Mail (workflow send_email, the agents' send_email tool): each recipient counts toward \`mail_per_day\` (UTC day);
-  on plans without \`mail_any_recipient\` (free, trial) mail may go only to the tenant's users with a verified e-mail.
-  Subject at most 998 characters, body 256 KiB. The step's output is \`{queued, to, recipients}\`.
-- Eval suites: \`custom_scorer_webhook_secret\` is any secret of 8 to 500 characters without control characters,
-  checked when saved (400 INVALID_INPUT). A Standard Webhooks secret (\`whsec_\` + base64) signs with its
-  base64-decoded bytes (at least 8); any other secret signs with its UTF-8 bytes. Either way the scorer request
-  carries \`webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">\`.
-- Eval dataset and suite names are unique in a tenant (case-sensitive, after trimming; projects key them by name):
-  creating or renaming into a taken name is 409 DATASET_NAME_TAKEN or SUITE_NAME_TAKEN with \`details.name\`. A
-  template clone takes the template's name, or the first free of "<name> (copy)", "<name> (copy 2)", ...
-- Key rotations (admin, dashboard, environment) answer \`maskedKey\` beside \`apiKey\` (shown once) and \`apiKeyPreview\`.
-- hiring/answer-feedback needs only the answer: \`answer\`, or \`message\` when \`answer\` is absent; \`question\` is optional.
-- Deploys as code (tag "Deploys as code"): GET /v1/project exports the tenant's custom domains and intents, prompts
-  (every version), collections (metadata and domain attachments), tenant guardrails, deployed workflows, agents, eval
-  datasets and suites, matched by key (ids become keys: collection slugs, \`domain/intent\`, workflow keys; datasets
-  and suites by name), every field present and sorted, secrets (MCP header values, scorer webhook secrets) as
-  \`\${ENV_NAME}\` references. POST /v1/project/plan diffs a project field by field and answers the plan's
-  \`digest\`; POST /v1/deployments with that \`plan_digest\` deploys exactly that plan (409 DEPLOYMENT_STALE when the
-  server changed since). POST /v1/deployments
-  publishes every change in one transaction (a refused change rolls all back), or first runs \`gate\` suites on the
-  draft definitions as eval runs; POST /v1/deployments/{id}/publish then publishes only when each passed (completed,
-  no errored case, pass rate at least \`min_pass_rate\`, default 1) and the plan still holds (409 GATE_PENDING,
-  GATE_FAILED, DEPLOYMENT_STALE). Prompt versions only append; an agent is never removed (prune switches it off);
-  prune deletes a collection with its documents. Deployments are kept per tenant and readable by id; they never
-  store a secret value (a publish sends the project again; its digest must match).
-- Operations: GET /metrics (Prometheus text format) is not part of this API: off unless METRICS_PORT (a listener
-  of its own, default 127.0.0.1) or METRICS_TOKEN (Bearer; alone, /metrics on this port) is set. With
-  OTEL_EXPORTER_OTLP_ENDPOINT set, a caller's W3C \`traceparent\` is continued and every response belongs to a trace; a
-  caller's \`tracestate\` and sampled flag count only from TRACE_TRUSTED_NETWORKS (from others the tracestate is never
-  passed on and the server decides what is sampled).`;
-
-const LIMITS_DESCRIPTION = `## Limits
-
-Every tenant's work is bounded by its plan, checked while the work runs, so one tenant can never
-stall or exhaust the server for another. A limit reached inside a workflow run ends it with the
-code below in the run's \`error\` (\`{code, limit, max, step_id, message}\`): the run's own limits
-(run_steps, run_state_bytes, run_wall_seconds, nesting) end it at once, whatever on_failure says;
-a step's limits (step_output_bytes, expressions, mail) fail that step, which on_failure may handle.
-A run that runs another (an agent's workflow tool, a workflow's ai_agent step) passes down its
-depth, its cost budget (max_cost_usd of the agent at the root), its deadline and its cancellation:
-a tool call that times out cancels the workflow it started (\`cancelled\`, RUN_CANCELLED). A run
-whose process died while executing it is continued at most ${MAX_RUN_CRASHES} times; the next time it fails with
-RUN_CRASHED (retry continues it). Expressions (workflow conditions, switches, loops, eval custom
-scorers) run under the plan's expression_ms, and every value they build (string characters, list
-elements, map entries, bytes) is checked against expression_result_size before it is built; one
-evaluation builds at most 4 times that in all. Templates count the characters and entries they
-build, together, against expression_result_size; a value that is exactly one template is not
-counted. For an eval scorer a limit reached errors the case. The operator may change any default
-with PLAN_LIMITS (JSON per plan). A workflow run's attachments (10 files, 15 MB each, 18 MB in all)
-are within reach on every plan: the text read from them is counted apart from run_input_bytes and
-run_state_bytes, with its own bound of 18,874,368 characters (18 MiB of text) for all the files
-together (413 PAYLOAD_TOO_LARGE with \`details.limit\` attachment_text_chars).
-
-${describePlanLimits()}`;
-
-const errorEnvelope = {
-  type: 'object',
-  required: ['success', 'error'],
-  properties: {
-    success: { type: 'boolean', const: false },
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string' },
-        message: { type: 'string' },
-        details: { type: 'object', additionalProperties: true },
-        docs_url: { type: 'string' },
-      },
-    },
-  },
-};
+// rewrites both once: the real success status, our envelope, each route's error codes and the
+// headers every answer carries. The raw routes and the streams are added beside the procedures.
 
 interface ProcedureLike {
   _def: { meta?: RouteMeta; inputs: unknown[] };
 }
 
-type Operation = { responses: Record<string, unknown>; security?: unknown; parameters?: unknown[]; requestBody?: unknown };
+type Operation = { operationId?: string; responses: Record<string, unknown>; security?: unknown; parameters?: unknown[]; requestBody?: unknown };
+type SchemaNode = Record<string, any>;
 
-function errorResponses(codes: ErrorCode[]) {
-  const byStatus = new Map<number, Set<string>>();
-  for (const code of codes) {
-    const status = ERROR_STATUS[code];
-    if (!byStatus.has(status)) byStatus.set(status, new Set());
-    byStatus.get(status)!.add(code);
-  }
-  return Object.fromEntries(
-    [...byStatus.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([status, set]) => {
-        const list = [...set];
-        const schema = structuredClone(errorEnvelope) as typeof errorEnvelope;
-        (schema.properties.error.properties.code as Record<string, unknown>).enum = list;
-        return [String(status), { description: list.join(', '), content: { 'application/json': { schema } } }];
-      }),
-  );
-}
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-const rawRoutes: Record<string, any> = {
-  '/health/live': {
-    get: {
-      tags: ['Health'],
-      summary: 'Liveness: the process is up',
-      security: [],
-      responses: {
-        '200': {
-          description: 'Alive',
-          content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { status: { type: 'string' } } } } } } },
-        },
-      },
-    },
-  },
-  '/health/ready': {
-    get: {
-      tags: ['Health'],
-      summary: 'Readiness: database and job engine',
-      security: [],
-      responses: Object.fromEntries(
-        ['200', '503'].map((status) => [
-          status,
-          {
-            description: status === '200' ? 'Ready' : 'Not ready (NOT_READY); same data shape',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  properties: {
-                    success: { type: 'boolean' },
-                    data: { type: 'object', properties: { status: { type: 'string' }, engine: { type: 'boolean' }, db: { type: 'boolean' } } },
-                    error: errorEnvelope.properties.error,
-                  },
-                },
-              },
-            },
-          },
-        ]),
-      ),
-    },
-  },
-  '/webhooks/workflows/{slug}': {
-    post: {
-      tags: ['Workflows'],
-      summary: 'Start a run of a webhook-triggered workflow (signed delivery)',
-      description: 'Standard Webhooks v1: headers webhook-id, webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body> with the whsec_ secret), over the raw body; 5-minute window. The JSON object body is the trigger input (attachments are read like on the run endpoint). A repeated webhook-id answers the first run_id and starts nothing. The run executes on the job runner.',
-      security: [],
-      parameters: [{ name: 'slug', in: 'path', required: true, schema: { type: 'string' } }],
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
-      responses: {
-        '202': { description: 'Accepted', content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { run_id: { type: 'string' }, duplicate: { type: 'boolean' } } } } } } } },
-        ...errorResponses(['INVALID_SIGNATURE', 'NOT_FOUND', 'INVALID_JSON', 'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'CONCURRENCY_LIMIT', 'UNSUPPORTED_ATTACHMENT', 'ATTACHMENT_UNREADABLE', 'INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']),
-      },
-    },
-  },
-  '/webhooks/workflow-callbacks/{token}': {
-    post: {
-      tags: ['Workflows'],
-      summary: 'Continue a run waiting at a wait_for_callback step ({{run.callback_url}})',
-      description: 'The body (JSON, or any text) becomes the step output. Single use: a second POST is 409 CALLBACK_ALREADY_RECEIVED and changes nothing. A callback before the run reaches its wait is kept for it.',
-      security: [],
-      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
-      requestBody: { required: false, content: { 'application/json': { schema: {} } } },
-      responses: {
-        '202': { description: 'Accepted', content: { 'application/json': { schema: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { run_id: { type: 'string' }, accepted: { type: 'boolean' } } } } } } } },
-        ...errorResponses(['NOT_FOUND', 'CALLBACK_ALREADY_RECEIVED', 'RUN_BUSY', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']),
-      },
-    },
-  },
-  '/openapi.json': { get: { tags: ['Reference'], summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
-  '/docs': { get: { tags: ['Reference'], summary: 'Interactive API reference (served locally)', security: [], responses: { '200': { description: 'HTML page', content: { 'text/html': {} } } } } },
+/** Operations that take an Idempotency-Key (server/workflows/idempotency.ts), by `METHOD path`; the run's stream copies the run's. */
+const IDEMPOTENT_OPERATIONS = new Set(['POST /v1/workflows/{workflowIdOrKey}/run', 'POST /v1/workflows/{workflowIdOrKey}/test-run', 'POST /v1/events']);
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: '1-255 printable ASCII characters, kept 24 hours per tenant and workflow: a repeat with the same body answers the first run; another body is 422 IDEMPOTENCY_KEY_REUSED.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 
 function buildDocument(): OpenAPIObject {
@@ -386,11 +53,13 @@ function buildDocument(): OpenAPIObject {
     const operation = (doc.paths?.[path] as Record<string, Operation> | undefined)?.[meta.openapi.method.toLowerCase()];
     if (!operation) continue;
     const auth = meta.auth ?? 'none';
-    const success = operation.responses['200'];
+    const success = { ...(operation.responses['200'] as object), headers: REQUEST_ID_HEADER };
     const status = String(meta.successStatus ?? 200);
     const codes: ErrorCode[] = [...AUTH_ERRORS[auth], ...(meta.errors ?? [])];
     if (operation.parameters?.length || operation.requestBody) codes.push('INVALID_INPUT');
     if (operation.requestBody) codes.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+    // Any write may lose a race with another request changing the same rows (errors.ts concurrentChangeError).
+    if (meta.openapi.method !== 'GET') codes.push('CONFLICT');
     codes.push('INTERNAL_ERROR', 'DATABASE_UNAVAILABLE');
     operation.responses = { [status]: success, ...errorResponses([...new Set(codes)]) };
     operation.security = SECURITY[auth];
@@ -400,6 +69,7 @@ function buildDocument(): OpenAPIObject {
       operation.security = SECURITY.apiKey.map((requirement) => Object.fromEntries(Object.keys(requirement).map((name) => [name, [meta.permission!]])));
       (operation as Record<string, unknown>)['x-permission'] = meta.permission;
     }
+    if (IDEMPOTENT_OPERATIONS.has(`${meta.openapi.method} ${path}`)) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
     if (meta.jsonSchemas) documentIntentSchemas(doc, operation, meta.jsonSchemas, status);
   }
   // mode async answers 202 on the run endpoints.
@@ -407,128 +77,32 @@ function buildDocument(): OpenAPIObject {
     const op = (doc.paths?.[path] as Record<string, Operation> | undefined)?.post;
     if (op) op.responses = { ...op.responses, '202': { ...(op.responses['200'] as object), description: 'mode async: accepted ({run_id, status})' } };
   }
-  doc.paths = { ...rawRoutes, ...doc.paths, ...streamRoutes(doc), ...tenantArchiveRoutes() };
+  const streams = streamRoutes(doc);
+  const paths: Record<string, unknown> = { ...rawRoutes(), ...doc.paths, ...streams.paths };
+  doc.paths = paths as OpenAPIObject['paths'];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of METHODS) {
+      const operation = (item as Record<string, Operation>)[method];
+      if (operation) completeOperation(`${method.toUpperCase()} ${path}`, operation);
+    }
+  }
+  // The generator's own error components describe a shape this server never sends.
+  const generated = Object.fromEntries(Object.entries(doc.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
   doc.components = {
     ...doc.components,
-    schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelope as never, TenantImportResult: tenantImportResultSchema() as never },
+    schemas: { ...generated, ErrorEnvelope: errorEnvelopeSchema, TenantImportResult: tenantImportResultSchema(), ...streams.schemas } as never,
+    headers: responseHeaderComponents as never,
   };
   return doc;
 }
 
-type SchemaNode = Record<string, any>;
-
-/** The import's answer as a component (the raw route has no procedure to generate it from). */
-function tenantImportResultSchema(): SchemaNode {
-  const generated = z.toJSONSchema(importResultSchema, { io: 'output' }) as SchemaNode;
-  return generated.$defs?.TenantImportResult ?? generated;
-}
-
-/** The tenant export and import: raw routes that stream (server/http/tenant-archive-route.ts). */
-function tenantArchiveRoutes(): Record<string, unknown> {
-  const adminErrors: ErrorCode[] = [...AUTH_ERRORS.admin, 'INTERNAL_ERROR', 'DATABASE_UNAVAILABLE'];
-  return {
-    '/admin/tenants/{tenantId}/export': {
-      get: {
-        tags: ['Admin'],
-        operationId: 'admin-exportTenant',
-        summary: 'Export everything a tenant owns as one NDJSON archive, streamed',
-        description:
-          `${ARCHIVE_FORMAT_NOTE}\n\nAll tables are read in one consistent snapshot, streamed as they are read (any size, bounded memory). ` +
-          '`?gzip=true` answers a gzip file (`application/gzip`); without it the archive is gzip-encoded in transit when the client sends ' +
-          '`Accept-Encoding: gzip`. An error after the first line ends the archive without its trailer. `liya tenants export` saves it. ' +
-          'Recorded in GET /admin/audit-log (`tenant.exported`).',
-        security: SECURITY.admin,
-        parameters: [
-          { name: 'tenantId', in: 'path', required: true, schema: { type: 'string' } },
-          { name: 'gzip', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] }, description: 'true: the body is a .gz file (default false).' },
-        ],
-        responses: {
-          '200': {
-            description: 'The archive (header, rows, trailer)',
-            content: { 'application/x-ndjson': { schema: { type: 'string' } }, 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
-          },
-          ...errorResponses([...adminErrors, 'NOT_FOUND', 'INVALID_INPUT']),
-        },
-      },
-    },
-    '/admin/tenants/import': {
-      post: {
-        tags: ['Admin'],
-        operationId: 'admin-importTenant',
-        summary: 'Recreate a tenant from its export archive (same ids), in one transaction',
-        description:
-          'The body is the archive exactly as GET /admin/tenants/{tenantId}/export wrote it: NDJSON, or gzip (recognised by its ' +
-          'first bytes; `liya tenants import <file>` sends it). This route alone takes more than BODY_LIMIT_BYTES: up to ' +
-          'TENANT_IMPORT_MAX_BYTES of NDJSON (default 4 GiB, counted uncompressed; more is 413), read as it arrives; the upload ' +
-          'must still arrive within REQUEST_TIMEOUT_MS. All or nothing: 400 INVALID_ARCHIVE for a damaged, truncated (no trailer), ' +
-          'miscounted or unknown-version archive, a table this server does not have, a row of another tenant, or an archive of a ' +
-          'newer schema than this server\'s; 409 TENANT_EXISTS when the tenant id exists here; 409 IMPORT_CONFLICT when a unique value ' +
-          '(a user\'s e-mail, a webhook slug) is taken here (`details.table`, `details.constraint`). Queued jobs are queued again ' +
-          '(schedules go on). Credentials are not in an archive (`secrets_omitted`): set them again. Recorded in GET /admin/audit-log.',
-        security: SECURITY.admin,
-        requestBody: {
-          required: true,
-          content: { 'application/x-ndjson': { schema: { type: 'string' } }, 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
-        },
-        responses: {
-          '201': {
-            description: 'Imported',
-            content: {
-              'application/json': {
-                schema: { type: 'object', properties: { success: { const: true }, data: { $ref: '#/components/schemas/TenantImportResult' } } },
-              },
-            },
-          },
-          ...errorResponses([...adminErrors, 'INVALID_ARCHIVE', 'TENANT_EXISTS', 'IMPORT_CONFLICT', 'PAYLOAD_TOO_LARGE']),
-        },
-      },
-    },
-  };
-}
-
-const AGENT_STREAM_DESCRIPTION = `The same run as POST /v1/agents/{agentKey}/run, as Server-Sent Events. Refusals (auth, body, agent,
-quota, session) are JSON envelopes with their status, before the stream opens. Then: \`run.started\`
-\`{run_id, session_id, agent_key}\`, \`llm.delta\` \`{text}\` as the model writes, \`tool.started\` \`{name, input}\`,
-\`tool.completed\` \`{name, output, error}\`, and last \`run.completed\` (status completed or needs_input) or
-\`run.failed\` (any other status) whose data is the run endpoint's \`data\`; \`run.failed\` adds \`error\`, the run's
-error as GET …/runs/{runId} shows it (e.g. \`{code: "LLM_PROVIDER_ERROR", reason: "stream_cut", …}\`), or null.
-A provider that cuts the answer mid-stream ends the run \`failed\` with \`behavior_config.fallback\` as its
-output: text streamed before the cut is not the answer. Each \`data:\` line is JSON; comment
-lines (\`: ping\`) keep an idle stream open. A client that disconnects stops the run before its next step; the
-run is recorded \`cancelled\`.`;
-
-const WORKFLOW_STREAM_DESCRIPTION = `The same run as POST /v1/workflows/{workflowIdOrKey}/run, as Server-Sent Events. Refusals (auth, body,
-workflow, attachments) are JSON envelopes with their status, before the stream opens. Then: \`run.started\`
-\`{run_id, conversation_id, workflow_key}\`, \`step.started\` \`{step_id, step_type, name}\` and \`step.completed\` (a trace
-entry) per step, and last \`run.completed\`, \`run.waiting\` (needs_input or waiting), \`run.awaiting_approval\` or
-\`run.failed\`, whose data is the run endpoint's \`data\`. Each \`data:\` line is JSON. A client that disconnects does
-not stop the run: read it later with GET …/runs/{runId}.`;
-
-/** Raw streaming routes, documented from the JSON route they mirror (same body, same refusals). */
-function streamRoutes(doc: OpenAPIObject): Record<string, unknown> {
-  const routes: Record<string, unknown> = {};
-  const streams = [
-    { path: '/v1/agents/{agentKey}/run', operationId: 'agents-runStream', summary: 'Run an active agent, streamed as Server-Sent Events', description: AGENT_STREAM_DESCRIPTION },
-    { path: '/v1/workflows/{workflowIdOrKey}/run', operationId: 'workflows-runStream', summary: 'Run the live workflow, streamed as Server-Sent Events', description: WORKFLOW_STREAM_DESCRIPTION },
-  ];
-  for (const stream of streams) {
-    const run = (doc.paths?.[stream.path] as Record<string, SchemaNode> | undefined)?.post;
-    if (!run) continue;
-    const { '200': _ok, ...errors } = run.responses as Record<string, unknown>;
-    routes[`${stream.path}/stream`] = {
-      post: {
-        ...structuredClone(run),
-        operationId: stream.operationId,
-        summary: stream.summary,
-        description: stream.description,
-        responses: {
-          '200': { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-          ...structuredClone(errors),
-        },
-      },
-    };
+/** What every operation has: an operationId, the HTTP layer's `default` answer, x-request-id on each response. */
+function completeOperation(name: string, operation: Operation) {
+  if (!operation.operationId) throw new Error(`${name} has no operationId`);
+  operation.responses.default ??= defaultErrorResponse();
+  for (const response of Object.values(operation.responses) as SchemaNode[]) {
+    response.headers = { ...REQUEST_ID_HEADER, ...response.headers };
   }
-  return routes;
 }
 
 // `{$ref: '#/components/schemas/X'}` -> a copy of X (one level), so it can be specialised per route.

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired } from '../common/schemas.js';
 import { findCustomDomain } from '../domains/custom-domains.service.js';
 import { AppError, notFound } from '../errors.js';
-import { findPromptVersion } from '../prompts/store/prompts.js';
+import { findPromptVersion } from '../prompts/prompt-records.js';
 import {
   DEFINITION_FIELDS, type CreateIntentInput, type CustomIntentDto, type DefinitionField, type UpdateIntentInput,
 } from './custom-intents.schemas.js';

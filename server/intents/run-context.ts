@@ -1,6 +1,6 @@
 import type { SqlPool } from '../../db/sql-pool.js';
 import { monthKey } from '../common/schemas.js';
-import type { ApiKeyLookupRow } from '../keys/store/api-keys.js';
+import type { ApiKeyLookupRow } from '../keys/key-records.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import type { MonthlyUsage } from '../usage/usage.service.js';
 import { selectKeyAndRunContext, selectRunContext, type RunContextRow } from './store/run-context.js';

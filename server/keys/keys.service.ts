@@ -3,7 +3,7 @@ import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isUuid } from '../common/schemas.js';
 import { notFound } from '../errors.js';
-import { lockTenantForKeyShare, lockTenantForUpdate } from '../tenants/store/tenants.js';
+import { lockTenantForKeyShare, lockTenantForUpdate } from '../tenants/tenant-records.js';
 import { generateApiKey, hashApiKey, previewApiKey } from './api-key-format.js';
 import { insertApiKey, revokeActiveTenantKeys, revokeEnvironmentKeys, saveKeyChanges } from './store/api-keys.js';
 import { findEnvironmentByName, findTenantEnvironment, insertEnvironment, lockEnvironment } from './store/environments.js';

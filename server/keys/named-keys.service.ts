@@ -5,7 +5,7 @@ import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
-import { lockTenantForKeyShare } from '../tenants/store/tenants.js';
+import { lockTenantForKeyShare } from '../tenants/tenant-records.js';
 import { generateApiKey, hashApiKey, previewApiKey } from './api-key-format.js';
 import type { ApiKeyDto, CreatedKeyDto, CreateKeyInput } from './keys.schemas.js';
 import { PERMISSION_PRESETS, permissionList, permissionMask, presetOf, type Permission, type PermissionPreset } from './permissions.js';

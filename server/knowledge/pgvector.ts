@@ -9,7 +9,7 @@
 // creates (concurrently, in the background) the first time a scope needs it.
 import type { Logger } from 'pino';
 import type { SqlPool } from '../../db/sql-pool.js';
-import { selectChunksWithoutVector, updateChunkVectors } from '../documents/store/document-chunks.js';
+import { selectChunksWithoutVector, updateChunkVectors } from '../documents/chunk-records.js';
 import { decodeEmbedding } from './query-embedding.js';
 import { selectNearestChunkIds, selectNearestChunkIdsIndexed, type RetrievalScope } from './store/retrieval.js';
 import {

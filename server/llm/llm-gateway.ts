@@ -24,7 +24,7 @@ import { createPromptCounter, estimateTokens, loadTokenCounter } from './count-t
 import type { BudgetReservation, RunBudget } from './run-budget.js';
 import { listTenantKeyProviders, openTenantProviderKey, readTenantProviderKey } from './provider-keys.service.js';
 import { chooseModel, listProviders, parseModelRef, type LlmProvider } from './providers.js';
-import { readTenantModelSettings } from '../tenants/store/tenants.js';
+import { readTenantModelSettings } from '../tenants/tenant-records.js';
 
 export interface LlmGatewayOptions {
   config: AppConfig;

@@ -2,7 +2,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppConfig } from '../config.js';
-import { insertPlatformSettingIfAbsent, selectPlatformSetting } from '../settings/store/platform-settings.js';
+import { insertPlatformSettingIfAbsent, selectPlatformSetting } from '../settings/platform-settings.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const VERSION = 'v1';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { sendMailJob } from '../jobs/contracts.js';
-import { enqueue } from '../jobs/store/job-queue.js';
+import { enqueue } from '../jobs/job-queue.js';
 import { findOutboxMessage, insertOutboxMessage, markOutboxMessageFailed, markOutboxMessageSent } from './store/outbox-messages.js';
 
 export interface QueuedMail {

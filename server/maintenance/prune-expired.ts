@@ -1,16 +1,12 @@
 import type { EntityManager } from '../../db/orm.js';
-import { deleteDayCountsBefore } from '../mail/store/mail-day-counts.js';
-import { deleteOutboxMessagesSentBefore } from '../mail/store/outbox-messages.js';
-import { deleteHeartbeatsSeenBefore } from '../runs/store/worker-heartbeats.js';
+import { deleteDayCountsBefore, deleteOutboxMessagesSentBefore } from '../mail/mail-records.js';
+import { deleteHeartbeatsSeenBefore } from '../runs/worker-records.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../workflows/idempotency.js';
-import { deleteExpiredEmailTokens } from '../auth/store/email-tokens.js';
-import { deleteLoginAttemptsBefore } from '../auth/store/login-attempts.js';
-import { failAbandonedAgentRuns } from '../agents/store/agent-runs.js';
-import { deleteIdempotencyKeysBefore } from '../workflows/store/idempotency-keys.js';
-import { deleteScheduleTicksBefore } from '../workflows/store/schedule-ticks.js';
-import { deleteExpiredWorkflowState } from '../workflows/store/workflow-state.js';
-import { deleteExpiredIntentCache } from '../intents/store/run-record.js';
-import { expireIdleSessions } from '../sessions/store/sessions.js';
+import { deleteExpiredEmailTokens, deleteLoginAttemptsBefore } from '../auth/user-records.js';
+import { failAbandonedAgentRuns } from '../agents/agent-records.js';
+import { deleteExpiredWorkflowState, deleteIdempotencyKeysBefore, deleteScheduleTicksBefore } from '../workflows/workflow-records.js';
+import { deleteExpiredIntentCache } from '../intents/intent-records.js';
+import { expireIdleSessions } from '../sessions/session-records.js';
 import { pruneDeployments } from '../deploys/deployments.service.js';
 
 /**

@@ -3,7 +3,7 @@ import type { Actor } from '../actor.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { isoRequired } from '../common/schemas.js';
 import { AppError, notFound } from '../errors.js';
-import { listIntentBindings } from '../intents/store/custom-intents.js';
+import { listIntentBindings } from '../intents/intent-records.js';
 import {
   appendPromptVersion, deletePrompt as deletePromptRow, findPrompt as findPromptRow, findPromptVersion, flushPromptChanges, insertPrompt,
   listPromptVersions, listPrompts as listPromptRows, type PromptRow,

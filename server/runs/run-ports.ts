@@ -45,3 +45,17 @@ export interface RunPorts {
   workflows: WorkflowRunPort;
   agents: AgentRunPort;
 }
+
+/**
+ * The runs a process with a job runner accepted and executes itself, as AppDeps carries them: the
+ * workflow engine defines the run (workflows/engine/run-types.ts LocalRuns) and implements the queue
+ * (workflows/local-runs.ts); the process only holds it.
+ */
+export interface LocalRunQueuePort<Run = unknown> {
+  /** Whether a new run may be taken (otherwise it gets a job). */
+  hasRoom(): boolean;
+  /** A run written owned by this process, committed: executed when a slot is free. */
+  push(run: Run): void;
+  /** Gives runs to the job runner, trying until the database takes it. */
+  handOver(runs: Run[]): void;
+}

@@ -1,6 +1,8 @@
 // What one tenant's work may take, by billing plan: every run, expression, mail and nested call is
 // checked against these while it runs, so no tenant can stall or exhaust the server for another.
-// The operator may change any default per plan with PLAN_LIMITS (JSON, read in config.ts).
+// The operator may change any default per plan with PLAN_LIMITS (JSON, read in config.ts). What a
+// plan allows besides (agents, transcription, evaluations and their judge budget) is decided here
+// too (allowancesForPlan); how long a plan keeps each kind of history is retention-policy.ts's table.
 // A limit that is reached ends the work with the error code listed beside it (LIMIT_CODES).
 
 export const PLAN_NAMES = ['free', 'trial', 'starter', 'pro', 'enterprise'] as const;
@@ -96,6 +98,31 @@ export function limitsForPlan(plan: string, overrides: PlanLimitOverrides | unde
   const name: PlanName = isPlan(plan) ? plan : 'free';
   const own = overrides?.[name];
   return own ? { ...DEFAULT_PLAN_LIMITS[name], ...own } : DEFAULT_PLAN_LIMITS[name];
+}
+
+/**
+ * What a plan allows besides its limits: agentic tool calling, transcription of images and scanned
+ * pages in run attachments (VISION_MODEL or local OCR), and evaluations with their monthly judge
+ * budget in USD (null: unlimited; `evals: null`: no evaluations). Kept beside the limits so that one
+ * module says what a plan gets; features ask allowancesForPlan, never test plan names themselves.
+ */
+export interface PlanAllowances {
+  agents: boolean;
+  attachment_transcription: boolean;
+  evals: { judge_budget_usd: number | null } | null;
+}
+
+const PLAN_ALLOWANCES: Readonly<Record<PlanName, Readonly<PlanAllowances>>> = {
+  free: { agents: false, attachment_transcription: false, evals: null },
+  trial: { agents: true, attachment_transcription: false, evals: { judge_budget_usd: 5 } },
+  starter: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: 50 } },
+  pro: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: 500 } },
+  enterprise: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: null } },
+};
+
+/** What `plan` allows (an unknown plan gets the free plan's, as with its limits). */
+export function allowancesForPlan(plan: string): PlanAllowances {
+  return PLAN_ALLOWANCES[isPlan(plan) ? plan : 'free'];
 }
 
 /**

@@ -69,7 +69,7 @@ export const DERIVED_TABLES: Readonly<Record<string, { from: string; by: string 
 };
 
 /** Work a deletion would cut short: refused (409 RUNS_IN_FLIGHT) unless forced, then cancelled first. */
-export const IN_FLIGHT: readonly { table: string; statuses: readonly string[] }[] = [
+export const IN_FLIGHT: readonly { table: 'workflow_runs' | 'agent_runs' | 'eval_runs' | 'ingestion_jobs'; statuses: readonly string[] }[] = [
   { table: 'workflow_runs', statuses: ['running', 'waiting'] },
   { table: 'agent_runs', statuses: ['running'] },
   { table: 'eval_runs', statuses: ['pending', 'running'] },

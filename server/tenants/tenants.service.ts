@@ -1,7 +1,7 @@
 import type { EntityManager } from '../../db/orm.js';
 import { iso, isoRequired, isUuid, monthKey } from '../common/schemas.js';
 import { notFound } from '../errors.js';
-import { findProductionKeyPreview } from '../keys/store/api-keys.js';
+import { findProductionKeyPreview } from '../keys/key-records.js';
 import { countTenants, selectTenantRow, selectTenantRows, type TenantRow } from './store/tenants.js';
 import type { TenantDto, TenantProfileDto } from './tenants.schemas.js';
 

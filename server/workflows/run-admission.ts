@@ -42,6 +42,7 @@ export async function createQueuedRun(
   // The trigger step is stored with the run: one durable statement instead of two writes.
   const trigger = completeTriggerAtIntake(target, stored, limitsForPlan(target.scope.plan, deps.config.PLAN_LIMITS));
   if (trigger) run.nextStepId = stored.nextStepId;
+  // Raw(other): the guard a run without a caller's own admits with (always one row).
   const guard = options.guard ?? { text: 'select 1', params: [] };
   let outcome: QueuedRunOutcome = { status: 'limited' };
   let admitted: boolean;

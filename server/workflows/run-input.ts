@@ -2,12 +2,9 @@
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { limitsForPlan } from '../tenants/plan-limits.js';
+import { allowancesForPlan, limitsForPlan } from '../tenants/plan-limits.js';
 import { countedInputSize } from './input-size.js';
 import { AttachmentError, readAttachments } from './read-attachments.js';
-
-/** Plans that may have images and scanned pages transcribed. */
-const TRANSCRIPTION_PLANS = new Set(['starter', 'pro', 'enterprise']);
 
 const TRANSCRIBE_PROMPT =
   'Transcribe all text in this image exactly, in reading order. Answer with the text only; if there is no text, answer with nothing.';
@@ -46,7 +43,7 @@ export async function prepareRunInput(deps: AppDeps, scope: TenantScope, input: 
   let prepared = input;
   if (Array.isArray(input.attachments)) {
     try {
-      prepared = await readAttachments(input, { transcriptionAllowed: TRANSCRIPTION_PLANS.has(scope.plan), transcribeWithModel: visionTranscriber(deps, scope) });
+      prepared = await readAttachments(input, { transcriptionAllowed: allowancesForPlan(scope.plan).attachment_transcription, transcribeWithModel: visionTranscriber(deps, scope) });
     } catch (err) {
       if (err instanceof AttachmentError) throw new AppError(err.code, err.message, err.details);
       throw err;

@@ -6,7 +6,7 @@ import { Cron } from 'croner';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { workflowScheduleJob } from '../jobs/contracts.js';
-import { enqueue, enqueueWith, removeJob } from '../jobs/store/job-queue.js';
+import { enqueue, enqueueWith, removeJob } from '../jobs/job-queue.js';
 import { loadTenantScope } from '../tenants/tenant-scope.js';
 import { createQueuedRun } from './run-admission.js';
 import type { StepDef } from './step-types.js';

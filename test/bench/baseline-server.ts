@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
 import pg from 'pg';
-import { COLLECTION_SELECT, toCollectionDto } from '../../server/collections/collections.service.js';
+import { LIST_COLLECTIONS_SQL, toCollectionDto } from '../../server/collections/collections.service.js';
 import { sendJson as send, serveBaseline } from './lib.js';
 
 const KEY_PATTERN = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -18,7 +18,7 @@ const LOOKUP_SQL = `
     left join environments e on e.id = k.environment_id
    where k.key_hash = $1`;
 
-const LIST_SQL = `${COLLECTION_SELECT} where c.tenant_id = $1 order by c.created_at, c.id`;
+const LIST_SQL = LIST_COLLECTIONS_SQL;
 
 interface KeyRow {
   key_id: string;

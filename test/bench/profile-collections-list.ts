@@ -29,7 +29,7 @@ import { z } from 'zod';
 import { startEmbeddedPostgres } from '../../db/embedded.js';
 import type { RunningServer } from '../../server/boot.js';
 import { collectionSchema } from '../../server/collections/collections.schemas.js';
-import { COLLECTION_SELECT, listCollections, toCollectionDto } from '../../server/collections/collections.service.js';
+import { LIST_COLLECTIONS_SQL, listCollections, toCollectionDto } from '../../server/collections/collections.service.js';
 import { envelope, ok } from '../../server/common/schemas.js';
 import { authenticateApiKey } from '../../server/keys/authenticate-api-key.js';
 import { appRouter } from '../../server/router.js';
@@ -59,7 +59,7 @@ const LOOKUP_SQL = `
   select k.id as key_id, k.revoked_at, k.environment_id, t.id as tenant_id, t.is_active
     from api_keys k join tenants t on t.id = k.tenant_id left join environments e on e.id = k.environment_id
    where k.key_hash = $1`;
-const LIST_SQL = `${COLLECTION_SELECT} where c.tenant_id = $1 order by c.created_at, c.id`;
+const LIST_SQL = LIST_COLLECTIONS_SQL;
 const outputSchema = ok(z.object({ collections: z.array(collectionSchema) }));
 
 // Fastify instances by variant, for the in-process (inject) measurement.

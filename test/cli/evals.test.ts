@@ -6,7 +6,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { comparisonRows, parseMinScore, parsePassRate, thresholdFailures } from '../../cli/commands/evals.js';
+import { comparisonRows } from '../../cli/commands/eval-compare.js';
+import { parseMinScore, parsePassRate, thresholdFailures } from '../../cli/commands/evals.js';
 import { progressLine } from '../../cli/evals-follow.js';
 import { buildJUnitReport, escapeXmlAttr, escapeXmlText } from '../../cli/evals-junit.js';
 import {

@@ -64,7 +64,64 @@ describe('GET /openapi.json', () => {
     const signup = doc.paths['/auth/signup'].post;
     expect(Object.keys(signup.responses)).toContain('201');
     expect(Object.keys(signup.responses)).not.toContain('200');
-    expect(signup.responses['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual(['EMAIL_TAKEN']);
+    // Its own code, and the lost race any write may answer.
+    expect(signup.responses['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual(['EMAIL_TAKEN', 'CONFLICT']);
+  });
+
+  it('gives every operation an operationId, the ErrorEnvelope for each error and x-request-id on each response', () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item as object).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })));
+    const ids = operations.map(({ op }) => op.operationId);
+    expect(operations.filter(({ op }) => !/^[a-z][A-Za-z]*(-[a-z][A-Za-z]*)+$/.test(op.operationId ?? '')).map(({ name }) => name)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { name, op } of operations) {
+      expect(op.responses.default, name).toBeDefined();
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        expect(response.headers?.['x-request-id'], `${name} ${status}`).toBeDefined();
+        if (status !== 'default' && Number(status) < 400) continue;
+        const schema = response.content['application/json'].schema;
+        expect(schema.allOf, `${name} ${status}`).toEqual([{ $ref: '#/components/schemas/ErrorEnvelope' }]);
+        const codes: string[] = schema.properties.error.properties.code.enum;
+        const retry = codes.some((code) => ['RATE_LIMITED', 'LLM_UNAVAILABLE', 'LLM_PROVIDER_ERROR', 'DATABASE_UNAVAILABLE'].includes(code));
+        if (retry) expect(response.headers['Retry-After'], `${name} ${status}`).toEqual({ $ref: '#/components/headers/RetryAfter' });
+      }
+    }
+    expect(doc.paths['/openapi.json'].get.responses['200'].content['application/json'].schema.type).toBe('object');
+    expect(Object.keys(doc.paths['/docs'].get.responses['200'].content)).toEqual(['text/html']);
+  });
+
+  it('references every component it has, and none of the generator\'s own error shapes', () => {
+    const text = JSON.stringify(doc);
+    for (const name of Object.keys(doc.components.schemas)) {
+      expect(text.includes(`"#/components/schemas/${name}"`), name).toBe(true);
+      expect(name.startsWith('error.'), name).toBe(false);
+    }
+  });
+
+  it('types health and webhook answers strictly: every field required', () => {
+    const strict = (schema: any): void => {
+      if (schema?.type !== 'object' || !schema.properties) return;
+      expect(schema.additionalProperties).toBe(false);
+      const optional = Object.keys(schema.properties).filter((key) => !schema.required?.includes(key));
+      // `duplicate` is present only on a repeated delivery.
+      expect(optional.filter((key) => key !== 'duplicate')).toEqual([]);
+      for (const value of Object.values(schema.properties)) strict(value);
+    };
+    strict(doc.paths['/health/live'].get.responses['200'].content['application/json'].schema);
+    strict(doc.paths['/health/ready'].get.responses['200'].content['application/json'].schema);
+    strict(doc.paths['/webhooks/workflows/{slug}'].post.responses['202'].content['application/json'].schema);
+    strict(doc.paths['/webhooks/workflow-callbacks/{token}'].post.responses['202'].content['application/json'].schema);
+    const webhookHeaders = doc.paths['/webhooks/workflows/{slug}'].post.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name);
+    expect(webhookHeaders).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+  });
+
+  it('documents each stream\'s events and their data', () => {
+    const events = (path: string) => doc.paths[path].post.responses['200'].content['text/event-stream'];
+    expect(Object.keys(events('/v1/agents/{agentKey}/run/stream')['x-stream-events'])).toEqual(['run.started', 'llm.delta', 'tool.started', 'tool.completed', 'run.completed', 'run.failed']);
+    expect(Object.keys(events('/v1/workflows/{workflowIdOrKey}/run/stream')['x-stream-events'])).toEqual([
+      'run.started', 'step.started', 'step.completed', 'run.completed', 'run.waiting', 'run.awaiting_approval', 'run.failed',
+    ]);
+    expect(doc.components.schemas.AgentRunStreamEvent.oneOf).toHaveLength(6);
+    expect(doc.components.schemas.WorkflowRunStreamEvent.oneOf).toHaveLength(7);
   });
 
   it('declares the auth scheme of each route', () => {

@@ -1,4 +1,7 @@
-// A tiny HTTP client for tests: real requests with fetch, parsed JSON, status and headers.
+// A tiny HTTP client for tests: real requests with fetch, parsed JSON, status and headers. Every
+// response is checked against the OpenAPI document (openapi-check.ts) unless `validate: false`.
+import { checkOpenApiResponse } from './openapi-check.js';
+
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -11,11 +14,18 @@ export interface RequestOptions {
   /** Raw body (sent as is); `json` is ignored when set. */
   raw?: string | Buffer;
   contentType?: string;
+  /** false: this response is not checked against the OpenAPI document. */
+  validate?: boolean;
+}
+
+export interface ClientOptions {
+  /** false: no response of this client is checked against the OpenAPI document. */
+  validate?: boolean;
 }
 
 export type ApiClient = ReturnType<typeof createClient>;
 
-export function createClient(baseUrl: string) {
+export function createClient(baseUrl: string, clientOptions: ClientOptions = {}) {
   async function request<T = any>(method: string, path: string, json?: unknown, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     let body: string | Buffer | undefined;
@@ -34,6 +44,7 @@ export function createClient(baseUrl: string) {
     } catch {
       parsed = undefined;
     }
+    if (options.validate ?? clientOptions.validate ?? true) checkOpenApiResponse({ method, url: path, status: res.status, headers: res.headers, text, body: parsed });
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
   return {

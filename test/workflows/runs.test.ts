@@ -228,9 +228,10 @@ describe('the step engine', () => {
 
   it('streams step events and a final run event; refusals are JSON', async () => {
     const wf = await deployed('Streamed', [trigger, { id: 'done', step_type: 'end', config: { output: 'streamed' } }]);
-    const res = await fetch(`${t.url}/v1/workflows/${wf.workflow_key}/run/stream`, { method: 'POST', headers: { ...bearer(a.apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ input: {} }) });
+    // Through the tests' client: each event is checked against the stream's event schema in the OpenAPI document.
+    const res = await t.api.post(`/v1/workflows/${wf.workflow_key}/run/stream`, { input: {} }, { headers: bearer(a.apiKey) });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const text = await res.text();
+    const text = res.text;
     const events = [...text.matchAll(/event: (\S+)\ndata: (.*)\n/g)].map((m) => [m[1], JSON.parse(m[2]) as any] as const);
     expect(events.map((e) => e[0])).toEqual(['run.started', 'step.started', 'step.completed', 'step.started', 'step.completed', 'run.completed']);
     expect(events.at(-1)![1]).toMatchObject({ status: 'completed', output: 'streamed' });

@@ -2,7 +2,7 @@ import type { Task } from 'graphile-worker';
 import type { AppDeps } from '../../server/deps.js';
 import { executeEvalRun, giveUpEvalRun } from '../../server/evals/run-eval.js';
 import { evalRunJob } from '../../server/jobs/contracts.js';
-import { jobKeyOf } from '../../server/jobs/store/job-queue.js';
+import { jobKeyOf } from '../../server/jobs/job-queue.js';
 
 // One time slice of an evaluation run; the next slice is a new job under the same key (this job
 // is still locked, so graphile-worker adds a fresh one rather than replacing it).

@@ -1,14 +1,16 @@
 // The agent_runs, agent_sessions and agent_messages tables (a run, its conversation and the
 // transcript); this module alone writes them. Every statement but the hourly pruning runs on the
 // SqlPool, as it did before the move (no unit of work): the run path is benchmarked by round trips, and the read
-// endpoints keep exactly the texts (casts, counts) their answers were built on, so they stay raw.
-import { kyselyOf } from '../../../db/kysely.js';
-import { sql } from 'kysely';
+// endpoints keep the casts and counts their answers were built on. The run path's writes stay raw
+// multi-table statements (one round trip each).
+import { kyselyOf, type Database } from '../../../db/kysely.js';
+import { build, runBuilt, statement } from '../../../db/statements.js';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import type { AgentRunStatus } from '../../../db/column-values.js';
 import { anyId } from '../../../db/id-list.js';
-import { cappedCountSql, cursorTimeSql } from '../../../db/keyset.js';
+import { newestFirstPage } from '../../../db/keyset.js';
 import type { PageRequest } from '../../common/pagination.js';
 
 export interface AgentRunStartRow {
@@ -26,7 +28,7 @@ export interface AgentRunStartRow {
   messageTokens: number;
 }
 
-// Raw: a hot multi-CTE statement on the SqlPool, run as a named prepared statement.
+// Raw(other): a hot multi-CTE statement writing three tables (async commit) in one round trip, a named prepared statement.
 // Run rows are written with asynchronous commit, as intent runs are: no wait for the WAL flush
 // (about a millisecond a statement here); a crash can lose the last fraction of a second of run
 // history, never part of a statement, and the order of what was written is kept.
@@ -79,7 +81,7 @@ export interface AgentRunFinishRow {
   outputTokens: number;
 }
 
-// Raw: a hot multi-CTE statement on the SqlPool, run as a named prepared statement.
+// Raw(other): a hot multi-CTE statement writing three tables (async commit) in one round trip, a named prepared statement.
 // The session is named by its id (a parameter), so the planner always takes the primary key.
 const FINISH_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
@@ -121,13 +123,18 @@ export async function findAgentSession(
   agentId: string,
   sessionId: string,
 ): Promise<{ id: string; user_id: string | null; status: string } | undefined> {
-  // Raw: on the SqlPool, as on the run path before (no unit of work there).
-  const [session] = await sql.query<{ id: string; user_id: string | null; status: string }>(
-    'select id, user_id, status from agent_sessions where id = $1 and tenant_id = $2 and agent_id = $3',
-    [sessionId, tenantId, agentId],
-  );
+  const [session] = await FIND_SESSION.run(sql, { sessionId, tenantId, agentId });
   return session;
 }
+
+const FIND_SESSION = statement<{ sessionId: string; tenantId: string; agentId: string }>()('liya_agent_session', (p) =>
+  build
+    .selectFrom('agent_sessions')
+    .select(['id', 'user_id', 'status'])
+    .where('id', '=', p.sessionId)
+    .where('tenant_id', '=', p.tenantId)
+    .where('agent_id', '=', p.agentId),
+);
 
 /** At most this many earlier messages are read, whatever the budget. */
 const HISTORY_SCAN = 200;
@@ -138,14 +145,19 @@ export async function listRecentMessages(
   tenantId: string,
   sessionId: string,
 ): Promise<{ role: 'user' | 'assistant'; content: string; tokens: number; total: string }[]> {
-  // Raw: a hot statement on the SqlPool, run as a named prepared statement.
-  return sql.query<{ role: 'user' | 'assistant'; content: string; tokens: number; total: string }>(
-    `select role, content, tokens, count(*) over () as total from agent_messages
-      where tenant_id = $1 and session_id = $2 order by created_at desc, role asc limit ${HISTORY_SCAN}`,
-    [tenantId, sessionId],
-    'liya_agent_history',
-  );
+  return RECENT_MESSAGES.run(sql, { tenantId, sessionId });
 }
+
+const RECENT_MESSAGES = statement<{ tenantId: string; sessionId: string }>()('liya_agent_history', (p) =>
+  build
+    .selectFrom('agent_messages')
+    .select(['role', 'content', 'tokens', sql<string>`count(*) over ()`.as('total')])
+    .where('tenant_id', '=', p.tenantId)
+    .where('session_id', '=', p.sessionId)
+    .orderBy('created_at', 'desc')
+    .orderBy('role', 'asc')
+    .limit(sql.lit(HISTORY_SCAN)),
+).as<{ role: 'user' | 'assistant'; content: string; tokens: number; total: string }>();
 
 export interface AgentRunRow {
   id: string;
@@ -163,16 +175,21 @@ export interface AgentRunRow {
   completed_at: Date | null;
 }
 
-const RUN_COLUMNS = `id::text, session_id::text, user_id, status, input, output, model, steps, total_cost::text, total_latency_ms, error, started_at, completed_at`;
+/** A run's columns as the API answers them (ids and the cost as text). */
+const RUN_COLUMNS = [
+  sql<string>`id::text`.as('id'), sql<string>`session_id::text`.as('session_id'), 'user_id', 'status', 'input', 'output', 'model', 'steps',
+  sql<string>`total_cost::text`.as('total_cost'), 'total_latency_ms', 'error', 'started_at', 'completed_at',
+] as const;
 
-/** The conditions of a list of the agent's runs, written for the filters given (each set has its index). */
-function runsWhere(tenantId: string, agentId: string, filter: { status: AgentRunStatus | null; sessionId: string | null }) {
-  const params: unknown[] = [tenantId, agentId];
-  const conditions = ['tenant_id = $1', 'agent_id = $2'];
+/** The agent's runs, narrowed by the filters given (each set has its index). */
+function agentRunsOf(tenantId: string, agentId: string, filter: { status: AgentRunStatus | null; sessionId: string | null }) {
   // No `($n is null or col = $n)`: the planner cannot pick the index of a filter it cannot see.
-  if (filter.status !== null) conditions.push(`status = $${params.push(filter.status)}`);
-  if (filter.sessionId !== null) conditions.push(`session_id = $${params.push(filter.sessionId)}`);
-  return { conditions, params };
+  return build
+    .selectFrom('agent_runs')
+    .where('tenant_id', '=', tenantId)
+    .where('agent_id', '=', agentId)
+    .$if(filter.status !== null, (qb) => qb.where('status', '=', filter.status!))
+    .$if(filter.sessionId !== null, (qb) => qb.where('session_id', '=', filter.sessionId!));
 }
 
 /**
@@ -187,29 +204,28 @@ export async function listAgentRuns(
   filter: { status: AgentRunStatus | null; sessionId: string | null },
   page: PageRequest,
 ): Promise<(AgentRunRow & { cursor_key: string })[]> {
-  const { conditions, params } = runsWhere(tenantId, agentId, filter);
-  if (page.after) conditions.push(`(started_at, id) < ($${params.push(page.after.key)}::timestamptz, $${params.push(page.after.id)}::uuid)`);
-  // Raw: on the SqlPool, as before (text casts shape the answer).
-  return sql.query<AgentRunRow & { cursor_key: string }>(
-    `select ${RUN_COLUMNS}, ${cursorTimeSql('started_at')} as cursor_key from agent_runs where ${conditions.join(' and ')}
-      order by started_at desc, id desc limit $${params.push(page.limit + 1)} offset $${params.push(page.offset)}`,
-    params,
-  );
+  return (await runBuilt(sql, newestFirstPage(agentRunsOf(tenantId, agentId, filter).select(RUN_COLUMNS), 'started_at', page))) as (AgentRunRow & { cursor_key: string })[];
 }
 
 /** How many of the agent's runs match the filter, counted up to `cap` + 1 (pageOfRows says how far). */
 export async function countAgentRuns(sql: SqlPool, tenantId: string, agentId: string, filter: { status: AgentRunStatus | null; sessionId: string | null }, cap: number): Promise<number> {
-  const { conditions, params } = runsWhere(tenantId, agentId, filter);
-  // Raw: on the SqlPool, as before.
-  const [count] = await sql.query<{ n: number }>(cappedCountSql(`select 1 from agent_runs where ${conditions.join(' and ')}`, cap), params);
+  const [count] = await runBuilt(sql, cappedCountOf(agentRunsOf(tenantId, agentId, filter), cap));
   return count.n;
+}
+
+/** `count(*)` over at most `cap` + 1 of the rows `matching` selects (see cappedCountSql in db/keyset.ts). */
+function cappedCountOf<TB extends keyof Database>(matching: SelectQueryBuilder<Database, TB, object>, cap: number) {
+  return build.selectFrom(matching.select(sql.lit(1).as('one')).limit(sql.lit(Math.trunc(cap) + 1)).as('capped')).select(sql<number>`count(*)::int`.as('n'));
 }
 
 /** The agent's run with this id (the caller checks the id is a UUID), or undefined. */
 export async function findAgentRun(sql: SqlPool, tenantId: string, agentId: string, runId: string): Promise<AgentRunRow | undefined> {
-  // Raw: on the SqlPool, as before (text casts shape the answer).
-  const [row] = await sql.query<AgentRunRow>(`select ${RUN_COLUMNS} from agent_runs where id = $1 and tenant_id = $2 and agent_id = $3`, [runId, tenantId, agentId]);
-  return row;
+  const [row] = await runBuilt(sql, agentRunOf(tenantId, agentId, runId));
+  return row as AgentRunRow | undefined;
+}
+
+function agentRunOf(tenantId: string, agentId: string, runId: string) {
+  return build.selectFrom('agent_runs').select(RUN_COLUMNS).where('id', '=', runId).where('tenant_id', '=', tenantId).where('agent_id', '=', agentId);
 }
 
 export interface AgentSessionRow {
@@ -221,34 +237,36 @@ export interface AgentSessionRow {
   created_at: Date;
 }
 
+/** A session's columns as the API answers them. */
+const SESSION_COLUMNS = [sql<string>`id::text`.as('id'), 'user_id', 'turns', 'status', 'last_activity_at', 'created_at'] as const;
+
+/** The agent's sessions. */
+function agentSessionsOf(tenantId: string, agentId: string) {
+  return build.selectFrom('agent_sessions').where('tenant_id', '=', tenantId).where('agent_id', '=', agentId);
+}
+
 /**
  * A page of the agent's sessions, latest activity first (ties by id), and one more row when there is
  * a next page; on (tenant_id, agent_id, last_activity_at desc, id desc).
  */
 export async function listAgentSessions(sql: SqlPool, tenantId: string, agentId: string, page: PageRequest): Promise<(AgentSessionRow & { cursor_key: string })[]> {
-  const params: unknown[] = [tenantId, agentId];
-  const after = page.after ? `and (last_activity_at, id) < ($${params.push(page.after.key)}::timestamptz, $${params.push(page.after.id)}::uuid)` : '';
-  // Raw: on the SqlPool, as before (text casts shape the answer).
-  return sql.query<AgentSessionRow & { cursor_key: string }>(
-    `select id::text, user_id, turns, status, last_activity_at, created_at, ${cursorTimeSql('last_activity_at')} as cursor_key from agent_sessions
-      where tenant_id = $1 and agent_id = $2 ${after}
-      order by last_activity_at desc, id desc limit $${params.push(page.limit + 1)} offset $${params.push(page.offset)}`,
-    params,
-  );
+  return (await runBuilt(sql, newestFirstPage(agentSessionsOf(tenantId, agentId).select(SESSION_COLUMNS), 'last_activity_at', page))) as (AgentSessionRow & { cursor_key: string })[];
 }
 
 /** How many sessions the agent has, counted up to `cap` + 1 (pageOfRows says how far). */
 export async function countAgentSessions(sql: SqlPool, tenantId: string, agentId: string, cap: number): Promise<number> {
-  // Raw: on the SqlPool, as before.
-  const [count] = await sql.query<{ n: number }>(cappedCountSql('select 1 from agent_sessions where tenant_id = $1 and agent_id = $2', cap), [tenantId, agentId]);
+  const [count] = await runBuilt(sql, cappedCountOf(agentSessionsOf(tenantId, agentId), cap));
   return count.n;
 }
 
 /** The id of the agent's session with this id (the caller checks the id is a UUID), or undefined. */
 export async function findAgentSessionId(sql: SqlPool, tenantId: string, agentId: string, sessionId: string): Promise<{ id: string } | undefined> {
-  // Raw: on the SqlPool, as before.
-  const [session] = await sql.query<{ id: string }>('select id::text from agent_sessions where id = $1 and tenant_id = $2 and agent_id = $3', [sessionId, tenantId, agentId]);
+  const [session] = await runBuilt(sql, agentSessionIdOf(tenantId, agentId, sessionId));
   return session;
+}
+
+function agentSessionIdOf(tenantId: string, agentId: string, sessionId: string) {
+  return build.selectFrom('agent_sessions').select(sql<string>`id::text`.as('id')).where('id', '=', sessionId).where('tenant_id', '=', tenantId).where('agent_id', '=', agentId);
 }
 
 /** Every message of the session, oldest first. */
@@ -257,11 +275,17 @@ export async function listSessionMessages(
   tenantId: string,
   sessionId: string,
 ): Promise<{ role: 'user' | 'assistant'; content: string; run_id: string | null; created_at: Date }[]> {
-  // Raw: on the SqlPool, as before.
-  return sql.query<{ role: 'user' | 'assistant'; content: string; run_id: string | null; created_at: Date }>(
-    `select role, content, run_id::text, created_at from agent_messages where tenant_id = $1 and session_id = $2 order by created_at, role desc`,
-    [tenantId, sessionId],
-  );
+  return (await runBuilt(sql, sessionMessagesOf(tenantId, sessionId))) as { role: 'user' | 'assistant'; content: string; run_id: string | null; created_at: Date }[];
+}
+
+function sessionMessagesOf(tenantId: string, sessionId: string) {
+  return build
+    .selectFrom('agent_messages')
+    .select(['role', 'content', sql<string | null>`run_id::text`.as('run_id'), 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .orderBy('role', 'desc');
 }
 
 /** Agent runs still running that started before `startedBefore` are closed as failed at `now`. */

@@ -2,7 +2,9 @@
 // The run path's statements run on the SqlPool, as they did before the move: the run path (and its
 // tools) has no unit of work of its own, and agent runs are benchmarked by round trips. An erasure
 // deletes through Kysely, in the erasure's own transaction.
+import { sql as kysql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
+import { build, runBuilt } from '../../../db/statements.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 
@@ -19,17 +21,24 @@ export interface MemoryScope {
 
 /** The user's entries of that kind (or the one with `key`), newest first, at most MEMORY_MAX_ENTRIES. */
 export async function listUserMemory(sql: SqlPool, scope: MemoryScope, kind: MemoryKind, key: string | null): Promise<{ key: string; value: unknown }[]> {
-  // Raw: on the SqlPool, as before.
-  return sql.query<{ key: string; value: unknown }>(
-    `select key, value from agent_user_memory where tenant_id = $1 and agent_id = $2 and user_id = $3 and kind = $4 and ($5::text is null or key = $5)
-      order by updated_at desc limit ${MEMORY_MAX_ENTRIES}`,
-    [scope.tenantId, scope.agentId, scope.userId, kind, key],
-  );
+  return (await runBuilt(
+    sql,
+    build
+      .selectFrom('agent_user_memory')
+      .select(['key', 'value'])
+      .where('tenant_id', '=', scope.tenantId)
+      .where('agent_id', '=', scope.agentId)
+      .where('user_id', '=', scope.userId)
+      .where('kind', '=', kind)
+      .$if(key !== null, (qb) => qb.where('key', '=', key!))
+      .orderBy('updated_at', 'desc')
+      .limit(kysql.lit(MEMORY_MAX_ENTRIES)),
+  )) as { key: string; value: unknown }[];
 }
 
 /** Upserts entries (at most MEMORY_MAX_ENTRIES, given as one object), then trims the user's entries of that kind to the newest MEMORY_MAX_ENTRIES. */
 export async function upsertUserMemory(sql: SqlPool, scope: MemoryScope, kind: MemoryKind, entries: Record<string, unknown>): Promise<void> {
-  // Raw: on the SqlPool, as before; one statement (jsonb_each input, upsert and trim) is one round trip.
+  // Raw(other): on the SqlPool, as before; one statement (jsonb_each input, upsert and trim) is one round trip.
   await sql.query(
     `with input as (select e.key, e.value from jsonb_each($5::jsonb) as e(key, value)),
      upserted as (

@@ -111,7 +111,7 @@ export interface AgentRunContextRow {
   provider_keys: Record<string, string> | null;
 }
 
-// Raw: a hot statement on the SqlPool, run as a named prepared statement (one round trip per run
+// Raw(other): a hot statement on the SqlPool, run as a named prepared statement (one round trip per run
 // for the agent, this month's usage_counters row and the tenant_provider_keys).
 const RUN_CONTEXT_SQL = `
 select a.id::text, a.agent_key, a.name, a.goal, a.system_instructions, a.model, a.fallback_models, a.temperature, a.status, a.intent_ids, a.workflow_ids,

@@ -3,6 +3,7 @@ import type { Role } from '../../../db/column-values.js';
 import { User, type IUser } from '../../../db/entities/user.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, statement } from '../../../db/statements.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
 
 export type { IUser as UserRow } from '../../../db/entities/user.js';
@@ -19,15 +20,17 @@ export interface DashboardUserLookupRow {
 
 /** The user and whether their tenant is active; undefined when there is no such user. */
 export async function lookupDashboardUser(sql: SqlPool, userId: string): Promise<DashboardUserLookupRow | undefined> {
-  // Raw: a hot statement on the SqlPool, run as a named prepared statement.
-  const rows = await sql.query<DashboardUserLookupRow>(
-    `select u.id, u.email, u.role, u.tenant_id, u.password_changed_at, t.is_active
-       from users u join tenants t on t.id = u.tenant_id where u.id = $1`,
-    [userId],
-    'liya_dashboard_user_lookup',
-  );
+  const rows = await DASHBOARD_USER_LOOKUP.run(sql, { userId });
   return rows[0];
 }
+
+const DASHBOARD_USER_LOOKUP = statement<{ userId: string }>()('liya_dashboard_user_lookup', (p) =>
+  build
+    .selectFrom('users as u')
+    .innerJoin('tenants as t', 't.id', 'u.tenant_id')
+    .select(['u.id', 'u.email', 'u.role', 'u.tenant_id', 'u.password_changed_at', 't.is_active'])
+    .where('u.id', '=', p.userId),
+).as<DashboardUserLookupRow>();
 
 /** Whether any user (of any tenant) has this e-mail. */
 export async function isEmailTaken(em: EntityManager, email: string): Promise<boolean> {

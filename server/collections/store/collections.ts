@@ -6,10 +6,11 @@ import { Collection, CollectionDomain, type ICollection } from '../../../db/enti
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, statement } from '../../../db/statements.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
 import type { CollectionDto } from '../collections.schemas.js';
 
-/** A collection as COLLECTION_SELECT reads it. */
+/** A collection as COLLECTION_COLUMNS read it. */
 export interface CollectionRow {
   id: string;
   slug: string;
@@ -29,33 +30,39 @@ export interface CollectionRow {
 
 // Collections with their domain keys (collections.domain_keys, which a trigger on collection_domains
 // keeps sorted and current: listing is one index scan).
-// Raw: GET /v1/collections is a benchmarked hot path (test/bench reuses this text as it is).
-export const COLLECTION_SELECT = `
-  select c.id, c.slug, c.label, c.color, c.created_at, c.tags, c.visibility, c.last_synced_at, c.retrieval_config,
-         c.default_embedding_model, c.default_chunking_strategy, c.default_chunk_size, c.default_chunk_overlap, c.domain_keys
-    from collections c`;
+const COLLECTION_COLUMNS = [
+  'c.id', 'c.slug', 'c.label', 'c.color', 'c.created_at', 'c.tags', 'c.visibility', 'c.last_synced_at', 'c.retrieval_config',
+  'c.default_embedding_model', 'c.default_chunking_strategy', 'c.default_chunk_size', 'c.default_chunk_overlap',
+  // Derived (a trigger keeps it), so the entity does not map it.
+  sql<string[] | null>`${sql.ref('c.domain_keys')}`.as('domain_keys'),
+] as const;
 
-const LIST_SQL = `${COLLECTION_SELECT} where c.tenant_id = $1 order by c.created_at, c.id`;
+// GET /v1/collections is a benchmarked hot path (test/bench runs this text as it is).
+const LIST = statement<{ tenantId: string }>()('collections_list', (p) =>
+  build.selectFrom('collections as c').select(COLLECTION_COLUMNS).where('c.tenant_id', '=', p.tenantId).orderBy('c.created_at').orderBy('c.id'),
+).as<CollectionRow>();
+
+/** The list's statement text (`$1` the tenant id), for the benchmarks that run it on a bare pool. */
+export const LIST_COLLECTIONS_SQL = LIST.text;
 
 /**
  * The tenant's collections, oldest first, for GET /v1/collections: outside any transaction, so on
  * the plain pool as a named prepared statement (planned once per connection, not per request).
  */
 export async function listCollectionRows(sql: SqlPool, tenantId: string): Promise<CollectionRow[]> {
-  return sql.query<CollectionRow & Record<string, unknown>>(LIST_SQL, [tenantId], 'collections_list');
+  return LIST.run(sql, { tenantId });
 }
 
 /** The tenant's collections, oldest first, read through `em` (inside its transaction, if any). */
 export async function selectCollectionRows(em: EntityManager, tenantId: string): Promise<CollectionRow[]> {
-  // Raw: COLLECTION_SELECT (hot path).
-  return em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.tenant_id = ? order by c.created_at, c.id`, [tenantId]);
+  const rows = await kyselyOf(em).selectFrom('collections as c').select(COLLECTION_COLUMNS).where('c.tenant_id', '=', tenantId).orderBy('c.created_at').orderBy('c.id').execute();
+  return rows as unknown as CollectionRow[];
 }
 
 /** One collection of the tenant (undefined when there is none). */
 export async function selectCollectionRow(em: EntityManager, tenantId: string, id: string): Promise<CollectionRow | undefined> {
-  // Raw: COLLECTION_SELECT (hot path).
-  const [row] = await em.execute<CollectionRow[]>(`${COLLECTION_SELECT} where c.id = ? and c.tenant_id = ?`, [id, tenantId]);
-  return row;
+  const row = await kyselyOf(em).selectFrom('collections as c').select(COLLECTION_COLUMNS).where('c.id', '=', id).where('c.tenant_id', '=', tenantId).executeTakeFirst();
+  return row as unknown as CollectionRow | undefined;
 }
 
 /** The collection entity, locked `for update` until the end of `tx`'s transaction (null when there is none). */

@@ -68,8 +68,9 @@ export async function countTenantDeployments(em: EntityManager, tenantId: string
   return countCapped(kyselyOf(em), kyselyOf(em).selectFrom('deployments').where('tenant_id', '=', tenantId).select(kysql.lit(1).as('one')), cap);
 }
 
-/** Writes the changes made to loaded deployments. */
-export async function saveDeployments(em: EntityManager): Promise<void> {
+/** Sets the deployment's outcome on the loaded row and writes it (with whatever else `em` holds). */
+export async function updateDeployment(em: EntityManager, row: DeploymentRow, values: Partial<Pick<DeploymentRow, 'status' | 'error' | 'minted' | 'publishedAt'>>): Promise<void> {
+  Object.assign(row, values);
   await em.flush();
 }
 
@@ -82,7 +83,7 @@ const DEPLOY_LOCK_NAMESPACE = 7_311_402;
  * mid-publish leaves nothing held: its transaction rolls back and the deployment is as it was.
  */
 export async function tryLockTenantDeploys(em: EntityManager, tenantId: string): Promise<boolean> {
-  // Raw: an advisory lock function, which neither the entities nor Kysely's builder can say.
+  // Raw(advisory-lock): an advisory lock function, which neither the entities nor Kysely's builder can say.
   const { rows } = await kysql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${DEPLOY_LOCK_NAMESPACE}, hashtext(${tenantId})) as locked`.execute(kyselyOf(em));
   return rows[0].locked;
 }

@@ -12,7 +12,7 @@ export async function deleteDocumentChunks(tx: EntityManager, documentId: string
 
 /** Up to `limit` embedded chunks whose pgvector column is still empty. */
 export async function selectChunksWithoutVector(sql: SqlPool, limit: number): Promise<{ id: string; embedding: Buffer }[]> {
-  // Raw: embedding_vector is the pgvector column, which no entity maps.
+  // Raw(pgvector): embedding_vector is the pgvector column, which no entity maps.
   return sql.query<{ id: string; embedding: Buffer }>(
     `select id, embedding from document_chunks where embedding is not null and embedding_vector is null limit ${limit}`,
   );
@@ -20,7 +20,7 @@ export async function selectChunksWithoutVector(sql: SqlPool, limit: number): Pr
 
 /** Sets the pgvector column of the chunks (`vectors[i]` for `ids[i]`) where it is still empty. */
 export async function updateChunkVectors(sql: SqlPool, ids: string[], vectors: string[]): Promise<void> {
-  // Raw: a ::vector cast into the pgvector column, which no entity maps.
+  // Raw(pgvector): a ::vector cast into the pgvector column, which no entity maps.
   await sql.query(
     `update document_chunks c set embedding_vector = v.vector::vector
          from unnest($1::uuid[], $2::text[]) as v(id, vector)

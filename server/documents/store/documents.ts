@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 
-/** A document as DOCUMENT_SELECT reads it, with the collections referencing it. */
+/** A document as documentRows reads it, with the collections referencing it. */
 export interface DocumentRow {
   id: string;
   name: string;
@@ -19,14 +19,22 @@ export interface DocumentRow {
   collections: { id: string; slug: string; label: string; color: string | null }[] | null;
 }
 
-// Raw: the referencing collections are built with json_agg(json_build_object(...)) in a
-// correlated subquery.
-const DOCUMENT_SELECT = `
-  select d.id, d.name, d.category, d.chunk_count, d.size_bytes, d.embedding_model, d.uploaded_by, d.uploaded_at, d.status,
-         (select coalesce(json_agg(json_build_object('id', c.id, 'slug', c.slug, 'label', c.label, 'color', c.color) order by c.slug, c.id), '[]'::json)
-            from document_collections dc join collections c on c.id = dc.collection_id
-           where dc.document_id = d.id) as collections
-    from documents d`;
+/** Documents with the collections referencing them, as json_agg(json_build_object(...)) in a correlated subquery. */
+function documentRows(em: EntityManager) {
+  return kyselyOf(em)
+    .selectFrom('documents as d')
+    .select((eb) => [
+      'd.id', 'd.name', 'd.category', 'd.chunk_count', 'd.size_bytes', 'd.embedding_model', 'd.uploaded_by', 'd.uploaded_at', 'd.status',
+      eb
+        .selectFrom('document_collections as dc')
+        .innerJoin('collections as c', 'c.id', 'dc.collection_id')
+        .select(
+          sql<DocumentRow['collections']>`coalesce(json_agg(json_build_object('id', ${sql.ref('c.id')}, 'slug', ${sql.ref('c.slug')}, 'label', ${sql.ref('c.label')}, 'color', ${sql.ref('c.color')}) order by ${sql.ref('c.slug')}, ${sql.ref('c.id')}), '[]'::json)`.as('collections'),
+        )
+        .whereRef('dc.document_id', '=', 'd.id')
+        .as('collections'),
+    ]);
+}
 
 export interface DocumentFilter {
   /** A valid UUID. */
@@ -53,25 +61,27 @@ export async function countDocuments(em: EntityManager, tenantId: string, filter
 
 /** A page of the tenant's documents matching the filter, newest first. */
 export async function selectDocumentRows(em: EntityManager, tenantId: string, filter: DocumentFilter, page: { limit: number; offset: number }): Promise<DocumentRow[]> {
-  const where = ['d.tenant_id = ?'];
-  const params: unknown[] = [tenantId];
-  if (filter.collectionId !== undefined) {
-    where.push('exists (select 1 from document_collections f where f.document_id = d.id and f.collection_id = ?)');
-    params.push(filter.collectionId);
-  }
-  if (filter.category !== undefined) {
-    where.push('d.category = ?');
-    params.push(filter.category);
-  }
-  // Raw: DOCUMENT_SELECT (json building).
-  return em.execute<DocumentRow[]>(`${DOCUMENT_SELECT} where ${where.join(' and ')} order by d.uploaded_at desc, d.id desc limit ? offset ?`, [...params, page.limit, page.offset]);
+  const { collectionId, category } = filter;
+  const rows = await documentRows(em)
+    .where('d.tenant_id', '=', tenantId)
+    .$if(collectionId !== undefined, (qb) =>
+      qb.where((eb) =>
+        eb.exists(eb.selectFrom('document_collections as f').select(sql`1`.as('one')).whereRef('f.document_id', '=', 'd.id').where('f.collection_id', '=', collectionId!)),
+      ),
+    )
+    .$if(category !== undefined, (qb) => qb.where('d.category', '=', category!))
+    .orderBy('d.uploaded_at', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return rows as DocumentRow[];
 }
 
 /** One document of the tenant (undefined when there is none). */
 export async function selectDocumentRow(em: EntityManager, tenantId: string, id: string): Promise<DocumentRow | undefined> {
-  // Raw: DOCUMENT_SELECT (json building).
-  const [row] = await em.execute<DocumentRow[]>(`${DOCUMENT_SELECT} where d.id = ? and d.tenant_id = ?`, [id, tenantId]);
-  return row;
+  const row = await documentRows(em).where('d.id', '=', id).where('d.tenant_id', '=', tenantId).executeTakeFirst();
+  return row as DocumentRow | undefined;
 }
 
 /** The document's id and name (undefined when the tenant has no such document). */
@@ -109,9 +119,4 @@ export async function addDocumentCollection(tx: EntityManager, tenantId: string,
 export async function deleteDocumentCollection(tx: EntityManager, documentId: string, collectionId: string): Promise<boolean> {
   const deleted = await kyselyOf(tx).deleteFrom('document_collections').where('document_id', '=', documentId).where('collection_id', '=', collectionId).returning('document_id').execute();
   return deleted.length > 0;
-}
-
-/** Writes what the unit of work holds (the audit entry of a document change). */
-export async function saveDocumentChanges(em: EntityManager): Promise<void> {
-  await em.flush();
 }

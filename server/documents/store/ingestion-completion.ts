@@ -44,6 +44,8 @@ function completionSql(vector: { column: boolean; write: boolean }): string {
   const vectorArray = vector.write ? ', $14::text[]' : '';
   const vectorName = vector.write ? ', vector' : '';
   const vectorUpdate = vector.column ? `, embedding_vector = ${vector.write ? 'excluded.embedding_vector' : 'null'}` : '';
+  // Raw(pgvector): the pgvector column (no entity maps it) and the chunks' to_tsvector, written
+  // from unnest()ed arrays in one CTE.
   return `
   with job as (
     update ingestion_jobs

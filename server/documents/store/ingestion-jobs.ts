@@ -5,6 +5,7 @@ import { countCapped, newestFirstPage } from '../../../db/keyset.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt, statement } from '../../../db/statements.js';
 import type { PageRequest } from '../../common/pagination.js';
 import { ingestDocumentJob } from '../../jobs/contracts.js';
 import { addJobSql } from '../../jobs/store/job-queue.js';
@@ -136,23 +137,71 @@ export async function markIngestionJobFailed(tx: EntityManager, id: string, mess
     .execute();
 }
 
-// Jobs ingested by the process that accepted them (owner_id set, no graphile job yet). Raw SQL on
-// the SqlPool: graphile_worker.add_job in the same statement as the ownership change, so a job is
-// never left both unowned and unqueued.
+// Jobs ingested by the process that accepted them (owner_id set, no graphile job yet). On the
+// SqlPool: graphile_worker.add_job (addJobSql) in the same statement as the ownership change, so a
+// job is never left both unowned and unqueued.
+
+/** The graphile job of each released row (`id`): its count is what the statement answers. */
+const QUEUE_RELEASED = sql.raw(addJobSql(ingestDocumentJob, { jobId: 'id::text' }));
+
+const HAND_OVER = statement<{ jobId: string; ownerId: string }>()('ingestion-hand-over', (p) =>
+  build
+    .with('released', (db) =>
+      db
+        .updateTable('ingestion_jobs')
+        .set({ owner_id: sql.lit(null) })
+        .where('id', '=', p.jobId)
+        .where('owner_id', '=', p.ownerId)
+        .where(sql<boolean>`${sql.ref('status')} in ('pending', 'running')`)
+        .returning('id'),
+    )
+    .selectFrom('released')
+    .select(sql<number>`count(${QUEUE_RELEASED})::int`.as('queued')),
+);
 
 /**
  * Gives a job this process owns to the job runner: clears the ownership and queues its graphile job.
  * Nothing happens when the job is no longer pending or running under `ownerId`.
  */
 export async function handOverIngestionJob(sql: SqlPool, jobId: string, ownerId: string): Promise<void> {
-  await sql.query(
-    `with released as (
-       update ingestion_jobs set owner_id = null where id = $1 and owner_id = $2 and status in ('pending', 'running') returning id
-     )
-     select count(${addJobSql(ingestDocumentJob, { jobId: 'id::text' })})::int as queued from released`,
-    [jobId, ownerId],
-    'ingestion-hand-over',
-  );
+  await HAND_OVER.run(sql, { jobId, ownerId });
+}
+
+/** The sweep of queueOrphanedIngestionJobs (the process heartbeats are server/runs' worker_heartbeats). */
+function orphanSweep(idleSeconds: number, staleAfterSeconds: number, abandonedSeconds: number) {
+  const ago = (seconds: number) => sql<Date>`now() - make_interval(secs => ${seconds})`;
+  return build
+    .with('orphans', (db) =>
+      db
+        .selectFrom('ingestion_jobs as j')
+        .select('j.id')
+        .where('j.owner_id', 'is not', null)
+        .where('j.created_at', '<', ago(idleSeconds))
+        .where((eb) =>
+          eb.or([
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('worker_heartbeats as h')
+                  .select(sql.lit(1).as('one'))
+                  .whereRef('h.worker_id', '=', 'j.owner_id')
+                  .where('h.last_seen_at', '>', ago(staleAfterSeconds)),
+              ),
+            ),
+            eb('j.created_at', '<', ago(abandonedSeconds)),
+          ]),
+        )
+        .orderBy('j.created_at')
+        .limit(500)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .with('released', (db) =>
+      db.updateTable('ingestion_jobs as j').set({ owner_id: sql.lit(null) }).from('orphans as o').whereRef('j.id', '=', 'o.id').returning(['j.id', 'j.status']),
+    )
+    .selectFrom('released')
+    .select(sql<number>`count(${QUEUE_RELEASED})::int`.as('queued'))
+    .where(sql<boolean>`${sql.ref('status')} in ('pending', 'running')`);
 }
 
 /**
@@ -164,21 +213,6 @@ export async function handOverIngestionJob(sql: SqlPool, jobId: string, ownerId:
  * the completion is gated on the job row.
  */
 export async function queueOrphanedIngestionJobs(sql: SqlPool, idleSeconds: number, staleAfterSeconds: number, abandonedSeconds: number): Promise<number> {
-  // Raw: graphile_worker's add_job, and the process heartbeats of server/runs.
-  const [row] = await sql.query<{ queued: number }>(
-    `with orphans as (
-       select j.id from ingestion_jobs j
-        where j.owner_id is not null and j.created_at < now() - make_interval(secs => $1)
-          and (not exists (select 1 from worker_heartbeats h where h.worker_id = j.owner_id and h.last_seen_at > now() - make_interval(secs => $2))
-               or j.created_at < now() - make_interval(secs => $3))
-        order by j.created_at
-        limit 500
-        for update skip locked
-     ), released as (
-       update ingestion_jobs j set owner_id = null from orphans o where j.id = o.id returning j.id, j.status
-     )
-     select count(${addJobSql(ingestDocumentJob, { jobId: 'id::text' })})::int as queued from released where status in ('pending', 'running')`,
-    [idleSeconds, staleAfterSeconds, abandonedSeconds],
-  );
+  const [row] = await runBuilt(sql, orphanSweep(idleSeconds, staleAfterSeconds, abandonedSeconds));
   return row?.queued ?? 0;
 }

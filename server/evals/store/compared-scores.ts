@@ -1,5 +1,7 @@
-// The scores a run comparison reads from eval_results (written by store/eval-runs.ts); this module
+// The scores a run comparison reads from eval_results (written by store/eval-results.ts); this module
 // writes nothing.
+import { sql } from 'kysely';
+import { build, statement } from '../../../db/statements.js';
 import type { SqlRunner } from './eval-runs.js';
 
 /** A scored result as the statistics of a comparison need it: no input or output. */
@@ -16,10 +18,14 @@ export interface ScoreRow {
  * otherwise fetch and parse every input and output on the event loop to use none of them.
  */
 export async function listScoredScores(sql: SqlRunner, runId: string): Promise<ScoreRow[]> {
-  // Raw: it runs on the SqlPool, like the other reads of a comparison (store/eval-runs.ts), where Kysely is not available.
-  return sql.query<ScoreRow>(
-    `select case_id::text, position, score, passed, dimension_scores from eval_results where run_id = $1 and status = 'scored' order by position`,
-    [runId],
-    'eval_compare_scores',
-  );
+  return SCORED_SCORES.run(sql.query, { runId });
 }
+
+const SCORED_SCORES = statement<{ runId: string }>()('eval_compare_scores', (p) =>
+  build
+    .selectFrom('eval_results')
+    .select([sql<string | null>`case_id::text`.as('case_id'), 'position', 'score', 'passed', 'dimension_scores'])
+    .where('run_id', '=', p.runId)
+    .where('status', '=', sql.lit('scored'))
+    .orderBy('position'),
+).as<ScoreRow>();

@@ -1,6 +1,6 @@
 // The eval_datasets and eval_cases tables (a tenant's datasets and their cases); this module alone
-// writes them, except the inline cases of external_output runs, which store/eval-runs.ts inserts in
-// the run's own statement.
+// writes them, except the inline cases of external_output and gate runs, which
+// store/eval-run-admission.ts inserts in the run's own statement.
 import { sql } from 'kysely';
 import { EvalCase, EvalDataset, type IEvalCase, type IEvalDataset } from '../../../db/entities/eval.js';
 import { kyselyOf } from '../../../db/kysely.js';

@@ -15,7 +15,7 @@ export interface RunContextRow {
 
 // This month's usage, the tenant's provider key and the cache entry: three primary-key lookups
 // in one round trip (each was a query of its own, a noticeable part of a run's added latency).
-// Raw: a hot statement on the SqlPool, run as the named prepared statement `liya_run_context`.
+// Raw(other): a hot statement on the SqlPool, run as the named prepared statement `liya_run_context`.
 const RUN_CONTEXT_SQL = `
 select c.requests::text, c.tokens::text, c.cost_usd::text,
        (select k.encrypted_key from tenant_provider_keys k where k.tenant_id = $1 and k.provider = $3) as provider_key,
@@ -35,7 +35,7 @@ export async function selectRunContext(sql: SqlPool, tenantId: string, month: st
 // Every tenant-scoped join goes through the key's own tenant (k.tenant_id), never a value the
 // caller passed, so a stale guess can read nothing of another tenant. The key row comes back
 // whatever its state (revoked, tenant inactive): the caller checks it as the lookup's caller does.
-// Raw: a hot statement on the SqlPool, run as the named prepared statement `liya_key_run_context`.
+// Raw(other): a hot statement on the SqlPool, run as the named prepared statement `liya_key_run_context`.
 const KEY_RUN_CONTEXT_SQL = `
 select ${API_KEY_LOOKUP_COLUMNS},
        c.requests::text, c.tokens::text, c.cost_usd::text,

@@ -23,7 +23,7 @@ export interface RunRecord {
 // trip, atomic on its own, with asynchronous commit (no wait for the WAL flush; a crash can lose
 // the last fraction of a second of run history, never part of a run). Foreign keys are checked at
 // the end of the statement, so the messages may reference the session inserted beside them.
-// Raw: a hot multi-CTE statement on the SqlPool, run as the named prepared statement `liya_run_record`.
+// Raw(other): a hot multi-CTE statement on the SqlPool, run as the named prepared statement `liya_run_record`.
 const RUN_RECORD_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
 events as (${insertUsageEventsSql('$1')}

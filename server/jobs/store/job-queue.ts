@@ -15,8 +15,10 @@ export function jobKeyOf<P extends Record<string, unknown>>(job: JobContract<P>,
   return job.key ? `${job.key.prefix}${String(payload[job.key.field])}` : undefined;
 }
 
+// Raw(graphile-worker): its add_job function, with named arguments.
 const ADD_JOB = 'select graphile_worker.add_job($1, $2::json, run_at => $3, job_key => $4, max_attempts => $5)';
 /** The same for the ORM, whose placeholders are `?`. */
+// Raw(graphile-worker): its add_job function, with named arguments.
 const ADD_JOB_ORM = 'select graphile_worker.add_job(?, ?::json, run_at => ?, job_key => ?, max_attempts => ?)';
 const addJobParams = <P extends Record<string, unknown>>(job: JobContract<P>, payload: P, runAt: Date | undefined) => [
   job.task, JSON.stringify(payload), runAt ?? null, jobKeyOf(job, payload) ?? null, job.maxAttempts,
@@ -37,6 +39,7 @@ export async function enqueueWith<P extends Record<string, unknown>>(sql: SqlQue
 
 /** Removes the pending job of `job` whose key field is `keyValue` (none pending: nothing happens). */
 export async function removeJob<P extends Record<string, unknown>>(em: EntityManager, job: KeyedJob<P>, keyValue: string): Promise<void> {
+  // Raw(graphile-worker): its remove_job function.
   await em.execute('select graphile_worker.remove_job(?)', [`${job.key.prefix}${keyValue}`]);
 }
 
@@ -47,6 +50,7 @@ export function jobKeySql<P extends Record<string, unknown>>(job: KeyedJob<P>, k
 
 /** `graphile_worker.remove_job(...)` of the job whose key field is `keyExpression`, for a CTE. */
 export function removeJobSql<P extends Record<string, unknown>>(job: KeyedJob<P>, keyExpression: string): string {
+  // Raw(graphile-worker): its remove_job function.
   return `graphile_worker.remove_job(${jobKeySql(job, keyExpression)})`;
 }
 
@@ -70,5 +74,6 @@ export function addJobSql<P extends Record<string, unknown>>(
     parts.push(`job_key => ${jobKeySql(job as KeyedJob<P>, keyExpression)}`);
   }
   if (options.keyMode) parts.push(`job_key_mode => '${options.keyMode}'`);
+  // Raw(graphile-worker): its add_job function, with named arguments.
   return `graphile_worker.add_job(${parts.join(', ')})`;
 }

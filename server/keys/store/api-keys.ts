@@ -2,6 +2,7 @@
 import { sql as kysql } from 'kysely';
 import { ApiKey, type IApiKey } from '../../../db/entities/tenant.js';
 import { kyselyOf } from '../../../db/kysely.js';
+import { build, runBuilt } from '../../../db/statements.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
@@ -29,7 +30,6 @@ export interface ApiKeyLookupRow extends TenantRuntimeRow {
 // runtime settings, so an intent run needs no second read of the tenant. The columns and joins
 // are exported for the one statement that reads the key together with a run's own first data
 // (server/intents/store/run-context.ts): the key is checked the same way whichever reads it.
-// Raw: a hot statement on the SqlPool, run as a named prepared statement.
 export const API_KEY_LOOKUP_COLUMNS = `k.id as key_id, k.name as key_name, k.key_preview, k.permissions as key_permissions, k.expires_at,
          k.revoked_at, k.last_used_at, k.environment_id, e.name as environment_name, e.permissions as environment_permissions,
          t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS}`;
@@ -37,6 +37,7 @@ export const API_KEY_LOOKUP_COLUMNS = `k.id as key_id, k.name as key_name, k.key
 export const API_KEY_LOOKUP_FROM = `api_keys k
     join tenants t on t.id = k.tenant_id
     left join environments e on e.id = k.environment_id`;
+// Raw(other): a hot statement on the SqlPool (a named prepared statement) whose column and join lists run-context.ts shares.
 const LOOKUP_SQL = `select ${API_KEY_LOOKUP_COLUMNS} from ${API_KEY_LOOKUP_FROM} where k.key_hash = $1`;
 
 /** The key with this hash (revoked or not), its environment and its tenant; undefined when there is none. */
@@ -47,8 +48,7 @@ export async function lookupApiKey(sql: SqlPool, keyHash: string): Promise<ApiKe
 
 /** Sets the key's last_used_at to now. */
 export async function recordApiKeyUse(sql: SqlPool, keyId: string): Promise<void> {
-  // Raw: it runs on the SqlPool beside the per-request lookup, where Kysely is not available.
-  await sql.query('update api_keys set last_used_at = now() where id = $1', [keyId]);
+  await runBuilt(sql, build.updateTable('api_keys').set({ last_used_at: kysql<Date>`now()` }).where('id', '=', keyId));
 }
 
 /** Inserts a key now (with whatever else `em` holds). */

@@ -1,8 +1,10 @@
 // Retrieval's reads of document_chunks, documents and document_collections (the documents feature
-// writes them, see server/documents/store/) and of a domain's collections. Every statement is raw:
-// they run on the hot path through the SqlPool (several as named prepared statements, whose texts
-// must stay byte-identical), and they use full-text search, pgvector and json building.
+// writes them, see server/documents/store/) and of a domain's collections, on the hot path through
+// the SqlPool (several as named prepared statements). The full-text and pgvector legs are raw SQL
+// (DOCUMENT_IN_SCOPE is their scope rule); the others are built with Kysely (documentInScope).
+import { sql as kysql } from 'kysely';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt, statement, type Params } from '../../../db/statements.js';
 
 /** The searched chunks: the tenant's ready documents in these collections (and category, null: any). */
 export interface RetrievalScope {
@@ -63,6 +65,7 @@ export interface MatchPass {
  */
 function matchingSql(param: string, dense: boolean, cap: number, gate: string): string {
   if (!dense) {
+    // Raw(full-text): a GIN match (@@) on the chunks' search vectors.
     return `select ch.id, ch.search_vector from document_chunks ch
          ${SCOPE_LATERAL}
         where ch.search_vector @@ ${param}::tsquery and ch.tenant_id = $1${gate} limit ${cap}`;
@@ -70,6 +73,7 @@ function matchingSql(param: string, dense: boolean, cap: number, gate: string): 
   // offset 0 keeps the lateral subquery a per-document index scan (document_id, ordinal). At most
   // DENSE_EXAMINED_PER_MATCH x cap chunks in scope are read (the density was judged tenant-wide; in
   // a scope where the word is rare, the pass returns what it found instead of reading the scope).
+  // Raw(full-text): ts_match_vq over a bounded scan of the scope.
   return `select e.id, e.search_vector from (
        select c.id, c.search_vector from documents d
          cross join lateral (select ch.id, ch.search_vector from document_chunks ch where ch.document_id = d.id and ch.tenant_id = $1 offset 0) c
@@ -98,15 +102,18 @@ export async function selectFullTextMatches(
   passes: MatchPass[],
   limits: { matchCap: number; candidates: number },
 ): Promise<ChunkRow[]> {
-  // Raw: full-text search (@@, ts_match_vq, ts_rank_cd) in CTEs, a named prepared statement per
+  // Full-text search (@@, ts_match_vq, ts_rank_cd) in CTEs, a named prepared statement per
   // shape (which passes, dense or sparse) on the hot path.
   const ctes = passes.map((pass, i) => {
     const gate = i === 0 ? '' : ` and (select count(*) from p0) < ${limits.candidates}`;
     return `p${i} as materialized (${matchingSql(`$${5 + i}`, pass.dense, limits.matchCap, gate)})`;
   });
   // A chunk found by several passes is ranked once (compared by id, not by its whole search vector).
+  // Raw(full-text): the ids of the earlier passes' CTEs.
   const earlier = (i: number) => Array.from({ length: i }, (_, j) => `select id from p${j}`).join(' union all ');
+  // Raw(full-text): the passes' CTEs, each without the earlier passes' chunks.
   const matched = passes.map((_, i) => `select id, search_vector from p${i}${i === 0 ? '' : ` where id not in (${earlier(i)})`}`).join(' union all ');
+  // Raw(full-text): ranked by ts_rank_cd.
   return sql.query<ChunkRow>(
     `with ${ctes.join(', ')}, matched as (
        ${matched}
@@ -123,28 +130,50 @@ export async function selectFullTextMatches(
 
 /** The query's lexemes as ingestion computes them: to_tsvector('english', unaccent(query)). */
 export async function selectQueryLexemes(sql: SqlPool, query: string): Promise<string[]> {
-  // Raw: text-search functions, a named prepared statement on the hot path.
+  // Raw(full-text): text-search functions, a named prepared statement on the hot path.
   const [row] = await sql.query<{ lexemes: string[] }>(`select tsvector_to_array(to_tsvector('english', unaccent($1))) as lexemes`, [query], 'liya_knowledge_query_lexemes');
   return row?.lexemes ?? [];
 }
 
+
+type ScopeParams = { tenantId: string; collectionIds: string[]; category: string | null };
+
+const scopeParams = (scope: RetrievalScope): ScopeParams => ({ tenantId: scope.tenantId, collectionIds: scope.collectionIds, category: scope.category });
+
+/** DOCUMENT_IN_SCOPE for Kysely: the same rule for a document `d` of the statement it is put in. */
+function documentInScope(p: Params<ScopeParams> | ScopeParams) {
+  const inCollections = build
+    .selectFrom('document_collections as dc')
+    .select(kysql.lit(1).as('one'))
+    .where('dc.document_id', '=', kysql.ref<string>('d.id'))
+    .where('dc.tenant_id', '=', p.tenantId)
+    .where(kysql<boolean>`${kysql.ref('dc.collection_id')} = any(${p.collectionIds}::uuid[])`);
+  return kysql<boolean>`${kysql.ref('d.tenant_id')} = ${p.tenantId} and ${kysql.ref('d.status')} = 'ready' and (${p.category}::text is null or ${kysql.ref('d.category')} = ${p.category})
+  and exists (${inCollections})`;
+}
+
+const SCOPE_MODEL = statement<ScopeParams>()('liya_knowledge_scope_model', (p) =>
+  build
+    .selectFrom('documents as d')
+    .select(['d.embedding_model', kysql<string>`sum(${kysql.ref('d.chunk_count')})::text`.as('chunks'), kysql<number>`count(*)::int`.as('documents')])
+    .where(documentInScope(p))
+    .where('d.embedding_model', 'is not', null)
+    .groupBy('d.embedding_model')
+    .orderBy(kysql`count(*)`, 'desc')
+    .orderBy('d.embedding_model')
+    .limit(1),
+).as<{ embedding_model: string; chunks: string; documents: number }>();
+
 /** The embedding model of most of the ready documents in scope (undefined: none was embedded), with their chunk and document counts. */
 export async function selectScopeEmbeddingModel(sql: SqlPool, scope: RetrievalScope): Promise<{ embedding_model: string; chunks: string; documents: number } | undefined> {
-  // Raw: the scope rule (DOCUMENT_IN_SCOPE), a named prepared statement on the hot path.
-  const [row] = await sql.query<{ embedding_model: string; chunks: string; documents: number }>(
-    `select d.embedding_model, sum(d.chunk_count)::text as chunks, count(*)::int as documents from documents d
-      where ${DOCUMENT_IN_SCOPE} and d.embedding_model is not null
-      group by d.embedding_model order by count(*) desc, d.embedding_model limit 1`,
-    [scope.tenantId, scope.collectionIds, scope.category],
-    'liya_knowledge_scope_model',
-  );
+  const [row] = await SCOPE_MODEL.run(sql, scopeParams(scope));
   return row;
 }
 
 /** The ids of the `limit` chunks in scope embedded by `model` nearest `vectorLiteral` (cosine distance, pgvector). */
 export async function selectNearestChunkIds(sql: SqlPool, scope: RetrievalScope, model: string, vectorLiteral: string, dimensions: number, limit: number): Promise<string[]> {
-  // Every embedded chunk in scope, ranked inside PostgreSQL (cosine distance). Raw: pgvector's `<=>`
-  // and vector_dims, a named prepared statement on the hot path.
+  // Every embedded chunk in scope, ranked inside PostgreSQL (cosine distance).
+  // Raw(pgvector): pgvector's `<=>` and vector_dims, a named prepared statement on the hot path.
   const rows = await sql.query<{ id: string }>(
     `select ch.id::text as id from document_chunks ch join documents d on d.id = ch.document_id
         where ${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding_vector is not null and vector_dims(ch.embedding_vector) = $6
@@ -162,11 +191,12 @@ export async function selectNearestChunkIds(sql: SqlPool, scope: RetrievalScope,
  * hnsw.max_scan_tuples (20,000 by default). Nearest first, ties by id.
  */
 export async function selectNearestChunkIdsIndexed(sql: SqlPool, scope: RetrievalScope, model: string, vectorLiteral: string, dimensions: number, limit: number): Promise<string[]> {
-  // Raw: pgvector's `<=>` on the vector cast to the index's dimension (a literal, so the partial
-  // index's predicate is proven and one named prepared statement serves each dimension), and its
-  // scan settings, kept by the connection's session (one round trip a query, no transaction).
+  // pgvector's `<=>` on the vector cast to the index's dimension (a literal, so the partial index's
+  // predicate is proven and one named prepared statement serves each dimension), and its scan
+  // settings, kept by the connection's session (one round trip a query, no transaction).
   const d = Math.trunc(dimensions);
   // relaxed_order may hand back a few rows out of order: the outer sort restores it.
+  // Raw(pgvector): the HNSW index's operator, cast and scan settings.
   const rows = await sql.queryWithSettings<{ id: string }>(
     { 'hnsw.ef_search': Math.max(40, Math.trunc(limit)), 'hnsw.iterative_scan': 'relaxed_order' },
     `with nearest as materialized (
@@ -181,35 +211,78 @@ export async function selectNearestChunkIdsIndexed(sql: SqlPool, scope: Retrieva
   return rows.map((r) => r.id);
 }
 
-const modelScope = `${SCOPE_SQL} and d.embedding_model = $4 and ch.embedding is not null`;
+/** SCOPE_SQL for Kysely: chunks `ch` of documents `d` (joined) in scope. */
+function chunksInScope(p: Params<ScopeParams> | ScopeParams) {
+  return build
+    .selectFrom('document_chunks as ch')
+    .innerJoin('documents as d', 'd.id', 'ch.document_id')
+    .where('ch.tenant_id', '=', p.tenantId)
+    .where(documentInScope(p));
+}
+
+/** The chunks in scope embedded by `model` (the text legs' model scope). */
+function modelChunks(scope: RetrievalScope, model: string) {
+  return chunksInScope(scopeParams(scope))
+    .select([kysql<string>`${kysql.ref('ch.id')}::text`.as('id'), 'ch.embedding'])
+    .where('d.embedding_model', '=', model)
+    .where('ch.embedding', 'is not', null);
+}
 
 /** Up to `limit` chunks in scope embedded by `model`, with their Float32 embeddings. */
 export async function selectChunkEmbeddings(sql: SqlPool, scope: RetrievalScope, model: string, limit: number): Promise<{ id: string; embedding: Buffer }[]> {
-  // Raw: shares SCOPE_SQL with the other legs, run through the SqlPool on the hot path.
-  return sql.query<{ id: string; embedding: Buffer }>(
-    `select ch.id::text as id, ch.embedding from document_chunks ch join documents d on d.id = ch.document_id where ${modelScope} limit ${limit}`,
-    [scope.tenantId, scope.collectionIds, scope.category, model],
-  );
+  return (await runBuilt(sql, modelChunks(scope, model).limit(Math.trunc(limit)))) as { id: string; embedding: Buffer }[];
 }
 
 /** Those of the chunks `ids` in scope embedded by `model`, with their Float32 embeddings. */
 export async function selectChunkEmbeddingsByIds(sql: SqlPool, scope: RetrievalScope, model: string, ids: string[]): Promise<{ id: string; embedding: Buffer }[]> {
-  // Raw: shares SCOPE_SQL with the other legs, run through the SqlPool on the hot path.
-  return sql.query<{ id: string; embedding: Buffer }>(
-    `select ch.id::text as id, ch.embedding from document_chunks ch join documents d on d.id = ch.document_id where ${modelScope} and ch.id = any($5::uuid[])`,
-    [scope.tenantId, scope.collectionIds, scope.category, model, ids],
-  );
+  const query = modelChunks(scope, model).where(kysql<boolean>`${kysql.ref('ch.id')} = any(${ids}::uuid[])`);
+  return (await runBuilt(sql, query)) as { id: string; embedding: Buffer }[];
 }
+
+const CHUNK_ROWS = statement<ScopeParams & { ids: string[] }>()('liya_knowledge_chunk_rows', (p) =>
+  chunksInScope(p)
+    .select((eb) => [
+      kysql<string>`${kysql.ref('ch.id')}::text`.as('id'),
+      kysql<string>`${kysql.ref('ch.document_id')}::text`.as('document_id'),
+      'ch.ordinal',
+      'ch.text',
+      'ch.locator',
+      'd.name as document_name',
+      eb
+        .selectFrom('document_collections as dc2')
+        .select(kysql<string[]>`array_agg(${kysql.ref('dc2.collection_id')}::text order by ${kysql.ref('dc2.collection_id')})`.as('ids'))
+        .whereRef('dc2.document_id', '=', 'd.id')
+        .where('dc2.tenant_id', '=', p.tenantId)
+        .as('collection_ids'),
+    ])
+    .where(kysql<boolean>`${kysql.ref('ch.id')} = any(${p.ids}::uuid[])`),
+).as<ChunkRow>();
 
 /** Those of the chunks `ids` that are in scope. */
 export async function selectChunkRows(sql: SqlPool, scope: RetrievalScope, ids: string[]): Promise<ChunkRow[]> {
-  // Raw: shares SCOPE_SQL and CHUNK_COLUMNS with the full-text leg, a named prepared statement on the hot path.
-  return sql.query<ChunkRow>(
-    `select ${CHUNK_COLUMNS} from document_chunks ch join documents d on d.id = ch.document_id where ${SCOPE_SQL} and ch.id = any($4::uuid[])`,
-    [scope.tenantId, scope.collectionIds, scope.category, ids],
-    'liya_knowledge_chunk_rows',
-  );
+  return CHUNK_ROWS.run(sql, { ...scopeParams(scope), ids });
 }
+
+// The collections as json_agg(json_build_object(...)) in a correlated subquery: one round trip.
+const DOMAIN_COLLECTIONS = statement<{ tenantId: string; domainKey: string }>()('liya_knowledge_domain_collections', (p) =>
+  build
+    .selectFrom('tenants as t')
+    .select((eb) => [
+      't.enabled_domains',
+      eb.selectFrom('custom_domains as cd').select('cd.is_active').whereRef('cd.tenant_id', '=', 't.id').where('cd.domain_key', '=', p.domainKey).as('custom_active'),
+      eb
+        .selectFrom('collections as c')
+        .innerJoin('collection_domains as x', 'x.collection_id', 'c.id')
+        .select(
+          kysql<DomainCollectionRow[]>`coalesce(json_agg(json_build_object('id', ${kysql.ref('c.id')}, 'config', ${kysql.ref('c.retrieval_config')}) order by ${kysql.ref('c.created_at')}, ${kysql.ref('c.id')}), '[]'::json)`.as('collections'),
+        )
+        .whereRef('c.tenant_id', '=', 't.id')
+        .whereRef('x.tenant_id', '=', 't.id')
+        .where('x.domain_key', '=', p.domainKey)
+        .as('collections'),
+    ])
+    .where('t.id', '=', p.tenantId),
+).as<{ enabled_domains: string[] | null; custom_active: boolean | null; collections: DomainCollectionRow[] }>();
 
 /**
  * The tenant's enabled built-in domains, whether `domainKey` is an active custom domain of it
@@ -222,16 +295,6 @@ export async function selectDomainCollections(
   tenantId: string,
   domainKey: string,
 ): Promise<{ enabled_domains: string[] | null; custom_active: boolean | null; collections: DomainCollectionRow[] } | undefined> {
-  // Raw: json_agg(json_build_object(...)) in correlated subqueries, a named prepared statement on the hot path.
-  const [row] = await sql.query<{ enabled_domains: string[] | null; custom_active: boolean | null; collections: DomainCollectionRow[] }>(
-    `select t.enabled_domains,
-            (select cd.is_active from custom_domains cd where cd.tenant_id = t.id and cd.domain_key = $2) as custom_active,
-            (select coalesce(json_agg(json_build_object('id', c.id, 'config', c.retrieval_config) order by c.created_at, c.id), '[]'::json)
-               from collections c join collection_domains x on x.collection_id = c.id
-              where c.tenant_id = t.id and x.tenant_id = t.id and x.domain_key = $2) as collections
-       from tenants t where t.id = $1`,
-    [tenantId, domainKey],
-    'liya_knowledge_domain_collections',
-  );
+  const [row] = await DOMAIN_COLLECTIONS.run(sql, { tenantId, domainKey });
   return row;
 }

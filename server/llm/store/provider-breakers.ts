@@ -1,8 +1,10 @@
 // provider_breakers: the open breakers every process shares. A row is an open breaker (a closed one
 // is deleted); every change is announced on the `liya_provider_breakers` channel in the same
 // statement, so a listener never reads a change before it is committed.
+import { sql as kysql } from 'kysely';
 import pg from 'pg';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt, statement } from '../../../db/statements.js';
 
 export const BREAKER_CHANNEL = 'liya_provider_breakers';
 
@@ -14,39 +16,59 @@ export interface BreakerRow {
   open_until: number;
 }
 
+/** The announcement of `payload` on the breakers' channel, committed with the statement. */
+const announce = (payload: string) => build.fn<void>('pg_notify', [kysql.lit(BREAKER_CHANNEL), kysql.val(payload)]);
+
+const OPEN = statement<{ key: string; provider: string; credential: string; openUntil: number; payload: string }>()('provider_breaker_open', (p) =>
+  build
+    .with('opened', (db) =>
+      db
+        .insertInto('provider_breakers')
+        .values({
+          key: p.key,
+          provider: p.provider,
+          credential: p.credential,
+          open_until: kysql<Date>`to_timestamp(${p.openUntil}::double precision / 1000)`,
+          updated_at: kysql<Date>`now()`,
+        })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ open_until: (eb) => eb.ref('excluded.open_until'), updated_at: kysql<Date>`now()` })),
+    )
+    .selectNoFrom(announce(p.payload).as('pg_notify')),
+);
+
+// A data-modifying WITH runs whether or not the select reads it: the announcement goes either way.
+const CLOSE = statement<{ key: string; payload: string }>()('provider_breaker_close', (p) =>
+  build
+    .with('closed', (db) => db.deleteFrom('provider_breakers').where('key', '=', p.key))
+    .selectNoFrom(announce(p.payload).as('pg_notify')),
+);
+
+const SELECT_OPEN = statement<Record<string, never>>()('provider_breakers_open', () =>
+  build
+    .selectFrom('provider_breakers')
+    .select(['key', 'provider', 'credential', kysql<number>`(extract(epoch from open_until) * 1000)::float8`.as('open_until')])
+    .where('open_until', '>', kysql<Date>`now() - interval '1 hour'`)
+    .orderBy('key'),
+).as<BreakerRow>();
+
 /** Records the breaker `key` open until `openUntil` (epoch ms) and announces `payload`. */
 export async function upsertOpenBreaker(sql: SqlPool, row: BreakerRow, payload: string): Promise<void> {
-  await sql.query(
-    `with opened as (
-       insert into provider_breakers (key, provider, credential, open_until, updated_at)
-       values ($1, $2, $3, to_timestamp($4::double precision / 1000), now())
-       on conflict (key) do update set open_until = excluded.open_until, updated_at = now()
-       )
-     select pg_notify('${BREAKER_CHANNEL}', $5)`,
-    [row.key, row.provider, row.credential, row.open_until, payload],
-    'provider_breaker_open',
-  );
+  await OPEN.run(sql, { key: row.key, provider: row.provider, credential: row.credential, openUntil: row.open_until, payload });
 }
 
 /** Forgets the breaker `key` (closed) and announces `payload`. */
 export async function deleteBreaker(sql: SqlPool, key: string, payload: string): Promise<void> {
-  // A data-modifying WITH runs whether or not the select reads it: the announcement goes either way.
-  await sql.query(`with closed as (delete from provider_breakers where key = $1) select pg_notify('${BREAKER_CHANNEL}', $2)`, [key, payload], 'provider_breaker_close');
+  await CLOSE.run(sql, { key, payload });
 }
 
 /** Breakers still open (or past their end by under an hour: a probe may not have gone yet). */
 export async function selectOpenBreakers(sql: SqlPool): Promise<BreakerRow[]> {
-  return sql.query<BreakerRow>(
-    `select key, provider, credential, (extract(epoch from open_until) * 1000)::float8 as open_until
-       from provider_breakers where open_until > now() - interval '1 hour' order by key`,
-    [],
-    'provider_breakers_open',
-  );
+  return SELECT_OPEN.run(sql, {});
 }
 
 /** Rows of breakers that ended over a day ago and were never closed (their process went away). */
 export async function deleteStaleBreakers(sql: SqlPool): Promise<number> {
-  const rows = await sql.query<{ key: string }>(`delete from provider_breakers where open_until < now() - interval '1 day' returning key`);
+  const rows = await runBuilt(sql, build.deleteFrom('provider_breakers').where('open_until', '<', kysql<Date>`now() - interval '1 day'`).returning('key'));
   return rows.length;
 }
 
@@ -72,6 +94,7 @@ export async function listenForBreakers(url: string, onPayload: (payload: string
   });
   try {
     await client.connect();
+    // Raw(other): LISTEN is a session command no builder writes.
     await client.query(`listen ${BREAKER_CHANNEL}`);
   } catch (err) {
     lost = true;

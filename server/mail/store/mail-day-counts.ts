@@ -5,8 +5,8 @@ import type { EntityManager } from '../../../db/orm.js';
 
 // One statement checks and raises the count: the first mail of a day inserts the row (when it fits
 // at all), later ones raise it only while it stays within the limit. Concurrent callers queue on
-// the row's lock, so the quota is exact however many runs send at once. Raw: an insert … select
-// guarded by a where without a from, and an on-conflict update with its own where; kept as written.
+// the row's lock, so the quota is exact however many runs send at once.
+// Raw(other): an insert … select guarded by a where without a from, and an on-conflict update with its own where.
 const RESERVE_SQL = `insert into mail_day_counts as c (tenant_id, day, mails) select ?, ?::date, ? where ? <= ?
   on conflict (tenant_id, day) do update set mails = c.mails + excluded.mails where c.mails + excluded.mails <= ?
   returning c.mails`;

@@ -12,9 +12,11 @@
 //   workflow or agent), so a batch reads the rows it deletes, not the tenant's whole history;
 // - usage_events are deleted partition by partition, only in the months a cutoff reaches (the
 //   months every tenant is done with are dropped whole, server/maintenance/partitions.ts).
-// Raw SQL: statements are built from this module's fragments; values travel as parameters.
+// Raw SQL (catalog): the batches are built per history table and partition from this module's
+// fragments (ctid batches, partition names), which no typed query describes; values travel as
+// parameters.
 import type { SqlPool } from '../../../db/sql-pool.js';
-import { isLockTimeout, listMonthPartitions } from './partitions.js';
+import { isLockTimeout, listMonthPartitions, setLocalLockTimeout } from './partitions.js';
 
 /** How batches run: sizes, the lock wait, the pause between batches and the run's deadline. */
 export interface BatchControl {
@@ -48,7 +50,8 @@ type Predicate = (alias: string) => string;
 async function deleteOnce(sql: SqlPool, ctl: BatchControl, text: string, params: unknown[]): Promise<number | null> {
   try {
     return await sql.transaction(async (query) => {
-      await query(`set local lock_timeout = '${Math.round(ctl.lockTimeoutMs)}ms'`);
+      await setLocalLockTimeout(query, ctl.lockTimeoutMs);
+      // Raw(catalog): the count of a retention batch's delete, whichever table it is.
       const [row] = await query<{ n: number }>(`with d as (${text} returning 1) select count(*)::int as n from d`, params);
       return row.n;
     });
@@ -66,6 +69,7 @@ async function deleteOnce(sql: SqlPool, ctl: BatchControl, text: string, params:
  * within one table only).
  */
 async function deleteRowsInBatches(sql: SqlPool, ctl: BatchControl, table: string, where: Predicate, params: unknown[], countAs = table): Promise<BatchOutcome> {
+  // Raw(catalog): a batch by ctid of a history table or partition.
   const text = `delete from ${table} t where t.ctid = any (array(select x.ctid from ${table} x where ${where('x')} limit ${ctl.rows})) and ${where('t')}`;
   for (;;) {
     const n = await deleteOnce(sql, ctl, text, params);
@@ -79,6 +83,7 @@ async function deleteRowsInBatches(sql: SqlPool, ctl: BatchControl, table: strin
 
 /** Deletes every row of `table` matching `where` in one statement: for children of a bounded set of parents. */
 async function deleteAllRows(sql: SqlPool, ctl: BatchControl, table: string, where: Predicate, params: unknown[]): Promise<BatchOutcome> {
+  // Raw(catalog): a history table's rows of parents already chosen.
   const n = await deleteOnce(sql, ctl, `delete from ${table} t where ${where('t')}`, params);
   if (n === null) return 'deferred';
   ctl.count(table, n);
@@ -105,6 +110,7 @@ interface ParentTable {
 async function deleteParentsInBatches(sql: SqlPool, ctl: BatchControl, spec: ParentTable, window: ExpiryWindow): Promise<BatchOutcome> {
   const limit = Math.min(spec.batch, ctl.rows);
   const params = spec.params(window);
+  // Raw(catalog): the batch of a history table's parents.
   const deleteParents = `delete from ${spec.table} t where ${spec.expired(`$${params.length + 1}::uuid[]`)}`;
   for (;;) {
     const ids = (await sql.query<{ id: string }>(spec.select(limit), params)).map((r) => r.id);
@@ -160,6 +166,7 @@ export function deleteExpiredSessions(sql: SqlPool, ctl: BatchControl, w: Expiry
     table: 'sessions',
     // An intent session holds two messages a turn, a few dozen at most in practice.
     batch: 200,
+    // Raw(catalog): a retention batch's candidates.
     select: (limit) => `select t.id from sessions t where ${sessionExpired('t')} limit ${limit}`,
     expired: (ids) => `t.id = any (${ids}) and ${sessionExpired('t')}`,
     children: [{ table: 'session_messages', where: (t) => `${t}.session_id = any ($1::uuid[])`, whole: true }],
@@ -178,6 +185,7 @@ export function deleteExpiredWorkflowRuns(sql: SqlPool, ctl: BatchControl, w: Ex
     table: 'workflow_runs',
     batch: 200,
     // Workflow by workflow, each through its own index range.
+    // Raw(catalog): a retention batch's candidates.
     select: (limit) => `select due.id from workflows wf cross join lateral (
         select r.id from workflow_runs r where r.tenant_id = wf.tenant_id and r.workflow_id = wf.id and ${FINISHED_WORKFLOW_RUN('r')} limit ${limit}) due
       where ${tenants('wf')} limit ${limit}`,
@@ -199,6 +207,7 @@ export function deleteExpiredEvalRuns(sql: SqlPool, ctl: BatchControl, w: Expiry
     table: 'eval_runs',
     // A run may hold thousands of cases.
     batch: 20,
+    // Raw(catalog): a retention batch's candidates.
     select: (limit) => `select t.id from eval_runs t where ${evalRunExpired('t')} limit ${limit}`,
     expired: (ids) => `t.id = any (${ids}) and ${evalRunExpired('t')}`,
     children: [
@@ -220,6 +229,7 @@ export function deleteExpiredAgentSessions(sql: SqlPool, ctl: BatchControl, w: E
     table: 'agent_sessions',
     batch: 200,
     // Agent by agent, each through its (tenant_id, agent_id, last_activity_at) index range.
+    // Raw(catalog): a retention batch's candidates.
     select: (limit) => `select idle.id from agents a cross join lateral (
         select s.id from agent_sessions s where s.tenant_id = a.tenant_id and s.agent_id = a.id and ${due('s', 'a')} limit ${limit}) idle
       where ${tenants('a')} limit ${limit}`,
@@ -243,6 +253,7 @@ const RETENTION_LOCK_KEY = 7_311_402_120;
  */
 export async function withRetentionLock<T>(sql: SqlPool, work: () => Promise<T>): Promise<T | null> {
   return sql.session(async (query) => {
+    // Raw(advisory-lock): a session lock, released when the connection ends.
     const [row] = await query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [RETENTION_LOCK_KEY]);
     if (!row.locked) return null;
     // Ending the session releases the lock, whatever happens to the work.

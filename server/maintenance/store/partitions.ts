@@ -17,7 +17,9 @@
 //   DEFAULT partition exists, and a plain DETACH takes ACCESS EXCLUSIVE on the parent as DROP does,
 //   plus a lock on the referenced table (to turn the inherited foreign key into a table's own): DROP
 //   of the partition takes fewer locks, for a moment.
+import { sql as kysql } from 'kysely';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt, type SqlRunner } from '../../../db/statements.js';
 
 export const PARTITIONED_TABLES = ['usage_events', 'session_messages'] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
@@ -40,6 +42,7 @@ export function monthPartition(table: PartitionedTable, month: Date): MonthParti
 
 /** The month partitions `table` has now (the DEFAULT partition aside), oldest first. */
 export async function listMonthPartitions(sql: SqlPool, table: PartitionedTable): Promise<MonthPartition[]> {
+  // Raw(catalog): pg_inherits and pg_class.
   const rows = await sql.query<{ name: string }>(
     `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = $1::regclass`,
     [table],
@@ -55,6 +58,11 @@ export async function listMonthPartitions(sql: SqlPool, table: PartitionedTable)
 /** SQLSTATE lock_not_available: a lock_timeout ran out. */
 export const isLockTimeout = (err: unknown) => (err as { code?: string } | null)?.code === '55P03';
 
+/** `SET LOCAL lock_timeout` for the rest of the transaction `query` runs in (set_config, is_local). */
+export async function setLocalLockTimeout(query: SqlRunner, ms: number): Promise<void> {
+  await runBuilt(query, build.selectNoFrom((eb) => eb.fn('set_config', [kysql.lit('lock_timeout'), eb.val(`${Math.round(ms)}ms`), kysql.lit(true)]).as('lock_timeout')));
+}
+
 const literal = (d: Date) => `'${d.toISOString()}'`;
 
 /**
@@ -65,12 +73,15 @@ const literal = (d: Date) => `'${d.toISOString()}'`;
 export async function attachMonthPartition(sql: SqlPool, table: PartitionedTable, partition: MonthPartition, lockTimeoutMs: number): Promise<boolean> {
   try {
     await sql.transaction(async (query) => {
-      await query(`set local lock_timeout = '${Math.round(lockTimeoutMs)}ms'`);
+      await setLocalLockTimeout(query, lockTimeoutMs);
+      // Raw(catalog): DDL.
       await query(`create table "${partition.name}" (like "${table}" including defaults including constraints)`);
+      // Raw(catalog): the month's rows, from the default partition into its own.
       await query(
         `with moved as (delete from "${table}_default" where created_at >= ${literal(partition.from)} and created_at < ${literal(partition.to)} returning *)
          insert into "${partition.name}" select * from moved`,
       );
+      // Raw(catalog): DDL.
       await query(`alter table "${table}" attach partition "${partition.name}" for values from (${literal(partition.from)}) to (${literal(partition.to)})`);
     });
     return true;
@@ -84,7 +95,8 @@ export async function attachMonthPartition(sql: SqlPool, table: PartitionedTable
 export async function dropMonthPartition(sql: SqlPool, partition: MonthPartition, lockTimeoutMs: number): Promise<boolean> {
   try {
     await sql.transaction(async (query) => {
-      await query(`set local lock_timeout = '${Math.round(lockTimeoutMs)}ms'`);
+      await setLocalLockTimeout(query, lockTimeoutMs);
+      // Raw(catalog): DDL.
       await query(`drop table "${partition.name}"`);
     });
     return true;

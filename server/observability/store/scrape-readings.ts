@@ -18,7 +18,7 @@ export interface JobQueueRow {
  * registered has a row (zeros when it has no job), so the series exist before the first job.
  */
 export async function selectJobQueueDepth(em: EntityManager): Promise<JobQueueRow[]> {
-  // Raw: graphile_worker's own tables, which no entity maps. A running job has already used its
+  // Raw(graphile-worker): graphile_worker's own tables, which no entity maps. A running job has already used its
   // last attempt, so "failed" is out of attempts and unlocked.
   return em.execute<JobQueueRow[]>(
     `select t.identifier as task,

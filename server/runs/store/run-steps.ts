@@ -3,6 +3,7 @@
 // own run statements (server/workflows/store, server/evals/store). Erasing one end user reads the
 // runs their runs started from the steps' outputs and deletes those runs' steps (in its transaction).
 import { sql } from 'kysely';
+import { build, runBuilt } from '../../../db/statements.js';
 import { anyId } from '../../../db/id-list.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
@@ -11,7 +12,7 @@ import { monthKey } from '../../common/schemas.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 
 // Asynchronous commit, like the run rows: see server/agents/agent-run-record.ts.
-// Raw: a hot statement on the SqlPool (a named prepared statement) that writes the step, its usage
+// Raw(other): a hot statement on the SqlPool (a named prepared statement) that writes the step, its usage
 // events and the monthly counter in one round trip.
 const STEP_SQL = `
 with async_commit as (select set_config('synchronous_commit', 'off', true)),
@@ -91,12 +92,20 @@ export interface RunStepRow {
 
 /** A run's steps in order (the tenant is part of the lookup: another tenant's run has none). */
 export async function selectRunSteps(sql: SqlPool, tenantId: string, runKind: string, runId: string): Promise<RunStepRow[]> {
-  // Raw: the trace read runs on the SqlPool (values sent as parameters, no ORM formatting).
-  return sql.query<RunStepRow>(
-    `select index, step_id, type, name, status, input, output, prompt_tokens, completion_tokens, cost_usd::text as cost_usd, latency_ms, error, started_at, completed_at
-       from run_steps where tenant_id = $1 and run_kind = $2 and run_id = $3 order by index`,
-    [tenantId, runKind, runId],
-  );
+  return (await runBuilt(sql, runStepsOf(tenantId, runKind, runId))) as RunStepRow[];
+}
+
+function runStepsOf(tenantId: string, runKind: string, runId: string) {
+  return build
+    .selectFrom('run_steps')
+    .select([
+      'index', 'step_id', 'type', 'name', 'status', 'input', 'output', 'prompt_tokens', 'completion_tokens', sql<string>`cost_usd::text`.as('cost_usd'), 'latency_ms',
+      'error', 'started_at', 'completed_at',
+    ])
+    .where('tenant_id', '=', tenantId)
+    .where('run_kind', '=', runKind)
+    .where('run_id', '=', runId)
+    .orderBy('index');
 }
 
 /**
@@ -105,7 +114,7 @@ export async function selectRunSteps(sql: SqlPool, tenantId: string, runKind: st
  */
 export async function listStepOutputRefs(em: EntityManager, tenantId: string, runKind: string, runIds: string[]): Promise<string[]> {
   if (!runIds.length) return [];
-  // Raw: a lateral over two JSON fields of each step, kept to well-formed uuids.
+  // Raw(other): a lateral over two JSON fields of each step, kept to well-formed uuids.
   const { rows } = await sql<{ ref: string }>`
     select distinct r.ref from run_steps s
       cross join lateral (values (s.output ->> 'run_id'), (s.output ->> 'session_id')) as r(ref)

@@ -1,25 +1,27 @@
 // The worker_heartbeats table: the rows of API and worker processes (`process:` ids), of the job
 // runners (worker/runner.ts), and their pruning; this module alone writes it.
+import { sql as kysql, type Compilable } from 'kysely';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt, statement } from '../../../db/statements.js';
 import type { Pool } from 'pg';
+
+const UPSERT_PROCESS = statement<{ processId: string }>()('liya_process_heartbeat', (p) =>
+  build
+    .insertInto('worker_heartbeats')
+    .values({ worker_id: p.processId, started_at: kysql<Date>`now()`, last_seen_at: kysql<Date>`now()` })
+    .onConflict((oc) => oc.column('worker_id').doUpdateSet({ last_seen_at: kysql<Date>`now()` })),
+);
 
 /** Creates the process's row or marks it seen now. */
 export async function upsertProcessHeartbeat(sql: SqlPool, processId: string): Promise<void> {
-  // Raw: a hot statement on the SqlPool, run as a named prepared statement.
-  await sql.query(
-    `insert into worker_heartbeats (worker_id, started_at, last_seen_at) values ($1, now(), now())
-       on conflict (worker_id) do update set last_seen_at = now()`,
-    [processId],
-    'liya_process_heartbeat',
-  );
+  await UPSERT_PROCESS.run(sql, { processId });
 }
 
 /** Removes the process's row. */
 export async function deleteProcessHeartbeat(sql: SqlPool, processId: string): Promise<void> {
-  // Raw: the SqlPool (the process's own connection pool, as the heartbeat uses) has no query builder.
-  await sql.query('delete from worker_heartbeats where worker_id = $1', [processId]);
+  await runBuilt(sql, build.deleteFrom('worker_heartbeats').where('worker_id', '=', processId));
 }
 
 /** Deletes heartbeats not seen since `before`; returns how many. */
@@ -33,23 +35,31 @@ type RunnerPool = Pick<Pool, 'query'>;
 
 /** Creates the job runners' rows or marks them seen now. */
 export async function upsertRunnerHeartbeats(pool: RunnerPool, runnerIds: string[]): Promise<void> {
-  // Raw: the runner's own pg.Pool has no query builder.
-  await pool.query(
-    `insert into worker_heartbeats (worker_id, started_at, last_seen_at) select unnest($1::text[]), now(), now()
-       on conflict (worker_id) do update set last_seen_at = now()`,
-    [runnerIds],
-  );
+  await runOnPool(pool, upsertRunnersOf(runnerIds));
 }
 
 /** Removes the job runners' rows. */
 export async function deleteRunnerHeartbeats(pool: RunnerPool, runnerIds: string[]): Promise<void> {
-  // Raw: the runner's own pg.Pool has no query builder.
-  await pool.query('delete from worker_heartbeats where worker_id = any($1::text[])', [runnerIds]);
+  await runOnPool(pool, build.deleteFrom('worker_heartbeats').where(kysql<boolean>`${kysql.ref('worker_id')} = any(${runnerIds}::text[])`));
+}
+
+/** Runs a built statement on the runner's own pool (unnamed, as graphile-worker's pool runs it). */
+async function runOnPool(pool: RunnerPool, query: Compilable<unknown>): Promise<void> {
+  const compiled = query.compile();
+  await pool.query(compiled.sql, [...compiled.parameters]);
+}
+
+function upsertRunnersOf(runnerIds: string[]) {
+  return build
+    .insertInto('worker_heartbeats')
+    .columns(['worker_id', 'started_at', 'last_seen_at'])
+    .expression(build.selectNoFrom([kysql<string>`unnest(${runnerIds}::text[])`.as('worker_id'), kysql<Date>`now()`.as('started_at'), kysql<Date>`now()`.as('last_seen_at')]))
+    .onConflict((oc) => oc.column('worker_id').doUpdateSet({ last_seen_at: kysql<Date>`now()` }));
 }
 
 /** The lock owners of graphile-worker jobs whose heartbeat is older than `staleSeconds` (or absent). */
 export async function selectDeadLockOwners(pool: RunnerPool, staleSeconds: number): Promise<string[]> {
-  // Raw: graphile_worker's own table, which no entity maps.
+  // Raw(graphile-worker): graphile_worker's own table, which no entity maps.
   const { rows } = await pool.query<{ locked_by: string }>(
     `select distinct j.locked_by from graphile_worker._private_jobs j
       where j.locked_by is not null

@@ -4,6 +4,7 @@ import { countCapped, newestFirstPage } from '../../../db/keyset.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt } from '../../../db/statements.js';
 import type { PageRequest } from '../../common/pagination.js';
 
 export interface NewPlatformAuditEntry {
@@ -17,12 +18,22 @@ export interface NewPlatformAuditEntry {
 
 /**
  * Writes an entry at once, on its own (a deletion's entries must stay whatever happens to the work
- * they record). Raw: one insert on the pool, outside any unit of work.
+ * they record): one insert on the pool, outside any unit of work.
  */
 export async function insertPlatformAuditEntry(query: SqlPool['query'], entry: NewPlatformAuditEntry): Promise<string> {
-  const [row] = await query<{ id: string }>(
-    `insert into platform_audit_log (actor_type, actor_name, action, target_type, target_id, details) values ($1, $2, $3, $4, $5, $6::jsonb) returning id`,
-    [entry.actorType, entry.actorName, entry.action, entry.targetType, entry.targetId, JSON.stringify(entry.details)],
+  const [row] = await runBuilt(
+    query,
+    build
+      .insertInto('platform_audit_log')
+      .values({
+        actor_type: entry.actorType,
+        actor_name: entry.actorName,
+        action: entry.action,
+        target_type: entry.targetType,
+        target_id: entry.targetId,
+        details: sql`${JSON.stringify(entry.details)}::jsonb`,
+      })
+      .returning('id'),
   );
   return row.id;
 }

@@ -54,6 +54,7 @@ export function ident(name: string): string {
 
 /** The tables of the current schema (partitions are read through their parent), their columns and primary keys. */
 async function selectTables(query: Query): Promise<TableRow[]> {
+  // Raw(catalog): pg_class, pg_attribute and pg_index.
   return query<TableRow>(
     `select c.relname as name,
             exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped) as has_tenant_id,
@@ -71,6 +72,7 @@ async function selectTables(query: Query): Promise<TableRow[]> {
 
 /** Foreign keys between tables of the current schema (declared on the tables, not the copies on their partitions). */
 async function selectForeignKeys(query: Query): Promise<ForeignKeyRow[]> {
+  // Raw(catalog): pg_constraint and pg_class.
   return query<ForeignKeyRow>(
     `select c.relname as child, p.relname as parent,
             array(select a.attname::text from unnest(con.conkey) with ordinality k(attnum, ord)

@@ -1,9 +1,11 @@
 // Every row of one tenant, in every table the catalog names (tenant-catalog.ts): read for an export,
 // written by an import, deleted for good. The one module that reads and writes tenant rows without
 // knowing their tables: each feature's store still owns its table's ordinary reads and writes.
-// Raw SQL: the statements are built from catalog names, which no typed query can describe; every
-// name passes ident(), and every value is a parameter.
+// The statements built from catalog names stay raw (no typed query can describe them): every name
+// passes ident(), and every value is a parameter. The rest are built with Kysely.
+import { sql } from 'kysely';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt } from '../../../db/statements.js';
 import { AppError } from '../../errors.js';
 import { ENCRYPTED_JSON_STRING, IN_FLIGHT, SECRET_COLUMNS } from '../tenant-archive.js';
 import { ident, primaryKeyOrderSql, readTenantCatalog, tenantRowsSql, type TenantCatalog, type TenantTable } from './tenant-catalog.js';
@@ -18,21 +20,30 @@ const FETCH_ROWS = 100;
 // The encrypted-secret shape as PostgreSQL's regular expression (the same as ENCRYPTED_JSON_STRING).
 const ENCRYPTED_SQL_PATTERN = `'${ENCRYPTED_JSON_STRING.source}'`;
 
+/**
+ * `SET TIME ZONE 'UTC'` for the session (set_config): timestamps are written in UTC whatever the
+ * server's zone, the same rows, the same text.
+ */
+const setUtcSession = (query: Query) =>
+  runBuilt(query, build.selectNoFrom((eb) => eb.fn('set_config', [sql.lit('TimeZone'), sql.lit('UTC'), sql.lit(false)]).as('time_zone')));
+
 /** The last migration this database has applied: the archive's schema version. */
 async function selectSchemaVersion(query: Query): Promise<string> {
+  // Raw(catalog): the migrator's own bookkeeping table, which no entity maps.
   const [row] = await query<{ name: string }>('select name from mikro_orm_migrations order by id desc limit 1');
   return row?.name ?? '';
 }
 
 /** Whether this database applied the migration `name`. */
 export async function hasMigration(query: Query, name: string): Promise<boolean> {
+  // Raw(catalog): the migrator's own bookkeeping table, which no entity maps.
   const [row] = await query<{ applied: boolean }>('select exists (select 1 from mikro_orm_migrations where name = $1) as applied', [name]);
   return row.applied;
 }
 
 /** The tenant's name and state; undefined when there is no such tenant. */
 export async function selectTenantSummary(query: Query, tenantId: string): Promise<{ name: string; is_active: boolean } | undefined> {
-  const [row] = await query<{ name: string; is_active: boolean }>('select name, is_active from tenants where id = $1', [tenantId]);
+  const [row] = await runBuilt(query, build.selectFrom('tenants').select(['name', 'is_active']).where('id', '=', tenantId));
   return row;
 }
 
@@ -61,8 +72,7 @@ export interface SnapshotReader {
  */
 export async function withExportSnapshot<T>(sql: SqlPool, work: (reader: SnapshotReader) => Promise<T>): Promise<T> {
   return sql.session(async (query) => {
-    // Timestamps are written in UTC whatever the server's zone: the same rows, the same text.
-    await query(`set time zone 'UTC'`);
+    await setUtcSession(query);
     await query('begin isolation level repeatable read read only');
     try {
       const catalog = await readTenantCatalog(query);
@@ -90,6 +100,7 @@ async function countSecrets(query: Query, catalog: TenantCatalog, tables: Tenant
     if (!table || !table.columns.includes(secret.column)) continue;
     const column = `t.${ident(secret.column)}`;
     const holds = secret.mode === 'json' ? `${column}::text ~ ${ENCRYPTED_SQL_PATTERN}` : `${column} is not null`;
+    // Raw(catalog): a table and columns the catalog names.
     const [row] = await query<{ n: number }>(`select count(*)::int as n from ${ident(table.name)} t where ${tenantRowsSql(catalog, table, 't', '$1')} and ${holds}`, [tenantId]);
     if (row.n > 0) found.push({ table: secret.table, column: secret.column, rows: row.n });
   }
@@ -98,7 +109,7 @@ async function countSecrets(query: Query, catalog: TenantCatalog, tables: Tenant
 
 async function readRows(query: Query, catalog: TenantCatalog, table: TenantTable, tenantId: string, onBatch: (rows: string[]) => Promise<void>): Promise<number> {
   // A cursor: the database sends the rows as they are fetched, so a table of any size streams in
-  // bounded memory, in one scan.
+  // bounded memory, in one scan. Raw: a table the catalog names.
   await query(
     `declare tenant_rows no scroll cursor for
        select ${exportedRowSql(table, 't')}::text as row from ${ident(table.name)} t
@@ -136,7 +147,7 @@ export interface ImportWriter {
  */
 export async function withImportTransaction<T>(sql: SqlPool, work: (writer: ImportWriter) => Promise<T>): Promise<T> {
   return sql.session(async (query) => {
-    await query(`set time zone 'UTC'`);
+    await setUtcSession(query);
     await query('begin');
     try {
       const catalog = await readTenantCatalog(query);
@@ -145,6 +156,7 @@ export async function withImportTransaction<T>(sql: SqlPool, work: (writer: Impo
         query,
         insertRows: (table, columns, rowsJson, tenantId) => insertRows(query, catalog, table, columns, rowsJson, tenantId),
         clearRows: async (table, tenantId) => {
+          // Raw(catalog): a table the catalog names.
           await query(`delete from ${ident(table.name)} t where ${tenantRowsSql(catalog, table, 't', '$1')}`, [tenantId]);
         },
       });
@@ -163,6 +175,7 @@ async function insertRows(query: Query, catalog: TenantCatalog, table: TenantTab
   // numerics, arrays, bytea and text search vectors come back exactly as they were written. Rows
   // that are not the tenant's (another tenant_id, a parent of another tenant) are not inserted:
   // the count says so.
+  // Raw(catalog): a table and columns the catalog names.
   const [row] = await query<{ n: number }>(
     `with inserted as (
        insert into ${ident(table.name)} (${list})
@@ -182,6 +195,7 @@ async function insertRows(query: Query, catalog: TenantCatalog, table: TenantTab
  */
 export async function withTenantLock<T>(sql: SqlPool, tenantId: string, work: (query: Query) => Promise<T>): Promise<T> {
   return sql.session(async (query) => {
+    // Raw(advisory-lock): a session lock, released when the connection ends.
     const [lock] = await query<{ locked: boolean }>(`select pg_try_advisory_lock(hashtext('liya-tenant-delete'), hashtext($1)) as locked`, [tenantId]);
     if (!lock.locked) throw new AppError('CONFLICT', `A deletion of tenant ${tenantId} is under way`, { retryable: true });
     // The lock ends with the session's connection.
@@ -193,7 +207,14 @@ export async function withTenantLock<T>(sql: SqlPool, tenantId: string, work: (q
 export async function countInFlight(query: Query, tenantId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const { table, statuses } of IN_FLIGHT) {
-    const [row] = await query<{ n: number }>(`select count(*)::int as n from ${ident(table)} where tenant_id = $1 and status = any($2::text[])`, [tenantId, statuses]);
+    const [row] = await runBuilt(
+      query,
+      build
+        .selectFrom(table)
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where(sql<boolean>`${sql.ref('status')} = any(${[...statuses]}::text[])`),
+    );
     counts[table] = row.n;
   }
   return counts;
@@ -202,13 +223,20 @@ export async function countInFlight(query: Query, tenantId: string): Promise<Rec
 /** Marks the tenant's work in flight cancelled: a process executing it stops at its next check instead of writing on. */
 export async function cancelInFlight(query: Query, tenantId: string): Promise<void> {
   for (const { table, statuses } of IN_FLIGHT) {
-    await query(`update ${ident(table)} set status = 'cancelled' where tenant_id = $1 and status = any($2::text[])`, [tenantId, statuses]);
+    await runBuilt(
+      query,
+      build
+        .updateTable(table)
+        .set({ status: sql.lit('cancelled') })
+        .where('tenant_id', '=', tenantId)
+        .where(sql<boolean>`${sql.ref('status')} = any(${[...statuses]}::text[])`),
+    );
   }
 }
 
 /** Deactivates the tenant: its keys answer 403 ACCOUNT_INACTIVE and its users cannot sign in while its rows go. */
 export async function deactivateTenantRow(query: Query, tenantId: string): Promise<void> {
-  await query('update tenants set is_active = false, updated_at = now() where id = $1', [tenantId]);
+  await runBuilt(query, build.updateTable('tenants').set({ is_active: sql.lit(false), updated_at: sql`now()` }).where('id', '=', tenantId));
 }
 
 /**
@@ -218,6 +246,7 @@ export async function deactivateTenantRow(query: Query, tenantId: string): Promi
 export async function deleteRowBatch(query: Query, catalog: TenantCatalog, table: TenantTable, tenantId: string, limit: number): Promise<number> {
   const key = table.primaryKey.length ? `(${table.primaryKey.map(ident).join(', ')})` : 'ctid';
   const keyOf = table.primaryKey.length ? table.primaryKey.map((c) => `x.${ident(c)}`).join(', ') : 'x.ctid';
+  // Raw(catalog): a table and primary key the catalog names.
   const [row] = await query<{ n: number }>(
     `with gone as (
        delete from ${ident(table.name)} where ${key} in (select ${keyOf} from ${ident(table.name)} x where ${tenantRowsSql(catalog, table, 'x', '$1')} limit ${Math.trunc(limit)})
@@ -230,16 +259,24 @@ export async function deleteRowBatch(query: Query, catalog: TenantCatalog, table
 
 /** How many of the tenant's rows `table` holds now. */
 export async function countTenantRows(query: Query, catalog: TenantCatalog, table: TenantTable, tenantId: string): Promise<number> {
+  // Raw(catalog): a table the catalog names.
   const [row] = await query<{ n: number }>(`select count(*)::int as n from ${ident(table.name)} t where ${tenantRowsSql(catalog, table, 't', '$1')}`, [tenantId]);
   return row.n;
 }
 
 /** Deletes the sign-in attempts made with the e-mail addresses of the tenant's users. */
 export async function deleteLoginAttempts(query: Query, tenantId: string): Promise<number> {
-  const [row] = await query<{ n: number }>(
-    `with gone as (delete from login_attempts where lower(email) in (select lower(email) from users where tenant_id = $1) returning 1)
-     select count(*)::int as n from gone`,
-    [tenantId],
+  const [row] = await runBuilt(
+    query,
+    build
+      .with('gone', (db) =>
+        db
+          .deleteFrom('login_attempts')
+          .where(sql`lower(email)`, 'in', db.selectFrom('users').select(sql<string>`lower(email)`.as('email')).where('tenant_id', '=', tenantId))
+          .returning(sql.lit(1).as('one')),
+      )
+      .selectFrom('gone')
+      .select(sql<number>`count(*)::int`.as('n')),
   );
   return row.n;
 }

@@ -38,6 +38,7 @@ const JOBS_FROM = `graphile_worker._private_jobs j join graphile_worker._private
  * whatever the enqueuer wrote.
  */
 export async function selectArchivedJobs(query: Query, tenantId: string): Promise<string[]> {
+  // Raw(graphile-worker): its private jobs, tasks and queues tables.
   const rows = await query<{ job: string }>(
     `select json_build_object('task', tk.identifier, 'payload', j.payload::jsonb, 'run_at', j.run_at, 'job_key', j.key,
                               'max_attempts', j.max_attempts, 'priority', j.priority, 'queue_name', q.queue_name)::text as job
@@ -62,6 +63,7 @@ export interface ArchivedJob {
 
 /** Queues an archived job again (its key, if any, replaces a pending job of the same key). */
 export async function addArchivedJob(query: Query, job: ArchivedJob): Promise<void> {
+  // Raw(graphile-worker): its add_job function, with named arguments.
   await query(
     `select graphile_worker.add_job($1, $2::json, queue_name => $3, run_at => $4::timestamptz, max_attempts => $5::int, job_key => $6, priority => $7::int)`,
     [job.task, JSON.stringify(job.payload), job.queue_name, job.run_at, job.max_attempts, job.job_key, job.priority],
@@ -73,6 +75,7 @@ export async function jobRowBelongsTo(query: Query, tenantId: string, task: stri
   const link = TENANT_JOB_LINKS[task];
   const id = link ? payload[link.field] : undefined;
   if (!link || typeof id !== 'string') return false;
+  // Raw(graphile-worker): the row a queued job names, in the table its task's link declares.
   const [row] = await query<{ ok: boolean }>(
     `select exists (select 1 from ${ident(link.table)} x where x.id::text = $1 and x.tenant_id = $2) as ok`,
     [id, tenantId],
@@ -86,6 +89,7 @@ export async function jobRowBelongsTo(query: Query, tenantId: string, task: stri
  */
 export async function selectLinkedJobIds(query: Query, tenantId: string): Promise<string[]> {
   if (!ALL_LINKS.length) return [];
+  // Raw(graphile-worker): its private jobs and tasks tables.
   const rows = await query<{ id: string }>(`select j.id::text as id from ${JOBS_FROM} where ${tenantJobsSql('$1', ALL_LINKS, false)}`, [tenantId]);
   return rows.map((r) => r.id);
 }
@@ -95,6 +99,7 @@ export async function selectLinkedJobIds(query: Query, tenantId: string): Promis
  * own complete_jobs; answers how many went and how many a worker still holds.
  */
 export async function removeTenantJobs(query: Query, tenantId: string, ids: string[]): Promise<{ removed: number; held: number }> {
+  // Raw(graphile-worker): its private tables and its complete_jobs function.
   const [row] = await query<{ removed: number; held: number }>(
     `with mine as (
        select j.id, j.locked_at from ${JOBS_FROM}

@@ -4,9 +4,8 @@ import { Tenant, type ITenant } from '../../../db/entities/tenant.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, statement } from '../../../db/statements.js';
 import type { GuardrailsConfig } from '../../guardrails/guardrails.types.js';
-
-export type { ITenant as TenantEntity } from '../../../db/entities/tenant.js';
 
 /** The columns of `tenants t` that make a TenantRuntime, for queries that already join the tenant. */
 export const TENANT_RUNTIME_COLUMNS = `t.id as tenant_id, t.enabled_domains, t.disabled_intents, t.default_model, t.model_fallbacks, t.guardrails_config,
@@ -27,14 +26,29 @@ export interface TenantRuntimeRow {
 export const TENANT_SCOPE_COLUMNS = `t.is_active as tenant_is_active, t.plan as tenant_plan, ${TENANT_RUNTIME_COLUMNS}`;
 export type TenantScopeRow = TenantRuntimeRow & { tenant_is_active: boolean; tenant_plan: string };
 
+/** TENANT_RUNTIME_COLUMNS for a Kysely select from `tenants as t`. */
+const TENANT_RUNTIME_SELECTION = [
+  't.id as tenant_id',
+  't.enabled_domains',
+  't.disabled_intents',
+  't.default_model',
+  't.model_fallbacks',
+  't.guardrails_config',
+  't.monthly_request_quota',
+  kysql<string | null>`${kysql.ref('t.monthly_token_quota')}::text`.as('monthly_token_quota'),
+] as const;
+
+// On the run path: one named prepared statement on the SqlPool.
+const SELECT_SCOPE = statement<{ tenantId: string }>()('liya_run_scope', (p) =>
+  build
+    .selectFrom('tenants as t')
+    .select(['t.is_active', 't.plan', ...TENANT_RUNTIME_SELECTION])
+    .where('t.id', '=', p.tenantId),
+).as<TenantRuntimeRow & { is_active: boolean; plan: string }>();
+
 /** The tenant's state and runtime settings; undefined when there is no such tenant. */
 export async function selectTenantScopeRow(sql: SqlPool, tenantId: string): Promise<(TenantRuntimeRow & { is_active: boolean; plan: string }) | undefined> {
-  // Raw: a hot statement on the SqlPool, run as a named prepared statement.
-  const [row] = await sql.query<TenantRuntimeRow & { is_active: boolean; plan: string }>(
-    `select t.is_active, t.plan, ${TENANT_RUNTIME_COLUMNS} from tenants t where t.id = $1`,
-    [tenantId],
-    'liya_run_scope',
-  );
+  const [row] = await SELECT_SCOPE.run(sql, { tenantId });
   return row;
 }
 
@@ -61,28 +75,35 @@ export interface TenantRow {
   api_key_last_used_at: Date | null;
 }
 
-// Tenants with this month's counters and key facts in one statement.
-// Raw: the bigint and numeric columns are cast to text (and the cost rounded) in SQL so the
-// strings stay exactly as PostgreSQL writes them; with its correlated subqueries a Kysely
-// translation would gain nothing and risk the output.
-const TENANT_SELECT = `
-  select t.id, t.name, t.type, t.plan, t.billing_email, t.is_active, t.enabled_domains, t.disabled_intents, t.default_model, t.model_fallbacks,
-         t.monthly_request_quota, t.monthly_token_quota::text as monthly_token_quota, t.created_at, t.updated_at,
-         c.requests::text as requests, c.tokens::text as tokens, round(c.cost_usd, 6)::text as cost_usd,
-         exists(select 1 from api_keys k where k.tenant_id = t.id and k.revoked_at is null) as has_api_key,
-         (select max(k.last_used_at) from api_keys k where k.tenant_id = t.id) as api_key_last_used_at
-    from tenants t
-    left join usage_counters c on c.tenant_id = t.id and c.month = ?`;
+/**
+ * Tenants with the counters of `month` and key facts, in one statement. The bigint and numeric
+ * columns are cast to text (and the cost rounded) in SQL so the strings stay exactly as PostgreSQL
+ * writes them.
+ */
+function tenantRows(em: EntityManager, month: string) {
+  const text = (column: string) => kysql<string | null>`${kysql.ref(column)}::text`;
+  return kyselyOf(em)
+    .selectFrom('tenants as t')
+    .leftJoin('usage_counters as c', (join) => join.onRef('c.tenant_id', '=', 't.id').on('c.month', '=', month))
+    .select((eb) => [
+      't.id', 't.name', 't.type', 't.plan', 't.billing_email', 't.is_active', 't.enabled_domains', 't.disabled_intents', 't.default_model', 't.model_fallbacks',
+      't.monthly_request_quota', text('t.monthly_token_quota').as('monthly_token_quota'), 't.created_at', 't.updated_at',
+      text('c.requests').as('requests'), text('c.tokens').as('tokens'), kysql<string | null>`round(${kysql.ref('c.cost_usd')}, 6)::text`.as('cost_usd'),
+      eb.exists(eb.selectFrom('api_keys as k').select(kysql.lit(1).as('one')).whereRef('k.tenant_id', '=', 't.id').where('k.revoked_at', 'is', null)).as('has_api_key'),
+      eb.selectFrom('api_keys as k').select((k) => k.fn.max('k.last_used_at').as('last_used_at')).whereRef('k.tenant_id', '=', 't.id').as('api_key_last_used_at'),
+    ]);
+}
 
 /** The tenant with the counters of `month` (YYYY-MM); undefined when there is none. */
 export async function selectTenantRow(em: EntityManager, tenantId: string, month: string): Promise<TenantRow | undefined> {
-  const rows = await em.execute<TenantRow[]>(`${TENANT_SELECT} where t.id = ?`, [month, tenantId]);
-  return rows[0];
+  const row = await tenantRows(em, month).where('t.id', '=', tenantId).executeTakeFirst();
+  return row as TenantRow | undefined;
 }
 
 /** One page of tenants, newest first, with the counters of `month`. */
 export async function selectTenantRows(em: EntityManager, month: string, page: { limit: number; offset: number }): Promise<TenantRow[]> {
-  return em.execute<TenantRow[]>(`${TENANT_SELECT} order by t.created_at desc, t.id limit ? offset ?`, [month, page.limit, page.offset]);
+  const rows = await tenantRows(em, month).orderBy('t.created_at', 'desc').orderBy('t.id').limit(page.limit).offset(page.offset).execute();
+  return rows as TenantRow[];
 }
 
 export async function countTenants(em: EntityManager): Promise<number> {
@@ -131,8 +152,14 @@ export async function insertTenant(em: EntityManager, values: NewTenant): Promis
   return tenant;
 }
 
-/** Writes the changes made to loaded tenants (with whatever else the caller queued, such as its audit entry). */
-export async function saveTenantChanges(em: EntityManager): Promise<void> {
+/** The tenant's settable fields. */
+export type TenantChanges = Partial<
+  Pick<ITenant, 'name' | 'type' | 'plan' | 'billingEmail' | 'enabledDomains' | 'disabledIntents' | 'defaultModel' | 'modelFallbacks' | 'monthlyRequestQuota' | 'monthlyTokenQuota' | 'isActive' | 'guardrailsConfig'>
+>;
+
+/** Sets `changes` on the loaded tenant and writes them (with whatever else the caller queued, such as its audit entry). */
+export async function updateTenantFields(em: EntityManager, tenant: ITenant, changes: TenantChanges): Promise<void> {
+  Object.assign(tenant, changes);
   await em.flush();
 }
 

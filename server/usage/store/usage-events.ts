@@ -37,8 +37,9 @@ export interface UsageEventInput {
 /**
  * SQL inserting the usage events given as JSON rows (usageRowsOf) in parameter `jsonParam`, for
  * one-statement run writers; `where` may make the insert depend on another part of the statement.
- * Raw: it is a fragment of other modules' hot single-statement writers (jsonb_to_recordset).
+ * It is a fragment of other modules' hot single-statement writers (jsonb_to_recordset).
  */
+// Raw(other): an insert from jsonb_to_recordset, embedded in other modules' one-statement writers.
 export const insertUsageEventsSql = (jsonParam: string, where = '') => `
   insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens,
                             total_tokens, cost_usd, latency_ms, status, counts_as_request, created_at)
@@ -90,36 +91,40 @@ export async function insertUsageEvents(em: EntityManager, inputs: UsageEventInp
   if (inputs.length === 0) return;
   // One instant for the events and the counters' month, so both land in the same month.
   const now = new Date();
-  const rows: unknown[] = [];
   const counters = new Map<string, { requests: number; tokens: number; cost: number }>();
-  for (const input of inputs) {
+  const events = inputs.map((input) => {
     const prompt = input.promptTokens ?? 0;
     const completion = input.completionTokens ?? 0;
     const counts = input.countsAsRequest !== false;
-    rows.push(
-      input.tenantId, input.environmentId ?? null, input.kind, input.domain ?? null, input.intent ?? null, input.model ?? null,
-      prompt, completion, prompt + completion, (input.costUsd ?? 0).toFixed(6), Math.round(input.latencyMs ?? 0), input.status ?? 'ok', counts, now,
-    );
     const c = counters.get(input.tenantId) ?? { requests: 0, tokens: 0, cost: 0 };
     c.requests += counts ? 1 : 0;
     c.tokens += prompt + completion;
     c.cost += input.costUsd ?? 0;
     counters.set(input.tenantId, c);
-  }
-  // Raw: metering is on the hot path of every run; the statements keep their text and round trips.
-  // Counters first and in tenant order: the lock order in this module's header.
+    return {
+      id: sql<string>`gen_random_uuid()`, tenant_id: input.tenantId, environment_id: input.environmentId ?? null, kind: input.kind, domain: input.domain ?? null,
+      intent: input.intent ?? null, model: input.model ?? null, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion,
+      cost_usd: (input.costUsd ?? 0).toFixed(6), latency_ms: Math.round(input.latencyMs ?? 0), status: input.status ?? 'ok', counts_as_request: counts, created_at: now,
+    };
+  });
+  // Metering is on the hot path of every run: one statement per tenant's counter, then one for
+  // every event (a multi-row insert). Counters first and in tenant order: the lock order in this
+  // module's header.
+  const db = kyselyOf(em);
   for (const [tenantId, c] of [...counters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    await em.execute(
-      `insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values (?, ?, ?, ?, ?) ${ADD_TO_USAGE_COUNTER_SQL}`,
-      [tenantId, monthKey(now), c.requests, c.tokens, c.cost.toFixed(6)],
-    );
+    await db
+      .insertInto('usage_counters')
+      .values({ tenant_id: tenantId, month: monthKey(now), requests: String(c.requests), tokens: String(c.tokens), cost_usd: c.cost.toFixed(6) })
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'month']).doUpdateSet({
+          requests: sql`usage_counters.requests + excluded.requests`,
+          tokens: sql`usage_counters.tokens + excluded.tokens`,
+          cost_usd: sql`usage_counters.cost_usd + excluded.cost_usd`,
+        }),
+      )
+      .execute();
   }
-  const values = inputs.map(() => '(gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-  await em.execute(
-    `insert into usage_events (id, tenant_id, environment_id, kind, domain, intent, model, prompt_tokens, completion_tokens, total_tokens,
-       cost_usd, latency_ms, status, counts_as_request, created_at) values ${values}`,
-    rows,
-  );
+  await db.insertInto('usage_events').values(events).execute();
 }
 
 /** Requests, tokens and cost as decimal strings (cost rounded to 6 places by the database). */

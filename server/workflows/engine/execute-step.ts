@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '../../../db/orm.js';
 import type { TenantScope } from '../../tenants/tenant-scope.js';
-import { parseIntentRef } from '../../agents/agent-references.js';
+import { parseIntentRef } from '../../intents/intent-ref.js';
 import type { AppDeps } from '../../deps.js';
 import { sendTenantMail } from '../../mail/send-tenant-mail.js';
 import { readLimited } from '../../net/signed-webhook.js';
@@ -17,7 +17,7 @@ import type { StepDef } from '../step-types.js';
 import type { RunGuard } from './run-guard.js';
 import type { Resume, WaitKind } from './run-types.js';
 import { renderTemplate } from '../../common/templates.js';
-import { findCustomIntentKeys } from '../../intents/store/custom-intents.js';
+import { findCustomIntentKeys } from '../../intents/intent-records.js';
 import { takeEarlyCallback } from '../store/workflow-runs.js';
 import { readStateValue, setState, type StateKey } from '../store/workflow-state.js';
 

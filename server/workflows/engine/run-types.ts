@@ -3,6 +3,7 @@
 // executes itself (LocalRuns, which AppDeps carries), and what an execution streams
 // (WorkflowRunEvent; what it answers is the wire type WorkflowRunResult, declared with its schema).
 // Types only, so that holding them needs nothing of the engine.
+import type { LocalRunQueuePort } from '../../runs/run-ports.js';
 import type { TraceStep } from '../../runs/run-steps.js';
 import type { TraceEntry } from '../workflows.schemas.js';
 import type { TenantScope } from '../../tenants/tenant-scope.js';
@@ -61,14 +62,7 @@ export interface LocalRun {
 }
 
 /** The runs a process with a job runner accepted and executes itself (local-runs.ts). */
-export interface LocalRuns {
-  /** Whether a new run may be taken (otherwise it gets a job). */
-  hasRoom(): boolean;
-  /** A run written owned by this process, committed: executed when a slot is free. */
-  push(run: LocalRun): void;
-  /** Gives runs to the job runner, trying until the database takes it. */
-  handOver(runs: LocalRun[]): void;
-}
+export type LocalRuns = LocalRunQueuePort<LocalRun>;
 
 export type WorkflowRunEvent =
   | { event: 'run.started'; data: { run_id: string; conversation_id: string; workflow_key: string } }

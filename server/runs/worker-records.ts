@@ -1,0 +1,4 @@
+// What other folders may use of worker heartbeats. Only this folder imports its store/ (no-foreign-
+// store in .dependency-cruiser.cjs); other folders come here, so a store can change its statements,
+// split or merge without its callers noticing.
+export { deleteHeartbeatsSeenBefore } from './store/worker-heartbeats.js';
