@@ -1,5 +1,5 @@
-// The plan limits: defaults per plan, the operator's PLAN_LIMITS overrides, and the table the README
-// and the OpenAPI document show (kept equal to the code).
+// The plan limits: defaults per plan, the operator's PLAN_LIMITS overrides, and the table the operating
+// guide (docs/operating.md) and the OpenAPI document show (kept equal to the code).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.js';
@@ -26,9 +26,9 @@ describe('plan limits', () => {
     expect(() => loadConfig({ PLAN_LIMITS: '{"trial": {"run_steps": 0}}' })).toThrow(/PLAN_LIMITS/);
   });
 
-  it('every limit has an error code, and the README lists the table the code defines', () => {
+  it('every limit has an error code, and the operating guide lists the table the code defines', () => {
     for (const name of Object.keys(DEFAULT_PLAN_LIMITS.free)) expect(LIMIT_CODES[name as keyof typeof LIMIT_CODES], name).toMatch(/^[A-Z_]+$/);
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(readme).toContain(describePlanLimits());
+    const guide = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
+    expect(guide).toContain(describePlanLimits());
   });
 });

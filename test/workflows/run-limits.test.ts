@@ -43,7 +43,7 @@ async function underWatch<T>(label: string, abuse: () => Promise<T>) {
   const seconds = (performance.now() - started) / 1000;
   const { worstMs } = await health.stop();
   const peak = rss.stop();
-  // The figures, for the record (the README lists them).
+  // The figures, for the record (docs/operating.md lists them).
   console.log(`[run limits] ${label}: ${seconds.toFixed(1)} s, worst /health/live ${worstMs} ms, RSS +${peak - rssBefore} MiB`);
   expect(other.status, other.text).toBe(200);
   expect(other.body.data.status).toBe('completed');
