@@ -29,15 +29,11 @@ const olderThan = (timeColumn: string, after: { key: string; id: string }): Expr
   sql<SqlBool>`(${sql.ref(timeColumn)}, ${sql.ref('id')}) < (${after.key}::timestamptz, ${after.id}::uuid)`;
 
 /**
- * `select count(*) as n` over the rows `matching` selects (a `select 1 from ... where ...` without
- * order or limit), reading at most `cap` + 1 of them: on the list's index that is an index-only scan
- * that stops early, so a count costs the same at ten million rows as at a hundred. `cap` is an
- * integer the caller computed (pageOfRows), never request text.
+ * `select count(*) as n` over the rows `matching` selects (a select without order or limit; its
+ * selection is not read: select a literal), reading at most `cap` + 1 of them: on the list's index
+ * that is an index-only scan that stops early, so a count costs the same at ten million rows as at a
+ * hundred. `cap` is an integer the caller computed (pageOfRows), never request text.
  */
-// Raw(other): for the lists still written as text (the typed ones use countCapped).
-export const cappedCountSql = (matching: string, cap: number) => `select count(*)::int as n from (${matching} limit ${Math.trunc(cap) + 1}) capped`;
-
-/** cappedCountSql for a Kysely select (its selection is not read: select a literal). */
 export async function countCapped<DB, TB extends keyof DB, O>(db: Kysely<DB>, matching: SelectQueryBuilder<DB, TB, O>, cap: number): Promise<number> {
   const { n } = await (db as unknown as Kysely<Record<string, never>>)
     .selectFrom(matching.limit(Math.trunc(cap) + 1).as('capped'))

@@ -6,7 +6,7 @@ import { selectTenantScopeRow, type TenantScopeRow } from './store/tenants.js';
 import { toTenantRuntime, type TenantRuntime } from './tenant-runtime.js';
 
 // The columns a query joined to `tenants t` selects for `scopeFromRow` live with the tenants table's statements.
-export { TENANT_SCOPE_COLUMNS, type TenantScopeRow } from './store/tenants.js';
+export { TENANT_SCOPE_SELECTION, type TenantScopeRow } from './store/tenants.js';
 
 export interface TenantScope {
   tenantId: string;
@@ -18,7 +18,7 @@ export interface TenantScope {
   tenant: TenantRuntime;
 }
 
-/** The scope of a row read with TENANT_SCOPE_COLUMNS; null when the tenant is inactive. */
+/** The scope of a row read with TENANT_SCOPE_SELECTION; null when the tenant is inactive. */
 export const scopeFromRow = (row: TenantScopeRow, environmentId: string | null): TenantScope | null =>
   row.tenant_is_active ? { tenantId: row.tenant_id, environmentId, tenant: toTenantRuntime(row), plan: row.tenant_plan } : null;
 

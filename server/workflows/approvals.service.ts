@@ -9,7 +9,8 @@ import type { AppDeps } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { findApproval, type ApprovalRow } from './store/approvals.js';
 import type { WorkflowRunStatus } from '../../db/column-values.js';
-import { saveApprovalDecision, findRunStatusById } from './store/workflow-runs.js';
+import { findRunStatusById } from './store/run-reads.js';
+import { saveApprovalDecision } from './store/run-waits.js';
 
 const toApproval = (a: ApprovalRow) => ({
   id: a.id,

@@ -4,8 +4,9 @@
 import { createHash } from 'node:crypto';
 import type { SqlPool } from '../../db/sql-pool.js';
 import { AppError } from '../errors.js';
-import { claimKey, claimKeyStatement, deleteKey, deleteKeyWithoutResult, findKey, saveKeyResult } from './store/idempotency-keys.js';
-import { runExists } from './store/workflow-runs.js';
+import { claimKey, deleteKey, deleteKeyWithoutResult, findKey, saveKeyResult } from './store/idempotency-keys.js';
+import type { QueuedRunGuard } from './store/run-intake.js';
+import { runExists } from './store/run-reads.js';
 
 export { IDEMPOTENCY_TTL_HOURS } from './store/idempotency-keys.js';
 /** A claimed key whose run never appeared this long after is abandoned (its request died). */
@@ -39,8 +40,8 @@ export interface ExistingKey {
   ageSeconds: number;
 }
 
-/** The statement (and its params, $1-$5) that claims a key; usable inside a larger statement. */
-export const claimIdempotencySql = (claim: IdempotencyClaim) => claimKeyStatement(claim);
+/** A queued run guarded by the key's claim: the claim is written in the run's statement. */
+export const idempotencyGuard = (claim: IdempotencyClaim): QueuedRunGuard => ({ claim });
 
 async function findIdempotencyKey(sql: SqlPool, tenantId: string, scope: string, key: string): Promise<ExistingKey | null> {
   const row = await findKey(sql, tenantId, scope, key);

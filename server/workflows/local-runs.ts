@@ -16,7 +16,7 @@ import { jsonSize } from '../runs/json-size.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import type { LocalRun, LocalRuns } from './engine/run-types.js';
 import { executeOwnedRun } from './run-jobs.js';
-import { handOverRuns } from './store/workflow-runs.js';
+import { handOverRuns } from './store/run-recovery.js';
 
 /** Accepted runs one process keeps waiting for itself; beyond it new runs get a job any worker takes. */
 export const MAX_LOCAL_WAITING = 5000;

@@ -4,12 +4,12 @@
 // still answers only once its own run is committed. A lone run goes as the single-run statement.
 import type { SqlPool } from '../../db/sql-pool.js';
 import { createTurnBatcher, perPool } from '../common/turn-batcher.js';
-import { insertQueuedRun, insertQueuedRuns, type QueuedRunGuard, type QueuedRunValues } from './store/workflow-runs.js';
+import { insertQueuedRun, insertQueuedRuns, type QueuedRunGuard, type QueuedRunValues } from './store/run-intake.js';
 
 interface QueuedRunWrite {
   values: QueuedRunValues;
   /** The same write as a statement of its own (a lone run, or the fallback). */
-  guard: QueuedRunGuard;
+  guard: QueuedRunGuard | null;
 }
 
 const queuedRunWriterOf = perPool((sql: SqlPool) =>
@@ -30,6 +30,6 @@ const queuedRunWriterOf = perPool((sql: SqlPool) =>
 );
 
 /** Writes a queued run (with its key's claim, if any) durably; false when the key was taken already (nothing written). */
-export function writeQueuedRun(sql: SqlPool, values: QueuedRunValues, guard: QueuedRunGuard): Promise<boolean> {
+export function writeQueuedRun(sql: SqlPool, values: QueuedRunValues, guard: QueuedRunGuard | null): Promise<boolean> {
   return queuedRunWriterOf(sql).send({ values, guard });
 }

@@ -6,10 +6,10 @@
 import type { AppDeps } from '../deps.js';
 import { PROCESS_ID } from '../runs/process-identity.js';
 import { AppError, isDatabaseUnavailable } from '../errors.js';
-import { completeTriggerAtIntake, newRunValues, type CreateRunOptions } from './engine/run-workflow.js';
+import { completeTriggerAtIntake, newRunValues, type CreateRunOptions } from './engine/run-start.js';
 import { limitsForPlan } from '../tenants/plan-limits.js';
 import type { RunTarget } from './engine/run-types.js';
-import { insertQueuedRun, withinRunLimit, type QueuedRunGuard, type QueuedRunValues } from './store/workflow-runs.js';
+import { insertQueuedRun, withinRunLimit, type QueuedRunGuard, type QueuedRunValues } from './store/run-intake.js';
 import { writeQueuedRun } from './queued-run-writes.js';
 
 export const concurrencyLimit = (limit: number) =>
@@ -42,8 +42,8 @@ export async function createQueuedRun(
   // The trigger step is stored with the run: one durable statement instead of two writes.
   const trigger = completeTriggerAtIntake(target, stored, limitsForPlan(target.scope.plan, deps.config.PLAN_LIMITS));
   if (trigger) run.nextStepId = stored.nextStepId;
-  // Raw(other): the guard a run without a caller's own admits with (always one row).
-  const guard = options.guard ?? { text: 'select 1', params: [] };
+  // Without a guard of the caller's, the run is always written.
+  const guard = options.guard ?? null;
   let outcome: QueuedRunOutcome = { status: 'limited' };
   let admitted: boolean;
   const values: QueuedRunValues = { run, ownerId: local ? PROCESS_ID : null, queueJob: !local, trigger, claim: options.claim ?? null };

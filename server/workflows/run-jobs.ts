@@ -4,13 +4,16 @@ import type { AppDeps } from '../deps.js';
 import { postSignedWebhook } from '../net/signed-webhook.js';
 import { continueTrace, observeStep } from '../observability/telemetry.js';
 import { PROCESS_ID, staleAfterMs } from '../runs/process-identity.js';
-import { claimRun, executeWorkflowRun, FINAL_STATUSES, MAX_RUN_CRASHES, toStoredRun } from './engine/run-workflow.js';
+import { executeWorkflowRun, FINAL_STATUSES, MAX_RUN_CRASHES } from './engine/run-workflow.js';
+import { claimRun, toStoredRun } from './engine/run-start.js';
 import type { RunTarget, StoredRun } from './engine/run-types.js';
 import { scopeFromRow } from '../tenants/tenant-scope.js';
 import { callbackSecretOf, decryptWebhookSecret } from './webhook-secrets.js';
 import { stepsOfRun } from './version-steps.js';
 import { getWorkflowRun } from './workflow-runs.service.js';
-import { failCrashedRun as failCrashedRunRow, failGivenUpRun, failRunOfInactiveTenant, findRunCallback, queueOrphanedRuns, wakeRun } from './store/workflow-runs.js';
+import { findRunCallback } from './store/run-reads.js';
+import { failCrashedRun as failCrashedRunRow, failGivenUpRun, failRunOfInactiveTenant, queueOrphanedRuns } from './store/run-recovery.js';
+import { wakeRun } from './store/run-waits.js';
 import type { JobPayload, workflowCallbackJob, workflowContinueJob } from '../jobs/contracts.js';
 
 type ContinuePayload = JobPayload<typeof workflowContinueJob>;

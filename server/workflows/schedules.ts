@@ -11,7 +11,6 @@ import { loadTenantScope } from '../tenants/tenant-scope.js';
 import { createQueuedRun } from './run-admission.js';
 import type { StepDef } from './step-types.js';
 import { loadVersionSteps } from './version-steps.js';
-import { scheduleTickGuard } from './store/schedule-ticks.js';
 import { findScheduledWorkflow, type IWorkflow } from './store/workflows.js';
 
 /** The first tick strictly after `after`, or null when the expression has none. */
@@ -57,7 +56,7 @@ export async function runScheduleTick(deps: AppDeps, payload: { workflow_id: str
       { scheduled_at: tick.toISOString(), fired_at: new Date().toISOString() },
       {
         triggeredBy: 'schedule', environmentId: null, limit: workflow.max_concurrent_runs,
-        guard: scheduleTickGuard(workflow.id, tick),
+        guard: { tick: { workflowId: workflow.id, tickAt: tick } },
       },
     );
     if (outcome.status === 'limited') deps.log.warn({ workflow: workflow.workflow_key, tick: payload.tick }, 'schedule tick skipped: the workflow is at max_concurrent_runs');

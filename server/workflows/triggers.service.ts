@@ -9,7 +9,7 @@ import { AppError, notFound } from '../errors.js';
 import { checkJsonBody } from '../common/json-body.js';
 import { createTurnBatcher, perPool } from '../common/turn-batcher.js';
 import { parseCallbackToken, verifyCallbackToken } from './engine/callback-tokens.js';
-import { claimOrFind, claimIdempotencySql, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
+import { claimOrFind, idempotencyGuard, hashRequest, releaseIdempotencyKey, saveIdempotentResult, type IdempotencyClaim } from './idempotency.js';
 import { concurrencyLimit, createQueuedRun } from './run-admission.js';
 import { scopeFromRow, type TenantScope } from '../tenants/tenant-scope.js';
 import { prepareRunInput } from './run-input.js';
@@ -17,7 +17,7 @@ import { decryptWebhookSecret } from './webhook-secrets.js';
 import { loadVersionSteps } from './version-steps.js';
 import { findKeyRun } from './store/idempotency-keys.js';
 import { findWebhookWorkflow as findWebhookWorkflowRow, findWebhookWorkflows, listEventWorkflows, type WebhookWorkflowRow } from './store/run-targets.js';
-import { findRunCallbackKey, findRunCallbackState, keepEarlyCallback, wakeRunWithCallback } from './store/workflow-runs.js';
+import { findRunCallbackKey, findRunCallbackState, keepEarlyCallback, wakeRunWithCallback } from './store/run-waits.js';
 
 const verifiers = new Map<string, Webhook>();
 const verifierOf = (secret: string) => {
@@ -145,7 +145,7 @@ export async function receiveWebhook(emOf: () => EntityManager, deps: AppDeps, w
     { scope, workflow: { id: workflow.id, key: workflow.workflow_key }, steps, version: workflow.live_version, stateScope: 'live' },
     prepared,
     {
-      runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: claimIdempotencySql(claim),
+      runId, triggeredBy: 'webhook', environmentId: null, limit: workflow.max_concurrent_runs, guard: idempotencyGuard(claim),
       claim: { scope: claim.scope, key: claim.key, requestHash: claim.requestHash },
     },
   );

@@ -5,7 +5,7 @@ import type { EntityManager } from '../../db/orm.js';
 import type { MentionPatterns } from '../common/mentions.js';
 import { deleteKeysOfRuns } from './store/idempotency-keys.js';
 import { deleteStateMentioning } from './store/workflow-state.js';
-import { countRunningUserRuns, deleteRunsWithApprovals, findRunsNamed, listUserRunIds } from './store/workflow-runs.js';
+import { countRunningUserRuns, deleteRunsWithApprovals, findRunsNamed, listUserRunIds } from './store/run-erasure.js';
 
 /** Up to `limit` of the runs whose input's `user_id` is the end user. */
 export function takeUserWorkflowRuns(em: EntityManager, tenantId: string, userId: string, limit: number): Promise<string[]> {

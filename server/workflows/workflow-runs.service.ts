@@ -11,7 +11,8 @@ import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, isDatabaseUnavailable, notFound } from '../errors.js';
 import { readRunSteps } from '../runs/run-steps.js';
-import { createWorkflowRun, executeWorkflowRun, toStoredRun } from './engine/run-workflow.js';
+import { createWorkflowRun, toStoredRun } from './engine/run-start.js';
+import { executeWorkflowRun } from './engine/run-workflow.js';
 import type { RunTarget, StoredRun, WorkflowRunEvent } from './engine/run-types.js';
 import type { WorkflowRunResult } from './workflows.schemas.js';
 import { claimOrFind, hashRequest, keyInProgress, releaseIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
@@ -28,10 +29,12 @@ import { loadVersionSteps, stepsOfRun } from './version-steps.js';
 import { setKeyRun } from './store/idempotency-keys.js';
 import { findLiveWorkflow } from './store/run-targets.js';
 import { deleteStateEntry, listStateEntries, type StateScope } from './store/workflow-state.js';
+import { withinRunLimit } from './store/run-intake.js';
 import {
-  cancelWaitingRun, countRuns, findRun, findRunById, findRunResult, findRunRetryState, findRunStatus, findRunWaitingForInput, findRunWorkflowId, listRuns,
-  restartFailedRun, resumeRunWithAnswer, runExists, withinRunLimit, type RunRow,
-} from './store/workflow-runs.js';
+  countRuns, findRun, findRunById, findRunResult, findRunRetryState, findRunStatus, findRunWaitingForInput, findRunWorkflowId, listRuns, runExists, type RunRow,
+} from './store/run-reads.js';
+import { restartFailedRun } from './store/run-recovery.js';
+import { cancelWaitingRun, resumeRunWithAnswer } from './store/run-waits.js';
 
 export interface RunRequest {
   input: Record<string, unknown>;

@@ -213,7 +213,7 @@ export async function countAgentRuns(sql: SqlPool, tenantId: string, agentId: st
   return count.n;
 }
 
-/** `count(*)` over at most `cap` + 1 of the rows `matching` selects (see cappedCountSql in db/keyset.ts). */
+/** `count(*)` over at most `cap` + 1 of the rows `matching` selects (see countCapped in db/keyset.ts). */
 function cappedCountOf<TB extends keyof Database>(matching: SelectQueryBuilder<Database, TB, object>, cap: number) {
   return build.selectFrom(matching.select(sql.lit(1).as('one')).limit(sql.lit(Math.trunc(cap) + 1)).as('capped')).select(sql<number>`count(*)::int`.as('n'));
 }

@@ -22,8 +22,7 @@ export interface TenantRuntimeRow {
   monthly_token_quota: string | null;
 }
 
-/** The columns `scopeFromRow` needs, for a query joined to `tenants t`. */
-export const TENANT_SCOPE_COLUMNS = `t.is_active as tenant_is_active, t.plan as tenant_plan, ${TENANT_RUNTIME_COLUMNS}`;
+/** What `scopeFromRow` reads of a row selected with TENANT_SCOPE_SELECTION. */
 export type TenantScopeRow = TenantRuntimeRow & { tenant_is_active: boolean; tenant_plan: string };
 
 /** TENANT_RUNTIME_COLUMNS for a Kysely select from `tenants as t`. */
@@ -37,6 +36,9 @@ const TENANT_RUNTIME_SELECTION = [
   't.monthly_request_quota',
   kysql<string | null>`${kysql.ref('t.monthly_token_quota')}::text`.as('monthly_token_quota'),
 ] as const;
+
+/** The columns `scopeFromRow` needs, for a Kysely statement joined to `tenants as t`. */
+export const TENANT_SCOPE_SELECTION = ['t.is_active as tenant_is_active', 't.plan as tenant_plan', ...TENANT_RUNTIME_SELECTION] as const;
 
 // On the run path: one named prepared statement on the SqlPool.
 const SELECT_SCOPE = statement<{ tenantId: string }>()('liya_run_scope', (p) =>

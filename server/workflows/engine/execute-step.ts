@@ -18,7 +18,7 @@ import type { RunGuard } from './run-guard.js';
 import type { Resume, WaitKind } from './run-types.js';
 import { renderTemplate } from '../../common/templates.js';
 import { findCustomIntentKeys } from '../../intents/intent-records.js';
-import { takeEarlyCallback } from '../store/workflow-runs.js';
+import { takeEarlyCallback } from '../store/run-step-writes.js';
 import { readStateValue, setState, type StateKey } from '../store/workflow-state.js';
 
 export interface StepContext {

@@ -4,7 +4,7 @@
 // writes only share the trip. A lone write goes as the single-step statement.
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { createTurnBatcher, perPool } from '../../common/turn-batcher.js';
-import { writeRunStep, writeRunSteps, type StepRowValues, type StepRunValues } from '../store/workflow-runs.js';
+import { writeRunStep, writeRunSteps, type StepRowValues, type StepRunValues } from '../store/run-step-writes.js';
 
 interface StepWrite {
   step: StepRowValues;

@@ -1,6 +1,8 @@
 // Reads of the workflow_approvals table. An approval only changes together with its run's wait (in
-// the same statement), so store/workflow-runs.ts writes it.
+// the same statement), so the run statements write it (run-step-writes.ts creates it, run-waits.ts
+// decides or cancels it, run-erasure.ts deletes it).
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt } from '../../../db/statements.js';
 
 export interface ApprovalRow {
   id: string;
@@ -18,11 +20,19 @@ export interface ApprovalRow {
   created_at: Date;
 }
 
-const APPROVAL_COLUMNS = `a.id::text, a.run_id::text, a.workflow_id::text, w.workflow_key, a.step_id, a.loop_index, a.status, a.message, a.comment, a.decided_by,
-  a.decided_at, a.expires_at, a.created_at`;
+const approvalOf = (tenantId: string, approvalId: string) =>
+  build
+    .selectFrom('workflow_approvals as a')
+    .innerJoin('workflows as w', 'w.id', 'a.workflow_id')
+    .select([
+      'a.id', 'a.run_id', 'a.workflow_id', 'w.workflow_key', 'a.step_id', 'a.loop_index', 'a.status', 'a.message', 'a.comment', 'a.decided_by', 'a.decided_at',
+      'a.expires_at', 'a.created_at',
+    ])
+    .where('a.id', '=', approvalId)
+    .where('a.tenant_id', '=', tenantId);
 
-/** An approval with its workflow's key (raw: on the SqlPool, right after the decision's statement). */
+/** An approval with its workflow's key (on the SqlPool, right after the decision's statement). */
 export async function findApproval(sql: SqlPool, tenantId: string, approvalId: string): Promise<ApprovalRow | null> {
-  const [approval] = await sql.query<ApprovalRow>(`select ${APPROVAL_COLUMNS} from workflow_approvals a join workflows w on w.id = a.workflow_id where a.id = $1 and a.tenant_id = $2`, [approvalId, tenantId]);
-  return approval ?? null;
+  const [approval] = await runBuilt(sql, approvalOf(tenantId, approvalId));
+  return (approval as ApprovalRow | undefined) ?? null;
 }

@@ -2,12 +2,14 @@
 //
 // Per workflow and scope: `live` for deployed runs, `test` for builder test runs, so testing never
 // touches live values. Expired values are invisible everywhere and deleted by the hourly maintenance
-// job. Raw SQL on the SqlPool, which the step engine runs on (loading a run's values is a prepared
-// statement of the hot path); Kysely is bound to an EntityManager's connection instead.
-import { sql } from 'kysely';
-import { kyselyOf } from '../../../db/kysely.js';
+// job. On the SqlPool, which the step engine runs on, built with db/statements.ts (loading a run's
+// values is a named prepared statement of the hot path); the maintenance and erasure deletes run
+// through Kysely in their own unit of work.
+import { sql, type ExpressionBuilder } from 'kysely';
+import { kyselyOf, type Database } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt, statement } from '../../../db/statements.js';
 
 export type StateScope = 'live' | 'test';
 
@@ -20,49 +22,59 @@ export interface StateKey {
 /** Values loaded for a run (templates and expressions read `state.<key>`); at most this many. */
 const STATE_LOAD_MAX = 1000;
 
+/** A value not expired. */
+const live = (eb: ExpressionBuilder<Database, 'workflow_state'>) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]);
+
+/** The values of a workflow's scope. */
+const scopeOf = (k: StateKey) => build.selectFrom('workflow_state').where('tenant_id', '=', k.tenantId).where('workflow_id', '=', k.workflowId).where('scope', '=', k.scope);
+
+const LOAD = statement<StateKey>()('liya_workflow_state_load', (p) =>
+  scopeOf(p).select(['key', 'value']).where(live).orderBy('updated_at', 'desc').limit(sql.lit(STATE_LOAD_MAX)),
+);
+
 export async function loadState(sql: SqlPool, k: StateKey): Promise<Record<string, unknown>> {
-  const rows = await sql.query<{ key: string; value: unknown }>(
-    `select key, value from workflow_state where tenant_id = $1 and workflow_id = $2 and scope = $3 and (expires_at is null or expires_at > now())
-      order by updated_at desc limit ${STATE_LOAD_MAX}`,
-    [k.tenantId, k.workflowId, k.scope],
-    'liya_workflow_state_load',
-  );
+  const rows = await LOAD.run(sql, { tenantId: k.tenantId, workflowId: k.workflowId, scope: k.scope });
   return Object.fromEntries(rows.map((r) => [r.key, r.value]));
 }
 
+const setting = (k: StateKey, key: string, value: unknown, ttlSeconds: number | null) =>
+  build
+    .insertInto('workflow_state')
+    .values({
+      id: sql<string>`gen_random_uuid()`, tenant_id: k.tenantId, workflow_id: k.workflowId, scope: k.scope, key, value: sql<unknown>`${JSON.stringify(value ?? null)}::jsonb`,
+      expires_at: sql<Date | null>`case when ${ttlSeconds}::int is null then null else now() + make_interval(secs => ${ttlSeconds}::int) end`,
+      updated_at: sql<Date>`now()`,
+    })
+    .onConflict((oc) =>
+      oc.columns(['workflow_id', 'scope', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), expires_at: eb.ref('excluded.expires_at'), updated_at: sql<Date>`now()` })),
+    );
+
 export async function setState(sql: SqlPool, k: StateKey, key: string, value: unknown, ttlSeconds: number | null): Promise<void> {
-  await sql.query(
-    `insert into workflow_state (id, tenant_id, workflow_id, scope, key, value, expires_at, updated_at)
-     values (gen_random_uuid(), $1, $2, $3, $4, $5::jsonb, case when $6::int is null then null else now() + make_interval(secs => $6::int) end, now())
-     on conflict (workflow_id, scope, key) do update set value = excluded.value, expires_at = excluded.expires_at, updated_at = now()`,
-    [k.tenantId, k.workflowId, k.scope, key, JSON.stringify(value ?? null), ttlSeconds],
-  );
+  await runBuilt(sql, setting(k, key, value, ttlSeconds));
 }
 
 export async function readStateValue(sql: SqlPool, k: StateKey, key: string): Promise<{ found: boolean; value: unknown }> {
-  const [row] = await sql.query<{ value: unknown }>(
-    `select value from workflow_state where tenant_id = $1 and workflow_id = $2 and scope = $3 and key = $4 and (expires_at is null or expires_at > now())`,
-    [k.tenantId, k.workflowId, k.scope, key],
-  );
+  const [row] = await runBuilt(sql, scopeOf(k).select('value').where('key', '=', key).where(live));
   return row ? { found: true, value: row.value } : { found: false, value: null };
 }
 
 /** The live (unexpired) values of a workflow's scope, by key. */
 export async function listStateEntries(sql: SqlPool, k: StateKey) {
-  return sql.query<{ key: string; value: unknown; expires_at: Date | null; updated_at: Date }>(
-    `select key, value, expires_at, updated_at from workflow_state
-      where tenant_id = $1 and workflow_id = $2 and scope = $3 and (expires_at is null or expires_at > now()) order by key`,
-    [k.tenantId, k.workflowId, k.scope],
-  );
+  return runBuilt(sql, scopeOf(k).select(['key', 'value', 'expires_at', 'updated_at']).where(live).orderBy('key'));
 }
+
+const deletion = (k: StateKey, key: string) =>
+  build
+    .deleteFrom('workflow_state')
+    .where('tenant_id', '=', k.tenantId)
+    .where('workflow_id', '=', k.workflowId)
+    .where('scope', '=', k.scope)
+    .where('key', '=', key)
+    .returning((eb) => eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', sql<Date>`now()`)]).as('expired'));
 
 /** Whether a live (unexpired) value was there to delete. */
 export async function deleteStateEntry(sql: SqlPool, k: StateKey, key: string): Promise<boolean> {
-  const rows = await sql.query<{ expired: boolean }>(
-    `delete from workflow_state where tenant_id = $1 and workflow_id = $2 and scope = $3 and key = $4
-     returning (expires_at is not null and expires_at <= now()) as expired`,
-    [k.tenantId, k.workflowId, k.scope, key],
-  );
+  const rows = await runBuilt(sql, deletion(k, key));
   return rows.length > 0 && !rows[0].expired;
 }
 

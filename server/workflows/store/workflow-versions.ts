@@ -2,6 +2,7 @@
 import { WorkflowVersion, type IWorkflow } from '../../../db/entities/workflow.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, statement } from '../../../db/statements.js';
 
 /** A new version of `workflow`, written by the next flush of `em`. */
 export function newWorkflowVersion(
@@ -16,13 +17,12 @@ export async function findWorkflowVersions(em: EntityManager, tenantId: string, 
   return em.find(WorkflowVersion, { tenant: tenantId, workflow }, { orderBy: { version: 'desc' } });
 }
 
-/** The steps of one version; undefined when there is no such version. */
+const VERSION_STEPS = statement<{ tenantId: string; workflowId: string; version: number }>()('liya_workflow_version_steps', (p) =>
+  build.selectFrom('workflow_versions').select('steps').where('workflow_id', '=', p.workflowId).where('version', '=', p.version).where('tenant_id', '=', p.tenantId),
+);
+
+/** The steps of one version; undefined when there is no such version (a hot statement on the SqlPool). */
 export async function findVersionSteps<S>(sql: SqlPool, tenantId: string, workflowId: string, version: number): Promise<{ steps: S[] } | undefined> {
-  // Raw: a hot statement, run on the SqlPool as a named prepared statement.
-  const [row] = await sql.query<{ steps: S[] }>(
-    'select steps from workflow_versions where workflow_id = $1 and version = $2 and tenant_id = $3',
-    [workflowId, version, tenantId],
-    'liya_workflow_version_steps',
-  );
-  return row;
+  const [row] = await VERSION_STEPS.run(sql, { tenantId, workflowId, version });
+  return row as { steps: S[] } | undefined;
 }

@@ -1,9 +1,11 @@
 // The workflows table; this module alone writes it.
 import { LockMode } from '@mikro-orm/core';
+import { sql } from 'kysely';
 import { Workflow, type IWorkflow } from '../../../db/entities/workflow.js';
 import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
+import { build, runBuilt } from '../../../db/statements.js';
 import { isUniqueViolation } from '../../../db/unique-violation.js';
 
 export type { IWorkflow };
@@ -72,25 +74,39 @@ export interface ScheduledWorkflowRow {
 
 /** What a schedule tick needs of its workflow. */
 export async function findScheduledWorkflow(sql: SqlPool, workflowId: string, tenantId: string): Promise<ScheduledWorkflowRow | undefined> {
-  // Raw: the schedule job runs on the SqlPool, which has no query builder.
-  const [row] = await sql.query<ScheduledWorkflowRow>(
-    'select id::text, workflow_key, live_version, is_active, live_steps, max_concurrent_runs from workflows where id = $1 and tenant_id = $2',
-    [workflowId, tenantId],
-  );
-  return row;
+  const [row] = await runBuilt(sql, scheduledWorkflowOf(workflowId, tenantId));
+  return row as ScheduledWorkflowRow | undefined;
 }
+
+// On the SqlPool: the schedule job and the run-start path run there.
+const scheduledWorkflowOf = (workflowId: string, tenantId: string) =>
+  build
+    .selectFrom('workflows')
+    .select(['id', 'workflow_key', 'live_version', 'is_active', 'live_steps', 'max_concurrent_runs'])
+    .where('id', '=', workflowId)
+    .where('tenant_id', '=', tenantId);
+
+const secretSetting = (workflowId: string, tenantId: string, stored: string) =>
+  build
+    .updateTable('workflows')
+    .set({ webhook_secret: stored })
+    .where('id', '=', workflowId)
+    .where('tenant_id', '=', tenantId)
+    .where('webhook_secret', 'is', null)
+    .returning(sql.lit(1).as('one'));
 
 /** Stores `stored` as the workflow's webhook secret when it has none; whether it was stored. */
 export async function setWebhookSecretIfUnset(sql: SqlPool, workflowId: string, tenantId: string, stored: string): Promise<boolean> {
-  // Raw: on the SqlPool (the run-start path), which has no query builder.
-  const rows = await sql.query('update workflows set webhook_secret = $3 where id = $1 and tenant_id = $2 and webhook_secret is null returning 1', [workflowId, tenantId, stored]);
+  const rows = await runBuilt(sql, secretSetting(workflowId, tenantId, stored));
   return rows.length > 0;
 }
 
+const secretClearing = (workflowId: string, stored: string) =>
+  build.updateTable('workflows').set({ webhook_secret: sql.lit(null) }).where('id', '=', workflowId).where('webhook_secret', '=', stored);
+
 /** Takes back a secret stored by setWebhookSecretIfUnset (only while it is still that one). */
 export async function clearWebhookSecret(sql: SqlPool, workflowId: string, stored: string): Promise<void> {
-  // Raw: on the SqlPool (the run-start path), which has no query builder.
-  await sql.query('update workflows set webhook_secret = null where id = $1 and webhook_secret = $2', [workflowId, stored]);
+  await runBuilt(sql, secretClearing(workflowId, stored));
 }
 
 /** The tenant's workflows (any status) whose id is one of `ids` or whose key is one of `keys`. */
