@@ -8,6 +8,12 @@ export default defineConfig({
     setupFiles: ['test/support/openapi-check-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
+    // Each worker process keeps the modules it has loaded from one test file to the next: every
+    // file starts its own server on its own database, so nothing a test asserts on is shared, and
+    // loading the server's ~1,700 modules once per worker instead of once per file takes the suite
+    // from about 11.5 to about 7.5 minutes here. What modules keep process-wide is the same for
+    // every server (the worker-thread pool, the OpenAPI document, caches keyed by their input).
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 120_000,
     fileParallelism: true,

@@ -3,6 +3,7 @@ import { createMcpClientPool, type McpClientPool, type McpServerConfig } from '.
 import { createOutboundHttp, type OutboundHttp } from '../../server/net/safe-http.js';
 import { freePort } from '../support/free-port.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
+import { waitFor } from '../support/wait-for.js';
 
 const allowedFetch = createOutboundHttp({ allowedHosts: ['127.0.0.1'] }).fetch;
 
@@ -105,11 +106,17 @@ describe('MCP client pool', () => {
   });
 
   it('closes a client left unused for ttlMs', async () => {
-    const watched = watchedFetch(allowedFetch);
+    // Closing a client aborts the signal its requests were sent with: that is what is waited for.
+    const signals: AbortSignal[] = [];
+    const watched = watchedFetch((input, init) => {
+      if (init?.signal) signals.push(init.signal);
+      return allowedFetch(input, init);
+    });
     const own = createMcpClientPool({ fetch: watched.fetch, ttlMs: 100 });
     try {
       await own.callTool(config, 'add', { a: 1, b: 2 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(signals.length).toBeGreaterThan(0);
+      await waitFor(() => signals.every((signal) => signal.aborted), 'the idle client to be closed');
       await own.callTool(config, 'add', { a: 1, b: 2 });
       expect(watched.methods.filter((m) => m === 'initialize')).toHaveLength(2);
     } finally {

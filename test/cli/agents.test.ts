@@ -299,15 +299,18 @@ describe('liya agents run', () => {
   });
 
   it('Ctrl-C aborts the request and the server records the run cancelled', async () => {
+    // The first turn calls a tool at once, so the CLI prints a line (it has read run.started, sent
+    // before it); the second turn waits until after the cancel.
     const release = gate();
+    let turns = 0;
     fake.script(async () => {
-      await release.opened;
+      if (++turns > 1) await release.opened;
       return { tool_calls: [{ name: 'current_time', arguments: {} }] };
     });
     const run = liya(['agents', 'run', 'timer', 'Take your time']);
-    await waitFor(() => fake.chatRequests().length === 1, 'the model call');
-    // run.started is sent before the model call: give it a moment to reach the CLI.
-    await new Promise((r) => setTimeout(r, 200));
+    let printed = '';
+    run.child.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
+    await waitFor(() => fake.chatRequests().length === 2 && /✓ current_time/.test(printed), 'the tool line and the second model call');
     run.child.kill('SIGINT');
     const r = await run;
     expect(r.code).toBe(1);
@@ -318,7 +321,8 @@ describe('liya agents run', () => {
       const res = await t.api.get(`/v1/agents/timer/runs/${runId}`, key());
       return res.body.data?.run?.status === 'cancelled' ? res.body.data.run : null;
     }, 'the cancelled run');
-    expect(stored).toMatchObject({ status: 'cancelled', steps: 1 });
-    expect(fake.chatRequests()).toHaveLength(1);
+    // The tool call answered after the cancel was not run, and no third model call was made.
+    expect(stored).toMatchObject({ status: 'cancelled', steps: 2 });
+    expect(fake.chatRequests()).toHaveLength(2);
   }, 30_000);
 });

@@ -16,12 +16,15 @@ import { runLiya } from '../support/cli.js';
 import { signupTenant } from '../support/fixtures.js';
 import { startServerProcess, stopServerProcess } from '../support/server-process.js';
 import { bearer } from '../support/client.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * Packages a server start-up must not load: the CLI's UI, the parsers of uploaded files (they run
  * in the parser process) and the OpenAPI generator (the build writes the document).
  */
 const LOADED_ON_DEMAND = ['ink', 'react', 'mammoth', 'unpdf', 'html-to-text', 'csv-parse', 'nodemailer', 'trpc-to-openapi'];
+/** Bundled, but loaded only by the commands that print (never by `liya start`). */
+const UI_PACKAGES = ['ink', 'react'];
 const PARSERS = ['mammoth', 'unpdf', 'html-to-text', 'csv-parse'];
 
 /** Single files of those packages a server does load: nodemailer's address parser (one file; mail recipients are checked when a workflow is saved and run). */
@@ -155,7 +158,9 @@ describe('the bundle', () => {
     }
     expect(taken).toContain('fastify');
     expect(taken).toContain('@mikro-orm/core');
-    expect(LOADED_ON_DEMAND.filter((name) => taken.has(name))).toEqual([]);
+    // The CLI's UI is bundled (every command prints through it), in chunks a start never loads.
+    expect(UI_PACKAGES.filter((name) => !taken.has(name))).toEqual([]);
+    expect(LOADED_ON_DEMAND.filter((name) => !UI_PACKAGES.includes(name) && taken.has(name))).toEqual([]);
   });
 
   it('serves as `liya start`: the files beside its modules are found, nothing on demand is loaded', async () => {
@@ -185,11 +190,10 @@ describe('the bundle', () => {
         { headers: bearer(tenant.token) },
       );
       expect(upload.status).toBe(202);
-      let status = 'pending';
-      for (let i = 0; i < 300 && (status === 'pending' || status === 'running'); i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        status = (await api.get(`/dashboard/ingestion-jobs/${upload.body.data.jobId}`, { headers: bearer(tenant.token) })).body.data.job.status;
-      }
+      const status = await waitFor(async () => {
+        const job = (await api.get(`/dashboard/ingestion-jobs/${upload.body.data.jobId}`, { headers: bearer(tenant.token) })).body.data.job as { status: string };
+        return job.status === 'pending' || job.status === 'running' ? null : job.status;
+      }, 'the ingestion job to finish', 30_000);
       expect(status).toBe('completed');
       // openapi.json, written by the build beside the compiled modules.
       const openapi = await api.get('/openapi.json');
@@ -202,6 +206,11 @@ describe('the bundle', () => {
       expect(loaded.filter((url) => url.includes('/bundle/migrations/')).length).toBe(readdirSync(path.join(projectRoot, 'db', 'migrations')).length);
       const packages = packagesOf(loaded);
       expect(LOADED_ON_DEMAND.filter((name) => packages.has(name))).toEqual([]);
+      // Nor the bundle's chunks that hold the CLI's UI.
+      const bundle = path.join(inject('liyaDist'), 'bundle');
+      const uiChunks = readdirSync(bundle).filter((file) => file.endsWith('.js') && /^\/\/ node_modules\/(ink|react)\//m.test(readFileSync(path.join(bundle, file), 'utf8')));
+      expect(uiChunks.length).toBeGreaterThan(0);
+      expect(loaded.filter((url) => uiChunks.some((chunk) => url.endsWith(`/bundle/${chunk}`)))).toEqual([]);
       // Bundled packages are not loaded a second time from node_modules, the migrations' included.
       expect(['fastify', 'zod', '@mikro-orm/core', '@mikro-orm/migrations', 'kysely'].filter((name) => packages.has(name))).toEqual([]);
     } finally {

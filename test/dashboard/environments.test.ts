@@ -8,6 +8,7 @@ import { adminHeaders, signupTenant, uniqueEmail, type SignedUpTenant } from '..
 import { startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { PERMISSIONS } from '../../server/keys/permissions.js';
+import { waitFor } from '../support/wait-for.js';
 
 const KEY = expect.stringMatching(/^svc_[A-Za-z0-9_-]{43}$/);
 const PREVIEW = expect.stringMatching(/^svc_[A-Za-z0-9_-]{8}\.\.\.[A-Za-z0-9_-]{4}$/);
@@ -110,12 +111,11 @@ describe('GET /dashboard/environments', () => {
     expect(before.body.data.environments[1].apiKeyPreview).not.toBe(preview(owner.apiKey));
 
     await expectKeyWorks(owner.apiKey);
-    // The last-use stamp is written after the response: wait for it, boundedly.
-    let envs = await listEnvironments(owner.token);
-    for (let i = 0; i < 100 && envs[0].apiKeyLastUsedAt === null; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      envs = await listEnvironments(owner.token);
-    }
+    // The last-use stamp is written after the response: wait for it.
+    const envs = await waitFor(async () => {
+      const list = await listEnvironments(owner.token);
+      return list[0].apiKeyLastUsedAt !== null ? list : null;
+    }, 'the key\'s last-use stamp');
     expect(envs[0]).toEqual({ id: before.body.data.environments[0].id, name: 'production', apiKeyPreview: preview(owner.apiKey), apiKeyLastUsedAt: ISO, permissions: ALL_PERMISSIONS, createdAt: ISO });
     expect(Date.parse(envs[0].apiKeyLastUsedAt!)).toBeLessThanOrEqual(Date.now() + 5_000);
     expect(envs[1].apiKeyLastUsedAt).toBeNull();
@@ -377,14 +377,11 @@ describe('rotations racing each other', () => {
     try {
       await blocker.query('begin');
       await blocker.query('select id from tenants where id = $1 for update', [owner.tenantId]);
-      const waiting = async (n: number) => {
-        for (let i = 0; i < 400; i++) {
+      const waiting = (n: number) =>
+        waitFor(async () => {
           const [row] = await t.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-          if (row.n >= n) return;
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        throw new Error(`never saw ${n} requests waiting for a lock`);
-      };
+          return row.n >= n;
+        }, `${n} requests waiting for a lock`);
       const order: string[] = [];
       const rotation = rotate(owner.token, devId).then((r) => (order.push('rotation'), r));
       await waiting(1);

@@ -147,6 +147,8 @@ interface Delivery {
   answers: Answer[];
 }
 
+/** Deliveries answered before the outage begins and after it ends, at least. */
+const LOAD_AROUND_OUTAGE = 10;
 const deliveries: Delivery[] = [];
 let nextN = 0;
 
@@ -209,6 +211,7 @@ function watchProbes() {
   const loop = (async () => {
     while (!stopped) {
       await Promise.all([probe(ready, '/health/ready'), probe(api, '/v1/workflows?pageSize=1', bearer(apiKey))]);
+      // Sleep: paces the probe loop (about ten rounds a second, as a monitor would ask); not a wait for a condition.
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
@@ -310,9 +313,12 @@ async function rideOut(outage: () => Promise<{ downAt: number; upAt: number }>, 
   const first = deliveries.length;
   const probes = watchProbes();
   const load = startLoad();
-  await new Promise((r) => setTimeout(r, 1500));
+  // Load before the outage: deliveries answered while the database is up.
+  await poll(async () => deliveries.slice(first).filter((d) => d.answers.length > 0).length >= LOAD_AROUND_OUTAGE, 'deliveries answered before the outage');
   const { downAt, upAt } = await outage();
-  await new Promise((r) => setTimeout(r, 1500));
+  // And after it: deliveries sent once the database is back, answered.
+  const afterUp = deliveries.length;
+  await poll(async () => deliveries.slice(afterUp).filter((d) => d.answers.length > 0).length >= LOAD_AROUND_OUTAGE, 'deliveries answered after the outage');
   await load.stop();
   // Ready again without a restart of the process.
   await poll(async () => (await readyNow()) === 200, '/health/ready to answer 200 after the outage');
@@ -405,6 +411,7 @@ describe('a PostgreSQL restart under webhook load', () => {
     const mine = await rideOut(async () => {
       await pgCtl(['stop', '-m', 'fast']);
       const downAt = Date.now();
+      // Sleep: the outage itself, of a set length (the database is down; nothing to wait for).
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
       const upAt = Date.now();
       await startPostgres();

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../db/embedded.
 import { ensureDatabase } from '../../db/orm.js';
 import { startTestServer } from '../support/server.js';
 import { freePort } from '../support/free-port.js';
+import { waitFor } from '../support/wait-for.js';
 
 async function query(url: string, text: string) {
   const client = new pg.Client({ connectionString: url });
@@ -56,14 +57,14 @@ describe('embedded PostgreSQL lifecycle', () => {
   it('recovers from a stale postmaster.pid after the server itself was killed', async () => {
     const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     process.kill(pid, 'SIGKILL');
-    for (let i = 0; i < 50; i++) {
+    await waitFor(() => {
       try {
         process.kill(pid, 0);
-        await new Promise((r) => setTimeout(r, 100));
+        return false;
       } catch {
-        break;
+        return true; // gone
       }
-    }
+    }, 'the killed server to be gone', 5_000);
     const recovered = await startEmbeddedPostgres({ dataDir, port });
     started.push(recovered);
     expect(await query(recovered.url(), 'select v from kept')).toEqual([{ v: 42 }]);

@@ -7,6 +7,7 @@ import { signupTenant, uniqueEmail, type SignedUpTenant } from '../support/fixtu
 import { startTestServer, type TestServer } from '../support/server.js';
 import { makeDocx, makePdf } from '../fixtures/make-files.js';
 import { expectError } from '../support/expect-error.js';
+import { waitFor } from '../support/wait-for.js';
 
 let t: TestServer;
 let llm: FakeLlm;
@@ -47,15 +48,12 @@ async function upload(body: Record<string, unknown>, token = a.token) {
 }
 
 /** Polls the job until it has ended. */
-async function waitForJob(jobId: string, token = a.token) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+function waitForJob(jobId: string, token = a.token) {
+  return waitFor(async () => {
     const res = await t.api.get(`/dashboard/ingestion-jobs/${jobId}`, jwt(token));
     expect(res.status, res.text).toBe(200);
-    if (TERMINAL.has(res.body.data.job.status)) return res.body.data.job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${res.body.data.job.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return TERMINAL.has(res.body.data.job.status) ? res.body.data.job : null;
+  }, `job ${jobId} to end`, 30_000, 25);
 }
 
 /** Uploads, waits for completion, and returns the job and the document. */

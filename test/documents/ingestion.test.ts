@@ -9,6 +9,7 @@ import { signupTenant, uniqueEmail, type SignedUpTenant } from '../support/fixtu
 import { startTestServer, type TestServer } from '../support/server.js';
 import { makeDocx, makePdf } from '../fixtures/make-files.js';
 import { expectError } from '../support/expect-error.js';
+import { waitFor } from '../support/wait-for.js';
 
 let idle: TestServer; // WORKER=0: jobs stay pending
 let t: TestServer | undefined; // runs jobs (started in the second part)
@@ -20,7 +21,6 @@ let viewer: string;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const jwt = (token: string) => ({ headers: bearer(token) });
 const b64 = (content: string | Buffer) => Buffer.from(content).toString('base64');
-const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 const server = () => t ?? idle;
 
 async function upload(body: Record<string, unknown>) {
@@ -37,24 +37,17 @@ const getJob = async (jobId: string) => {
 
 /** Polls the job until it has ended, recording every (stage, progress) seen on the way. */
 async function waitForJob(jobId: string, seen: { stage: string | null; progress: number }[] = []) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  return waitFor(async () => {
     const job = await getJob(jobId);
     const last = seen.at(-1);
     if (!last || last.stage !== job.stage || last.progress !== job.progress) seen.push({ stage: job.stage, progress: job.progress });
-    if (TERMINAL.has(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${job.status}`);
-    await tick();
-  }
+    return TERMINAL.has(job.status) ? job : null;
+  }, `job ${jobId} to end`, 30_000, 20);
 }
 
 /** Waits until the job queue holds no ingestion job (every run, including repeats, has finished). */
 async function waitForQueue() {
-  const deadline = Date.now() + 30_000;
-  while ((await idle.sql<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'ingest_document'`))[0].n > 0) {
-    if (Date.now() > deadline) throw new Error('ingestion jobs still queued');
-    await tick();
-  }
+  await waitFor(async () => (await idle.sql<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'ingest_document'`))[0].n === 0, 'no ingestion job queued', 30_000, 20);
 }
 
 const chunkRows = (documentId: string) =>
@@ -206,12 +199,10 @@ describe('with a job runner', () => {
     llm.setLatency(250);
     const text = Array.from({ length: 400 }, (_, i) => `Row ${i} of a long document.`).join('\n');
     const jobId = await upload({ name: 'long.txt', content_base64: b64(text), chunking: { strategy: 'fixed', size: 50 } });
-    const deadline = Date.now() + 30_000;
-    let job = await getJob(jobId);
-    while (job.stage !== 'embedding' && Date.now() < deadline) {
-      await tick();
-      job = await getJob(jobId);
-    }
+    const job = await waitFor(async () => {
+      const seen = await getJob(jobId);
+      return seen.stage === 'embedding' || TERMINAL.has(seen.status) ? seen : null;
+    }, 'the embedding stage', 30_000, 20);
     expect(job).toEqual(expect.objectContaining({ status: 'running', stage: 'embedding' }));
     const documentId = job.document_id;
     const res = await server().api.post(`/dashboard/ingestion-jobs/${jobId}/cancel`, undefined, jwt(a.token));

@@ -9,6 +9,7 @@ import { bearer } from '../support/client.js';
 import { expectError } from '../support/expect-error.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
 
 let idle: TestServer;
 let t: TestServer;
@@ -20,7 +21,6 @@ let collectionB: string;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const jwt = (token: string) => ({ headers: bearer(token) });
 const b64 = (content: string) => Buffer.from(content).toString('base64');
-const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 const TEXT = [
   '# Travel policy',
@@ -36,14 +36,11 @@ async function upload(server: TestServer, body: Record<string, unknown>) {
 }
 
 async function waitForJob(jobId: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  return waitFor(async () => {
     const res = await t.api.get(`/dashboard/ingestion-jobs/${jobId}`, jwt(a.token));
     expect(res.status, res.text).toBe(200);
-    if (TERMINAL.has(res.body.data.job.status)) return res.body.data.job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${res.body.data.job.status}`);
-    await tick();
-  }
+    return TERMINAL.has(res.body.data.job.status) ? res.body.data.job : null;
+  }, `job ${jobId} to end`, 30_000, 20);
 }
 
 const queuedJobs = (jobId: string) => idle.sql<{ id: string }>('select id::text from graphile_worker._private_jobs where key = $1', [jobId]);
@@ -137,11 +134,7 @@ describe('a small text upload accepted by a process with a job runner', () => {
     });
     const before = await snapshot();
     await idle.sql(`select graphile_worker.add_job('ingest_document', json_build_object('jobId', $1::text))`, [local]);
-    const deadline = Date.now() + 30_000;
-    while ((await idle.sql(`select 1 from graphile_worker.jobs where task_identifier = 'ingest_document'`)).length > 0) {
-      if (Date.now() > deadline) throw new Error('ingestion jobs still queued');
-      await tick();
-    }
+    await waitFor(async () => (await idle.sql(`select 1 from graphile_worker.jobs where task_identifier = 'ingest_document'`)).length === 0, 'no ingestion job queued', 30_000, 20);
     expect(await snapshot()).toEqual(before);
   });
 

@@ -187,7 +187,16 @@ describe('a suite run', () => {
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.body.data.run.status).toBe('cancelled');
     const doneAtCancel = cancelled.body.data.run.cases_done;
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // The run's job ends once the cases in flight at the cancel have finished: after that nothing
+    // could write to the run any more.
+    await waitFor(
+      async () => (await t.sql(
+          `select 1 from graphile_worker._private_jobs j join graphile_worker._private_tasks k on k.id = j.task_id
+           where k.identifier = 'eval_run' and j.payload->>'run_id' = $1 and j.locked_at is not null`,
+          [runId],
+        )).length === 0,
+      'the cancelled run\'s job to end',
+    );
     const after = await readRun(runId);
     expect(after).toMatchObject({ status: 'cancelled', cases_done: doneAtCancel });
     expect(after.cases_done).toBeLessThan(30);

@@ -118,14 +118,14 @@ describe('PII detectors', () => {
     expect(redact(text)).toBe('Ａｎｎａ — mail [EMAIL], tel [PHONE]; done ✓');
   });
 
-  it('runs in linear time on adversarial input', () => {
-    const started = performance.now();
+  // How long these take (linear in the input) is measured by test/bench/guardrails-speed.ts, at
+  // 10 KB to 1 MB of the same adversarial units; here: they finish and find nothing in them.
+  it('finds nothing in adversarial repetitions built to trip super-linear patterns', () => {
     for (const unit of ['1234 5678 ', '1.', 'a@', '1:', 'ignore previous ']) {
       const text = unit.repeat(Math.ceil(100_000 / unit.length));
-      detectPii(text);
-      detectInjection(text);
+      expect(detectPii(text), unit).toEqual([]);
+      expect(detectInjection(text), unit).toMatchObject({ detected: false, rules: [] });
     }
-    expect(performance.now() - started).toBeLessThan(8_000);
   });
 });
 

@@ -7,7 +7,7 @@ import { DEFAULT_PLAN_LIMITS } from '../../server/tenants/plan-limits.js';
 import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
 import { adminHeaders, signupTenant, type SignedUpTenant } from '../support/fixtures.js';
-import { watchHealth } from '../support/health-watch.js';
+import { answeredDuring, expectAnsweredDuring } from '../support/health-watch.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createWorkflow, MANUAL_TRIGGER, type TestWorkflow } from '../support/workflows.js';
 
@@ -16,7 +16,6 @@ let fake: FakeLlm;
 
 const TRIAL = DEFAULT_PLAN_LIMITS.trial;
 const STARTER = DEFAULT_PLAN_LIMITS.starter;
-const HEALTH_WORST_MS = 250;
 
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
 const addresses = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}-${i}@example.net`);
@@ -88,19 +87,17 @@ describe('workflow send_email', () => {
     await verifyOwner(trial);
     const wf = await mailLoop(trial, 'Blast');
     const list = addresses('blast', 200);
-    const health = watchHealth(t.url);
-    const started = performance.now();
-    const res = await runWorkflow(trial, wf, { to: list });
-    const elapsed = performance.now() - started;
-    const { worstMs } = await health.stop();
+    const watched = await answeredDuring(t.url, () => runWorkflow(trial, wf, { to: list }), 10);
+    const res = watched.result;
     expect(res.status, res.text).toBe(200);
     const outcome = await outcomeOf(trial, wf, res.body.data.run_id);
-    console.log(`trial loop over 200 arbitrary addresses: ${await mailsTo(list)} mails queued, run ${outcome.status} in ${Math.round(elapsed)} ms, health worst ${worstMs} ms`);
+    console.log(`trial loop over 200 arbitrary addresses: ${await mailsTo(list)} mails queued, run ${outcome.status}, ${watched.answeredDuring} health answers while it ran`);
     expect(await mailsTo(list)).toBe(0);
+    // Stopped by the recipient rule at the loop's first address, not worked through the list.
     expect(outcome).toMatchObject({ status: 'failed', code: 'MAIL_RECIPIENT_NOT_ALLOWED' });
     expect(outcome.message).toContain('blast-0@example.net');
-    expect(elapsed).toBeLessThan(30_000);
-    expect(worstMs).toBeLessThanOrEqual(HEALTH_WORST_MS);
+    expect(outcome.message).not.toContain('blast-1@example.net');
+    expect(watched.failures).toBe(0);
   });
 
   it('a trial tenant may not write to its own owner before the address is verified', async () => {
@@ -135,17 +132,19 @@ describe('workflow send_email', () => {
     const otherWf = await mailLoop(other, 'Newsletter');
     const otherList = addresses('neighbour', 200);
 
-    const health = watchHealth(t.url);
-    const started = performance.now();
-    const [runs, neighbour] = await Promise.all([
-      Promise.all(Array.from({ length: 4 }, () => runWorkflow(trial, wf, { to: Array(200).fill(trial.email) }))),
-      runWorkflow(other, otherWf, { to: otherList }),
-    ]);
-    const elapsed = performance.now() - started;
-    const { worstMs } = await health.stop();
+    const watched = await answeredDuring(
+      t.url,
+      () =>
+        Promise.all([
+          Promise.all(Array.from({ length: 4 }, () => runWorkflow(trial, wf, { to: Array(200).fill(trial.email) }))),
+          runWorkflow(other, otherWf, { to: otherList }),
+        ]),
+      10,
+    );
+    const [runs, neighbour] = watched.result;
 
     const queued = await mailsTo([trial.email]);
-    console.log(`4 parallel trial loops of 200 to the verified owner: ${queued} mails queued (quota ${TRIAL.mail_per_day}) in ${Math.round(elapsed)} ms, health worst ${worstMs} ms; neighbour queued ${await mailsTo(otherList)}`);
+    console.log(`4 parallel trial loops of 200 to the verified owner: ${queued} mails queued (quota ${TRIAL.mail_per_day}), ${watched.answeredDuring} health answers while they ran; neighbour queued ${await mailsTo(otherList)}`);
     expect(queued).toBe(TRIAL.mail_per_day);
     for (const res of runs) {
       expect(res.status, res.text).toBe(200);
@@ -153,7 +152,7 @@ describe('workflow send_email', () => {
     }
     expect(neighbour.body.data.status, neighbour.text).toBe('completed');
     expect(await mailsTo(otherList)).toBe(200);
-    expect(worstMs).toBeLessThanOrEqual(HEALTH_WORST_MS);
+    expectAnsweredDuring(watched);
 
     // The platform's own account mail neither counts nor is refused.
     expect((await t.api.post('/auth/password-reset/request', { email: trial.email })).status).toBe(200);
@@ -168,12 +167,11 @@ describe('workflow send_email', () => {
     await setPlan(starter, 'starter');
     const loop = await mailLoop(starter, 'Customers');
     const list = addresses('customer', 200);
-    const health = watchHealth(t.url);
-    const res = await runWorkflow(starter, loop, { to: list });
-    const { worstMs } = await health.stop();
+    const watched = await answeredDuring(t.url, () => runWorkflow(starter, loop, { to: list }), 10);
+    const res = watched.result;
     expect(res.body.data.status, res.text).toBe('completed');
     expect(await mailsTo(list)).toBe(200);
-    expect(worstMs).toBeLessThanOrEqual(HEALTH_WORST_MS);
+    expectAnsweredDuring(watched);
 
     const once = await mailOnce(starter, 'Once');
     const tooMany = addresses('many', STARTER.mail_recipients + 1);

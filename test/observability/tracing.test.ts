@@ -462,6 +462,7 @@ describe('closing the server', () => {
     const other = await startServer({ config, databaseUrl });
     const caller = callerContext();
     await fetch(`${other.url}/openapi.json`, { headers: caller.headers }).then((r) => r.arrayBuffer());
+    // Sleep: proves spans are NOT sent before the close; no export is due in ten minutes, so no later event can be waited for.
     await new Promise((r) => setTimeout(r, 300));
     expect(inTrace(caller.traceId)).toEqual([]);
     await other.close();

@@ -1,12 +1,16 @@
 // Watches a server while a test abuses it: another client (a worker thread with its own event loop,
-// so a server running in the test's own thread is measured fairly) asks GET /health/live every
-// 50 ms, one request at a time, and keeps the slowest answer. A request still unanswered when the
-// watch stops counts with the time it has waited so far (the first request warms the thread up and
-// is not counted). Also reads a process's resident memory.
+// so a server running in the test's own thread is watched fairly) asks GET /health/live one
+// request at a time, a few ms apart. The oracle is an ordering, not a clock: `answeredDuring` counts the
+// probes answered while the abusive work was still pending. A server whose event loop the work
+// holds answers none until it lets go, and then at most the one probe that was waiting, so two or
+// more answers mean the loop was given back while the work ran (`expectAnsweredDuring`). The
+// slowest answer is kept for the log only (a loaded machine makes any bound on it a coin toss).
+// Also reads a process's resident memory.
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { expect } from 'vitest';
 
-export interface HealthReport {
+interface HealthReport {
   /** Slowest /health/live answer, in ms (or the wait of one still unanswered). */
   worstMs: number;
   /** Answers received. */
@@ -15,14 +19,11 @@ export interface HealthReport {
   failures: number;
 }
 
-export interface HealthWatch {
-  stop(): Promise<HealthReport>;
-}
-
 const WATCHER = `
 const { parentPort, workerData } = require('node:worker_threads');
 let worst = 0, answers = 0, failures = 0, stopping = false, inFlightSince = 0;
-parentPort.on('message', () => {
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
   stopping = true;
   const waiting = inFlightSince ? performance.now() - inFlightSince : 0;
   parentPort.postMessage({ worstMs: Math.round(Math.max(worst, waiting)), answers, failures });
@@ -34,7 +35,10 @@ parentPort.on('message', () => {
       const res = await fetch(workerData.url + '/health/live', { signal: AbortSignal.timeout(60000) });
       await res.arrayBuffer();
       if (res.status !== 200) failures++;
-      else answers++;
+      else {
+        answers++;
+        parentPort.postMessage('answer');
+      }
     } catch {
       failures++;
     }
@@ -46,20 +50,53 @@ parentPort.on('message', () => {
 })();
 `;
 
-/** Starts watching `baseUrl`'s liveness from another thread. */
-export function watchHealth(baseUrl: string, everyMs = 50): HealthWatch {
+export interface AnsweredDuring<T> extends HealthReport {
+  /** What `work` returned. */
+  result: T;
+  /** Probes answered while `work` was still pending. */
+  answeredDuring: number;
+}
+
+/** Starts watching `baseUrl`, runs `work`, and counts the probes answered while it was still pending. */
+export async function answeredDuring<T>(baseUrl: string, work: () => Promise<T>, everyMs = 5): Promise<AnsweredDuring<T>> {
   const worker = new Worker(WATCHER, { eval: true, workerData: { url: baseUrl, everyMs } });
-  return {
-    stop: () =>
-      new Promise<HealthReport>((resolve, reject) => {
-        worker.once('message', (report: HealthReport) => {
-          void worker.terminate();
-          resolve(report);
-        });
-        worker.once('error', reject);
-        worker.postMessage('stop');
-      }),
-  };
+  let pending = true;
+  let during = 0;
+  worker.on('message', (message: HealthReport | 'answer') => {
+    if (message === 'answer' && pending) during++;
+  });
+  try {
+    // Wait for the first answer (the watcher warms up) so the count covers the work's whole span.
+    await new Promise<void>((resolve, reject) => {
+      const first = (message: unknown) => {
+        if (message !== 'answer') return;
+        worker.off('message', first);
+        resolve();
+      };
+      worker.on('message', first);
+      worker.once('error', reject);
+    });
+    during = 0;
+    const result = await work().finally(() => {
+      pending = false;
+    });
+    const report = await new Promise<HealthReport>((resolve, reject) => {
+      worker.on('message', (message: HealthReport | 'answer') => {
+        if (message !== 'answer') resolve(message);
+      });
+      worker.once('error', reject);
+      worker.postMessage('stop');
+    });
+    return { ...report, result, answeredDuring: during };
+  } finally {
+    void worker.terminate();
+  }
+}
+
+/** The server kept answering while the work ran: no probe failed, and at least two were answered mid-work. */
+export function expectAnsweredDuring(watched: Pick<AnsweredDuring<unknown>, 'answeredDuring' | 'failures'>): void {
+  expect(watched.failures, 'health probes that failed while the work ran').toBe(0);
+  expect(watched.answeredDuring, 'health probes answered while the work was still running').toBeGreaterThanOrEqual(2);
 }
 
 /** Resident memory of a process in MiB (default: this one), read from /proc. */

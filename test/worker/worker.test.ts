@@ -101,13 +101,21 @@ describe('recovery after a crash', () => {
 
 describe('WORKER=0', () => {
   it('runs no job runner but still reports the job schema ready', async () => {
-    const t = await startTestServer({ WORKER: '0' });
+    const t = await startTestServer({ WORKER: '0', HEARTBEAT_MS: '200' });
     try {
       const res = await t.api.get('/health/ready');
       expect(res.body.data).toEqual({ status: 'ready', engine: true, db: true });
       await t.sql(`select graphile_worker.add_job('prune_expired', '{}'::json)`);
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(await t.sql('select 1 from graphile_worker.jobs')).toHaveLength(1);
+      // The process beats on (three more beats: a runner would have beaten and taken the job by
+      // then), yet no runner beats and the job was never attempted.
+      const beats = new Set<string>();
+      await waitFor(async () => {
+        const [row] = await t.sql<{ seen: string }>(`select max(last_seen_at)::text as seen from worker_heartbeats where worker_id like 'process:%'`);
+        beats.add(row.seen);
+        return beats.size > 3;
+      }, 'three more beats of the process');
+      expect(await t.sql(`select 1 from worker_heartbeats where worker_id not like 'process:%'`)).toHaveLength(0);
+      expect(await t.sql('select attempts from graphile_worker.jobs')).toEqual([{ attempts: 0 }]);
     } finally {
       await t.close();
     }

@@ -7,7 +7,7 @@ import { DEFAULT_PLAN_LIMITS } from '../../server/tenants/plan-limits.js';
 import { bearer } from '../support/client.js';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
-import { rssMiB, watchHealth, watchRss } from '../support/health-watch.js';
+import { answeredDuring, expectAnsweredDuring, rssMiB, watchRss } from '../support/health-watch.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
@@ -15,7 +15,6 @@ import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 let t: TestServer;
 let fake: FakeLlm;
 
-const HEALTH_WORST_MS = 250;
 const ITEMS = 300_000;
 /** Resident memory the abuse may add to the server (the 600 KB input itself is parsed, stored and read back a few times). */
 const RSS_GROWTH_MIB = 200;
@@ -64,37 +63,34 @@ describe('an expression that builds a huge list', () => {
     const input = { l: Array.from({ length: ITEMS }, () => 0) };
     const rssBefore = rssMiB();
     const rss = watchRss();
-    const health = watchHealth(t.url);
-    const started = performance.now();
-    let done = false;
-    const abusive = t.api.post(`/v1/workflows/${wf.workflow_key}/run`, { input }, key(abuser)).then((res) => {
-      done = true;
-      return { res, ms: performance.now() - started };
-    });
     // The neighbour runs its workflow again and again for as long as the abusive run is in flight.
-    const neighbourRuns: { status: number; runStatus: string | undefined; output: unknown; ms: number }[] = [];
-    while (!done) {
-      const at = performance.now();
-      const other = await t.api.post(`/v1/workflows/${calm.workflow_key}/run`, { input: { amount: 150 } }, key(neighbour));
-      neighbourRuns.push({ status: other.status, runStatus: other.body.data?.status, output: other.body.data?.output, ms: Math.round(performance.now() - at) });
-    }
-    const { res, ms } = await abusive;
-    const { worstMs } = await health.stop();
+    const neighbourRuns: { status: number; runStatus: string | undefined; output: unknown }[] = [];
+    const watched = await answeredDuring(t.url, async () => {
+      let done = false;
+      const abusive = t.api.post(`/v1/workflows/${wf.workflow_key}/run`, { input }, key(abuser)).finally(() => {
+        done = true;
+      });
+      while (!done) {
+        const other = await t.api.post(`/v1/workflows/${calm.workflow_key}/run`, { input: { amount: 150 } }, key(neighbour));
+        neighbourRuns.push({ status: other.status, runStatus: other.body.data?.status, output: other.body.data?.output });
+      }
+      return abusive;
+    });
+    const res = watched.result;
     const peak = rss.stop();
 
     expect(res.status, res.text.slice(0, 500)).toBe(200);
     const detail = await t.api.get(`/v1/workflows/${wf.workflow_key}/runs/${res.body.data.run_id}`, key(abuser));
     const run = detail.body.data.run as { status: string; error: { code: string; step_id?: string; message: string } | null };
     console.log(
-      `workflow condition over ${ITEMS} items: run ${run.status} in ${Math.round(ms)} ms (${run.error?.message?.slice(0, 160)}); ` +
-        `health worst ${worstMs} ms; RSS ${rssBefore} -> peak ${peak} MiB; neighbour: ${neighbourRuns.length} runs, slowest ${Math.max(...neighbourRuns.map((r) => r.ms))} ms`,
+      `workflow condition over ${ITEMS} items: run ${run.status} (${run.error?.message?.slice(0, 160)}); ` +
+        `${watched.answeredDuring} health probes answered meanwhile; RSS ${rssBefore} -> peak ${peak} MiB; neighbour: ${neighbourRuns.length} runs`,
     );
     expect(run.status).toBe('failed');
     expect(run.error).toMatchObject({ step_id: 'grow' });
     expect(run.error!.message).toContain('expression_result_size');
     expect(run.error!.message).toContain(TRIAL.expression_result_size.toLocaleString('en-US'));
-    expect(ms).toBeLessThan(30_000);
-    expect(worstMs).toBeLessThanOrEqual(HEALTH_WORST_MS);
+    expectAnsweredDuring(watched);
     expect(peak - rssBefore).toBeLessThan(RSS_GROWTH_MIB);
     expect(neighbourRuns.length).toBeGreaterThan(0);
     for (const other of neighbourRuns) expect(other).toMatchObject({ status: 200, runStatus: 'completed', output: 'big' });
@@ -117,32 +113,30 @@ describe('an expression that builds a huge list', () => {
 
     const rssBefore = rssMiB();
     const rss = watchRss();
-    const health = watchHealth(t.url);
-    const started = performance.now();
     const startRes = await t.api.post(`/v1/evals/suites/${suite.body.data.suite.id}/run`, {}, key(owner));
     expect(startRes.status, startRes.text).toBe(202);
     const runId = startRes.body.data.run.id as string;
-    const run = await waitFor(async () => {
-      const r = (await t.api.get(`/v1/evals/runs/${runId}`, key(owner))).body.data.run;
-      return ['completed', 'failed', 'cancelled'].includes(r.status) ? r : null;
-    }, 'the eval run to end', 60_000);
-    const ms = performance.now() - started;
-    const { worstMs } = await health.stop();
+    const watched = await answeredDuring(t.url, () =>
+      waitFor(async () => {
+        const r = (await t.api.get(`/v1/evals/runs/${runId}`, key(owner))).body.data.run;
+        return ['completed', 'failed', 'cancelled'].includes(r.status) ? r : null;
+      }, 'the eval run to end', 60_000),
+    );
+    const run = watched.result;
     const peak = rss.stop();
     const results = (await t.api.get(`/v1/evals/runs/${runId}/results`, key(owner))).body.data.results as { input: { user_id: string }; status: string; custom_score: number | null; error: string | null }[];
     const big = results.find((r) => r.input.user_id === 'u-1')!;
     const small = results.find((r) => r.input.user_id === 'u-2')!;
     console.log(
-      `custom scorer over ${ITEMS} items: run ${run.status} in ${Math.round(ms)} ms; big case ${big.status} (${big.error?.slice(0, 160) ?? big.custom_score}); ` +
-        `health worst ${worstMs} ms; RSS ${rssBefore} -> peak ${peak} MiB`,
+      `custom scorer over ${ITEMS} items: run ${run.status}; big case ${big.status} (${big.error?.slice(0, 160) ?? big.custom_score}); ` +
+        `${watched.answeredDuring} health probes answered meanwhile; RSS ${rssBefore} -> peak ${peak} MiB`,
     );
     expect(run.status).toBe('completed');
     expect(big).toMatchObject({ status: 'errored', custom_score: null });
     expect(big.error).toContain('expression_result_size');
     // Three items doubled eight times: 768, well under the cap.
     expect(small).toMatchObject({ status: 'scored', custom_score: 768 });
-    expect(ms).toBeLessThan(30_000);
-    expect(worstMs).toBeLessThanOrEqual(HEALTH_WORST_MS);
+    expectAnsweredDuring(watched);
     expect(peak - rssBefore).toBeLessThan(RSS_GROWTH_MIB);
   });
 });

@@ -2,14 +2,14 @@
 // (server/workflows/expression-limits.ts, expressions.ts, engine/templates.ts): each operator or
 // function that copies or builds fails before building past expression_result_size, every
 // evaluation (macros or not) stops at expression_ms, and templates cap what they fill in.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AppDeps } from '../../server/deps.js';
 import { runCustomScorer, ScorerError } from '../../server/evals/custom-scorer.js';
 import { LimitExceededError } from '../../server/tenants/plan-limits.js';
 import { renderTemplate } from '../../server/common/templates.js';
 import { BUILT_TOTAL_FACTOR, DEFAULT_EXPRESSION_LIMITS } from '../../server/workflows/expression-limits.js';
 import { MAX_DURATION_LENGTH } from '../../server/workflows/meter-cel-tree.js';
-import { compileExpression, ExpressionError, type EvaluateOptions } from '../../server/workflows/expressions.js';
+import { compileExpression, type EvaluateOptions } from '../../server/workflows/expressions.js';
 
 const MAX = 1000;
 // A deadline no loaded machine reaches: the tests of the deadline pass their own.
@@ -133,32 +133,27 @@ describe('expression_result_size: every operator and function that builds', () =
 });
 
 describe('expression_ms: every evaluation has a deadline', () => {
-  const timedOut = (source: string, trigger: Record<string, unknown>, ms = 50) => {
-    const t0 = performance.now();
-    const err = limitOf(source, trigger, { expression_ms: ms });
-    return { err, elapsed: performance.now() - t0 };
-  };
+  // The limit named in the error is the oracle: without the deadline each of these would finish
+  // (much later) with a value or another error, never with expression_ms.
+  const timedOut = (source: string, trigger: Record<string, unknown>, ms = 50) => ({ err: limitOf(source, trigger, { expression_ms: ms }) });
 
   it('a macro-free expression doing a lot of bounded work stops at the deadline', () => {
     // 128 code-point counts of a 2 MB string: about a second of work, with no macro and nothing built.
     const sum = (terms: number): string => (terms === 1 ? 'size(trigger.s)' : `(${sum(terms / 2)} + ${sum(terms / 2)})`);
     const source = sum(128);
-    const { err, elapsed } = timedOut(source, { s: text(2_000_000) });
+    const { err } = timedOut(source, { s: text(2_000_000) });
     expect(err).toMatchObject({ code: 'EXPRESSION_LIMIT', limit: 'expression_ms', max: 50, message: "the expression ran longer than the plan's expression_ms limit of 50 ms" });
-    expect(elapsed).toBeLessThan(1000);
   });
 
   it('nested macros stop at the deadline without the watchdog', () => {
-    const { err, elapsed } = timedOut('trigger.l.map(a, trigger.l.map(b, trigger.l.exists(c, c < 0.0))).size()', { l: list(2000) });
+    const { err } = timedOut('trigger.l.map(a, trigger.l.map(b, trigger.l.exists(c, c < 0.0))).size()', { l: list(2000) });
     expect(err.limit).toBe('expression_ms');
-    expect(elapsed).toBeLessThan(1000);
   });
 
   it('a comparison of two large nested values (cel-js walks them in one call) is interrupted', () => {
     // 10,000 x 10,000 element comparisons in one `==`; the lists are equal but not the same objects.
-    const { err, elapsed } = timedOut('trigger.a.map(x, trigger.a) == trigger.b.map(x, trigger.b)', { a: list(10_000), b: list(10_000) });
+    const { err } = timedOut('trigger.a.map(x, trigger.a) == trigger.b.map(x, trigger.b)', { a: list(10_000), b: list(10_000) });
     expect(err.limit).toBe('expression_ms');
-    expect(elapsed).toBeLessThan(1000);
     // Small comparisons are untouched, and the expression still works after being interrupted.
     expect(evaluate('trigger.a.map(x, trigger.a) == trigger.b.map(x, trigger.b)', { a: list(3), b: list(3) })).toBe(true);
     expect(evaluate('[trigger.a] == [trigger.b]', { a: list(3), b: [0, 1, 3] })).toBe(false);
@@ -166,17 +161,15 @@ describe('expression_ms: every evaluation has a deadline', () => {
   });
 
   it('a catastrophic regular expression is interrupted', () => {
-    const { err, elapsed } = timedOut('trigger.s.matches("^(a+)+$")', { s: `${text(40)}!` });
+    const { err } = timedOut('trigger.s.matches("^(a+)+$")', { s: `${text(40)}!` });
     expect(err.limit).toBe('expression_ms');
-    expect(elapsed).toBeLessThan(1000);
   });
 
   it('duration() refuses strings longer than a duration can be (cel-js parses them in cubic time)', () => {
     expect(evaluate('duration(trigger.d) == duration("90m")', { d: '1h30m' })).toBe(true);
-    const t0 = performance.now();
-    expect(() => evaluate('duration(trigger.d)', { d: '1'.repeat(10_000) })).toThrow(ExpressionError);
+    // Refused by length, before cel-js's parser sees it.
+    expect(() => evaluate('duration(trigger.d)', { d: '1'.repeat(10_000) })).toThrow(`duration() accepts at most ${MAX_DURATION_LENGTH} characters`);
     expect(() => evaluate('duration(trigger.d)', { d: '1'.repeat(MAX_DURATION_LENGTH + 1) })).toThrow(`duration() accepts at most ${MAX_DURATION_LENGTH} characters`);
-    expect(performance.now() - t0).toBeLessThan(1000);
   });
 
   it('ordinary evaluation errors stay ExpressionErrors', () => {
@@ -207,9 +200,14 @@ describe('templates: what rendering builds is capped', () => {
 
   it('an object placed in text is measured before it is serialised', () => {
     expect(renderTemplate('items: {{trigger.l}}', scope({ l: [1, 2] }))).toBe('items: [1,2]');
-    const t0 = performance.now();
-    expect(limit('items: {{trigger.l}}', { l: list(1_000_000) }).limit).toBe('expression_result_size');
-    expect(performance.now() - t0).toBeLessThan(1000);
+    const big = list(1_000_000);
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      expect(limit('items: {{trigger.l}}', { l: big }).limit).toBe('expression_result_size');
+      expect(stringify.mock.calls.filter(([value]) => value === big)).toEqual([]);
+    } finally {
+      stringify.mockRestore();
+    }
   });
 
   it('the total of a rendered object: many strings, each under the cap', () => {

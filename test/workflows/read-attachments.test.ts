@@ -384,10 +384,8 @@ describe('readAttachments: images and scanned pages', () => {
   describe.skipIf(!isLocalOcrInstalled())('with the real local OCR (tesseract.js)', () => {
     it('reads the text of a PNG and of a scanned PDF page', async () => {
       const options: AttachmentReadOptions = { transcriptionAllowed: true, transcribeWithModel: null };
-      const started = performance.now();
       const out = await readAttachments({ attachments: [file('hello.png', png), file('scan.pdf', makeMixedPdf([{ text: 'Cover page with typed text.' }, { scan: 'HELLO WORLD' }]))] }, options);
       expect(out.attachment_texts).toEqual(['HELLO WORLD', 'Cover page with typed text.\n\nHELLO WORLD']);
-      expect(performance.now() - started).toBeLessThan(20_000);
 
       const err = await rejection(readAttachments({ attachments: [file('truncated.png', png.subarray(0, 100))] }, options));
       expect([err.code, err.status]).toEqual(['ATTACHMENT_UNREADABLE', 422]);

@@ -404,8 +404,8 @@ describe('async runs with a callback_url', () => {
     expect(body.data).toEqual(done);
     // A wrong secret does not verify it.
     expect(() => verified('/cb/one', `whsec_${Buffer.alloc(32, 1).toString('base64')}`)).toThrow();
-    // Delivered once.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Delivered once: its delivery job is done, so no other delivery can come.
+    await waitFor(async () => (await t.sql('select 1 from graphile_worker._private_jobs where key = $1', [`wf-callback:${runId}`])).length === 0, 'the delivery job to be done');
     expect(receivedAt('/cb/one')).toHaveLength(1);
   });
 
@@ -528,7 +528,7 @@ describe('async runs with a callback_url', () => {
     expect(secondTry.at - firstTry.at).toBeGreaterThanOrEqual(1000);
     const bodies = verified('/cb-flaky/one', secret);
     expect(bodies.map((b) => b.data.run_id)).toEqual([res.body.data.run_id, res.body.data.run_id]);
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor(async () => (await t.sql('select 1 from graphile_worker._private_jobs where key = $1', [`wf-callback:${res.body.data.run_id}`])).length === 0, 'the delivery job to be done');
     expect(receivedAt('/cb-flaky/one')).toHaveLength(2);
   }, 30_000);
 

@@ -255,9 +255,7 @@ describe('expressions and templates in definitions', () => {
   it('a config nested without bound is refused, not walked', () => {
     let body: unknown = '{{foo}}';
     for (let d = 0; d < 100_000; d++) body = [body];
-    const t0 = performance.now();
     expect(checkOne(action('a', 'transform', { output: body })).map((i) => `${i.code}: ${i.message}`)).toEqual(['invalid_config: nested more than 32 levels deep']);
-    expect(performance.now() - t0).toBeLessThan(1000);
   });
 
   it('templates are found anywhere in free-form values, with their path', () => {
@@ -372,11 +370,10 @@ describe('hostile expressions', () => {
     const redos = compileExpression('trigger.s.matches("^(a+)+$")');
     for (const compiled of [slow, redos]) {
       if (!compiled.ok) throw new Error(compiled.error);
-      const t0 = performance.now();
+      // Named by the deadline's limit: without it both would run on (to a value, far later).
       expect(() => compiled.evaluate(big, { expression_ms: 50 })).toThrow(
         expect.objectContaining({ code: 'EXPRESSION_LIMIT', limit: 'expression_ms', max: 50, message: "the expression ran longer than the plan's expression_ms limit of 50 ms" }),
       );
-      expect(performance.now() - t0).toBeLessThan(2000);
     }
     // Still usable afterwards, guarded or not.
     expect(evaluate('trigger.list.exists(x, x == 2.0)', big)).toBe(true);
@@ -489,10 +486,25 @@ describe('graph rules', () => {
   });
 
   it('stays linear on a long chain', () => {
-    const n = 5000;
-    const chain = wf(trigger(), ...Array.from({ length: n }, (_, i) => log(`s${i}`)), end());
-    const t0 = performance.now();
-    expect(validateDefinition(chain, 'live')).toEqual([]);
-    expect(performance.now() - t0).toBeLessThan(2000);
+    // Counted, not timed: the reads of the steps' fields the validator makes, for a chain of n and
+    // of 2n steps. Linear work doubles them; a pass per step over the others would quadruple them.
+    const readsFor = (n: number) => {
+      let reads = 0;
+      const chain = wf(trigger(), ...Array.from({ length: n }, (_, i) => log(`s${i}`)), end()).map(
+        (s) =>
+          new Proxy(s, {
+            get(target, key, receiver) {
+              reads++;
+              return Reflect.get(target, key, receiver);
+            },
+          }),
+      );
+      expect(validateDefinition(chain, 'live')).toEqual([]);
+      return reads;
+    };
+    const n = 2500;
+    const [once, twice] = [readsFor(n), readsFor(2 * n)];
+    expect(once).toBeGreaterThan(n);
+    expect(twice / once).toBeLessThan(2.5);
   });
 });
