@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLiya } from '../support/cli.js';
+import { parseCurl, splitCommands } from './doc-blocks.js';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -32,79 +33,6 @@ async function readTourBlocks(): Promise<string[]> {
   const end = readme.indexOf('\n## ', start + 1);
   const section = readme.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-}
-
-/**
- * Splits a block into commands of words, as a POSIX shell would for these simple lines: quotes,
- * backslash-newline continuations, comments, and $VAR expanded from `vars`.
- */
-function splitCommands(block: string, vars: Record<string, string>): string[][] {
-  const commands: string[][] = [];
-  let words: string[] = [];
-  let word: string | null = null;
-  const expand = (text: string) => text.replace(/\$([A-Z_][A-Z0-9_]*)/g, (_, name: string) => vars[name] ?? '');
-  const endWord = () => {
-    if (word !== null) words.push(word);
-    word = null;
-  };
-  for (let i = 0; i < block.length; i++) {
-    const c = block[i]!;
-    if (c === '\\' && block[i + 1] === '\n') {
-      i++;
-    } else if (c === "'") {
-      const close = block.indexOf("'", i + 1);
-      word = (word ?? '') + block.slice(i + 1, close);
-      i = close;
-    } else if (c === '"') {
-      const close = block.indexOf('"', i + 1);
-      word = (word ?? '') + expand(block.slice(i + 1, close));
-      i = close;
-    } else if (c === '#' && word === null) {
-      while (i < block.length && block[i] !== '\n') i++;
-      i--;
-    } else if (c === '\n') {
-      endWord();
-      if (words.length) commands.push(words);
-      words = [];
-    } else if (c === ' ' || c === '\t') {
-      endWord();
-    } else {
-      word = (word ?? '') + (c === '$' ? '' : c);
-      if (c === '$') {
-        const name = /^[A-Z_][A-Z0-9_]*/.exec(block.slice(i + 1))![0];
-        word += vars[name] ?? '';
-        i += name.length;
-      }
-    }
-  }
-  endWord();
-  if (words.length) commands.push(words);
-  return commands;
-}
-
-interface Request {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-function parseCurl(words: string[]): Request {
-  const request: Request = { method: 'GET', url: '', headers: {} };
-  for (let i = 1; i < words.length; i++) {
-    const w = words[i]!;
-    if (w === '-s') continue;
-    else if (w === '-X') request.method = words[++i]!;
-    else if (w === '-H') {
-      const header = words[++i]!;
-      const colon = header.indexOf(':');
-      request.headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
-    } else if (w === '-d') {
-      request.body = words[++i]!;
-      if (request.method === 'GET') request.method = 'POST';
-    } else request.url = w;
-  }
-  return request;
 }
 
 describe('README five-minute tour', () => {
