@@ -48,7 +48,7 @@ function runTool(bin: string, args: string[]) {
 }
 
 describe('architecture rules', () => {
-  it('imports follow the allowed arrows (dependency-cruiser: no circles, stores own the database, no transport in features, routers stay in their feature, the CLI imports types only)', { timeout: 60_000 }, () => {
+  it('imports follow the allowed arrows (dependency-cruiser: no circles, stores own the database, no transport in features, routers stay in their feature, the CLI imports types only)', { timeout: 120_000 }, () => {
     const { status, output } = runTool('dependency-cruiser/bin/dependency-cruiser.mjs', ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', 'server', 'worker', 'cli', 'db']);
     expect(output.split('\n').filter((line) => /^\s*(error|warn)\s/.test(line)), output).toEqual([]);
     expect(status, output).toBe(0);
@@ -60,7 +60,7 @@ describe('architecture rules', () => {
     expect(status, output).toBe(0);
   });
 
-  it('no unused files, exports or dependencies (knip)', { timeout: 60_000 }, () => {
+  it('no unused files, exports or dependencies (knip)', { timeout: 120_000 }, () => {
     const { status, output } = runTool('knip/bin/knip.js', ['--no-progress', '--no-config-hints']);
     expect(output.trim(), output).toBe('');
     expect(status, output).toBe(0);

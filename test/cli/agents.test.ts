@@ -49,7 +49,7 @@ beforeAll(async () => {
   await createAgent({ agent_key: 'hasty', tools_config: { enabled_platform_tools: ['current_time'] }, behavior_config: { max_steps: 1 } });
   await createAgent({ agent_key: 'sketch', name: 'Sketch', goal: 'Not ready yet' }, false);
   await createAgent({ agent_key: 'later', name: 'Later', goal: 'Deployed by the CLI' }, false);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await t?.close();
@@ -171,7 +171,7 @@ describe('liya agents list, show and deploy', () => {
     const again = await liya(['agents', 'deploy', 'later', '--json']);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ agent_key: 'later', status: 'active' });
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('liya agents run', () => {
@@ -205,7 +205,7 @@ describe('liya agents run', () => {
     expect(fake.chatRequests().every((req) => req.body.stream === true)).toBe(true);
     const stored = await t.api.get(`/v1/agents/timer/runs/${runId}`, key());
     expect(stored.body.data.run).toMatchObject({ status: 'completed', session_id: sessionId, output: 'It is noon in UTC. The answer text', steps: 2 });
-  }, 30_000);
+  }, 120_000);
 
   it('shows a failing tool call with its error', async () => {
     fake.script([{ tool_calls: [{ name: 'current_time', arguments: { timezone: 'Not/AZone' } }] }, 'Sorry, that zone does not exist.']);
@@ -324,5 +324,5 @@ describe('liya agents run', () => {
     // The tool call answered after the cancel was not run, and no third model call was made.
     expect(stored).toMatchObject({ status: 'cancelled', steps: 2 });
     expect(fake.chatRequests()).toHaveLength(2);
-  }, 30_000);
+  }, 120_000);
 });

@@ -56,7 +56,7 @@ beforeAll(async () => {
   await writeFile(path.join(tmp, 'parental-leave.md'), LEAVE);
   await writeFile(path.join(tmp, 'interviews.txt'), INTERVIEWS);
   await writeFile(path.join(tmp, 'setup.exe'), Buffer.from([0x4d, 0x5a, 0x90, 0x00, 0x03]));
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await t?.close();
@@ -154,5 +154,5 @@ describe('liya documents and liya knowledge', () => {
     const jobs = JSON.parse(again.stdout).jobs as { status: string; result: { chunks: number } }[];
     expect(jobs).toHaveLength(1);
     expect(jobs[0]).toMatchObject({ status: 'completed', result: { chunks: 1 } });
-  }, 60_000);
+  }, 120_000);
 });

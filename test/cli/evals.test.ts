@@ -121,7 +121,7 @@ beforeAll(async () => {
   const dataset = (await t.api.get(`/v1/evals/datasets/${suite.dataset_id}`, key())).body.data.dataset;
   caseIds = dataset.cases.map((c: { id: string }) => c.id);
   expect(caseIds).toHaveLength(4);
-}, 60_000);
+}, 120_000);
 
 beforeEach(() => {
   fake.reset();
@@ -397,7 +397,7 @@ describe('liya evals compare, report, runs, suites', () => {
     after = await apiRun();
     expect(before.status).toBe('completed');
     expect(after).toMatchObject({ status: 'completed', cases_passed: 4 });
-  }, 60_000);
+  }, 120_000);
 
   it('compare prints the statistics from the API: overall, then one row per dimension', async () => {
     const api = (await t.api.get(`/v1/evals/runs/${after.id}/compare?against=${before.id}`, key())).body.data as EvalComparison;

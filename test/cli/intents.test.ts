@@ -227,5 +227,5 @@ describe('liya intents versions, diff and restore (dashboard login)', () => {
     expect(live.body.data.intent).toMatchObject({ current_version: 4, prompt_template: 'Say {{input.text}}', description: null });
     const history = await t.api.get(`${BASE}/support/intents/greet/versions`, asOwner());
     expect(history.body.data.versions[0]).toMatchObject({ version_number: 4, change_type: 'restore', restored_from_version: 1 });
-  }, 60_000);
+  }, 120_000);
 });

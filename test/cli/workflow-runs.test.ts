@@ -61,7 +61,7 @@ beforeAll(async () => {
   webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   t = await startTestServer({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
   a = await signupTenant(t.api, { companyName: 'CLI Workflow Runs Co' });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await t?.close();
@@ -160,7 +160,7 @@ describe('liya workflows runs', () => {
     expect(unknown.stderr).toContain('liya workflows list');
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('needs a tenant API key');
-  }, 60_000);
+  }, 120_000);
 
   it('--json prints {runs, pagination}', async () => {
     const [json, failedJson] = await Promise.all([liya(['workflows', 'runs', picky, '--json']), liya(['workflows', 'runs', picky, '--json', '--status', 'failed', '--limit', '5'])]);
@@ -175,7 +175,7 @@ describe('liya workflows runs', () => {
     const failed = JSON.parse(failedJson.stdout);
     expect(failed.pagination).toMatchObject({ total: 1, limit: 5 });
     expect(failed.runs.map((r: { run_id: string }) => r.run_id)).toEqual([failedRun]);
-  }, 30_000);
+  }, 120_000);
 
   it('--json runs carry approval_id and resume_at (null when the run waits for neither)', async () => {
     const json = await liya(['workflows', 'runs', picky, '--json', '--status', 'failed']);
@@ -229,7 +229,7 @@ describe('liya workflows retry', () => {
     expect(done.stderr).toContain(`✖ Run ${runId} cannot be retried: it is completed`);
     expect(done.stderr).toContain('Only a failed run can be retried.');
     expect(done.stderr).toContain(`liya workflows runs ${flaky}`);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('liya workflows cancel', () => {
@@ -264,7 +264,7 @@ describe('liya workflows cancel', () => {
     expect(twice.stdout).toBe('');
     expect(twice.stderr).toContain(`✖ Run ${waiting.run_id} cannot be cancelled: it is cancelled`);
     expect(twice.stderr).toContain('It has ended already.');
-  }, 60_000);
+  }, 120_000);
 
   it('an unknown run id is a clear error (exit 1) for retry and cancel', async () => {
     const missing = randomUUID();
@@ -275,7 +275,7 @@ describe('liya workflows cancel', () => {
       expect(r.stderr).toContain('✖ NOT_FOUND (HTTP 404)');
       expect(r.stderr).toContain('Check the run id; a workflow\'s runs are listed by: liya workflows runs <workflow>');
     }
-  }, 30_000);
+  }, 120_000);
 });
 
 describe('liya approvals decide', () => {
@@ -311,7 +311,7 @@ describe('liya approvals decide', () => {
     expect(again.stdout).toBe('');
     expect(again.stderr).toContain('✖ APPROVAL_DECIDED (HTTP 409)');
     expect(again.stderr).toContain('An approval is decided once');
-  }, 60_000);
+  }, 120_000);
 
   it('--json prints {approval, run}; a rejected run ends rejected', async () => {
     const gate = await deployedKey('Gate two', [trigger, { id: 'ask', step_type: 'approval', config: { message: 'ok?' } }, { id: 'done', step_type: 'end', config: { output: 'approved' } }]);
@@ -324,7 +324,7 @@ describe('liya approvals decide', () => {
     expect(result.approval).toMatchObject({ id: run.approval_id, run_id: run.run_id, workflow_key: gate, step_id: 'ask', status: 'rejected', message: 'ok?', comment: null });
     expect(result.run).toMatchObject({ run_id: run.run_id, status: expect.any(String) });
     await waitFor(async () => (await runOf(gate, run.run_id))?.status === 'rejected', 'the rejected run to end');
-  }, 60_000);
+  }, 120_000);
 
   it('refusals before any request: a decision other than approve|reject, no key (exit 2)', async () => {
     const [maybe, noKey] = await Promise.all([
@@ -336,7 +336,7 @@ describe('liya approvals decide', () => {
     expect(maybe.stderr).toContain("value 'maybe' is invalid for argument 'decision'. Allowed choices are approve, reject.");
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('needs a tenant API key');
-  }, 30_000);
+  }, 120_000);
 
   it('an unknown approval is NOT_FOUND (exit 1) with a hint', async () => {
     const unknown = await liya(['approvals', 'decide', randomUUID(), 'approve']);
@@ -344,5 +344,5 @@ describe('liya approvals decide', () => {
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toContain('✖ NOT_FOUND (HTTP 404)');
     expect(unknown.stderr).toContain('Check the approval id');
-  }, 30_000);
+  }, 120_000);
 });

@@ -73,7 +73,7 @@ beforeAll(async () => {
     { id: 'call', step_type: 'action', action_id: 'http_request', config: { method: 'GET', url: `${webUrl}/slow`, timeout_ms: 60_000 } },
     { id: 'done', step_type: 'end', config: { output: '{{steps.call.output.body}}' } },
   ]);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   releaseSlow();
@@ -162,7 +162,7 @@ describe('liya workflows list, show, deploy and toggle', () => {
     expect(draftShow.code).toBe(1);
     expect(draftShow.stderr).toContain('NOT_FOUND (HTTP 404)');
     expect(draftShow.stderr).toContain('liya workflows deploy broken');
-  }, 60_000);
+  }, 120_000);
 
   it('deploys a draft (version and status), renders the issues of an invalid definition, and reports unknown workflows', async () => {
     const [deploy, broken, unknown] = await Promise.all([
@@ -197,7 +197,7 @@ describe('liya workflows list, show, deploy and toggle', () => {
 
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('NOT_FOUND (HTTP 404): Workflow "nope" not found');
-  }, 60_000);
+  }, 120_000);
 
   it('shows a webhook workflow\'s URL and secrets, which its first deploy answers only once', async () => {
     const hook = await deployedKey('Hooked', [{ id: 'start', step_type: 'trigger', config: { trigger_subtype: 'webhook' } }, { id: 'done', step_type: 'end', config: { output: 1 } }], false);
@@ -209,7 +209,7 @@ describe('liya workflows list, show, deploy and toggle', () => {
     // Deploying again mints nothing, so nothing is shown.
     const again = await liya(['workflows', 'deploy', hook, '--json']);
     expect(JSON.parse(again.stdout)).not.toHaveProperty('webhook_secret');
-  }, 60_000);
+  }, 120_000);
 
   it('toggles a workflow off and on; a never-deployed one is DEPLOY_REQUIRED', async () => {
     const off = await liya(['workflows', 'toggle', 'switch-me']);
@@ -234,7 +234,7 @@ describe('liya workflows list, show, deploy and toggle', () => {
     expect(never.stdout).toBe('');
     expect(never.stderr).toContain('✖ DEPLOY_REQUIRED (HTTP 409): Deploy the workflow before switching it on or off');
     expect(never.stderr).toContain('Deploy it first: liya workflows deploy broken');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('liya workflows run', () => {
@@ -262,7 +262,7 @@ describe('liya workflows run', () => {
     const none = await liya(['workflows', 'run', 'later']);
     expect(none.code, none.stderr).toBe(0);
     expect(JSON.parse(none.stdout.split('\n').slice(2).join('\n'))).toEqual({ deployed: 'by the CLI' });
-  }, 30_000);
+  }, 120_000);
 
   it('--stream prints each step as it completes, then the output and the same summary', async () => {
     const big = await inputFile('stream.json', '{"amount": 1000}');
@@ -286,7 +286,7 @@ describe('liya workflows run', () => {
     const slow = await run;
     expect(slow.code, slow.stderr).toBe(0);
     expect(slow.stdout).toMatch(/^✓ start trigger \d+ ms\n✓ call action \d+ ms\n✓ done end \d+ ms\n\{\n {2}"slow": "done"\n\}\n$/);
-  }, 30_000);
+  }, 120_000);
 
   it('Ctrl-C stops watching a streamed run; the run goes on on the server', async () => {
     const run = liya(['workflows', 'run', 'slow', '--stream']);
@@ -305,7 +305,7 @@ describe('liya workflows run', () => {
       return res.body.data?.run?.status === 'completed' ? res.body.data.run : null;
     }, 'the run to end on the server');
     expect(finished.output).toEqual({ slow: 'done' });
-  }, 30_000);
+  }, 120_000);
 
   it('--json prints only the result object, with or without --stream', async () => {
     const small = await inputFile('small.json', '{"amount": 1}');
@@ -323,7 +323,7 @@ describe('liya workflows run', () => {
       });
       expect(result.trace.map((s: { step_id: string; status: string }) => [s.step_id, s.status])).toEqual([['start', 'completed'], ['check', 'completed'], ['small', 'completed']]);
     }
-  }, 30_000);
+  }, 120_000);
 
   it('a failing run shows the failed step and its error; exit 1', async () => {
     const [plain, streamed, json] = await Promise.all([
@@ -339,7 +339,7 @@ describe('liya workflows run', () => {
     }
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ status: 'failed', output: null, trace: [{ step_id: 'start' }, { step_id: 'boom', status: 'failed', error: expect.any(String) }] });
-  }, 30_000);
+  }, 120_000);
 
   it('refusals: unknown workflow (exit 1, NOT_FOUND), bad --input (exit 2), bad --conversation, no key', async () => {
     const notJson = await inputFile('bad.json', '{"amount": ');
@@ -375,7 +375,7 @@ describe('liya workflows run', () => {
     expect(badConversation.stderr).toContain('--conversation: not a conversation id');
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('needs a tenant API key');
-  }, 30_000);
+  }, 120_000);
 
   it('an unreachable server is exit 1 with the usual message, with or without --stream', async () => {
     const results = await Promise.all([liya(['workflows', 'run', 'branching', '--url', 'http://127.0.0.1:9']), liya(['workflows', 'run', 'branching', '--stream', '--url', 'http://127.0.0.1:9'])]);

@@ -299,7 +299,7 @@ afterAll(async () => {
   // A restart by pg_ctl leaves a server the handle does not know: stop whatever runs in the folder.
   if (dataDir) await pgCtl(['stop', '-m', 'immediate']).catch(() => undefined);
   if (dir) await rm(dir, { recursive: true, force: true });
-}, 60_000);
+}, 120_000);
 
 // ---- The scenarios ----------------------------------------------------------------------------------------
 

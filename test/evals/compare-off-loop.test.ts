@@ -136,7 +136,7 @@ describe('compare of 5,000 shared cases', () => {
     expectAnsweredDuring(watched);
   });
 
-  it('the other way round gives the mirrored numbers', async () => {
+  it('the other way round gives the mirrored numbers', { timeout: 120_000 }, async () => {
     const res = await t.api.get(`/v1/evals/runs/${runB}/compare?against=${runA}`, { headers: bearer(owner.apiKey) });
     expect(res.status, res.text).toBe(200);
     expect(statisticsOf(res.body.data)).toEqual(expectedComparison(b, a));

@@ -38,7 +38,7 @@ beforeAll(async () => {
   databaseUrl = await createTestDatabase();
   pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   pool.on('error', () => undefined);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await Promise.all(procs.map(stopServerProcess));
   await pool?.end();

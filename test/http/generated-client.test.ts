@@ -257,5 +257,5 @@ describe('a client generated from /openapi.json (openapi-typescript)', () => {
     expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual([
       'health', 'intents', 'agents', 'workflows', 'evals', 'collections', 'documents', 'keys', 'deploys', 'usage', 'dashboard', 'admin', 'error envelope', 'auth error',
     ]);
-  }, 60_000);
+  }, 120_000);
 });

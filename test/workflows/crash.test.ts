@@ -325,7 +325,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
 
   const MID_RUN_ROWS = [[0, 'start', 'completed'], [1, 'first', 'completed'], [2, 'slow', 'completed'], [3, 'after', 'completed'], [4, 'done', 'completed']];
 
-  it('mid-run: async runs in flight, taken from the job queue, are continued once by the next process, from the step in flight', { timeout: 60_000 }, async () => {
+  it('mid-run: async runs in flight, taken from the job queue, are continued once by the next process, from the step in flight', { timeout: 120_000 }, async () => {
     const RUNS = 5;
     const victim = live;
     const wf = await deploy(victim.api, 'Crash mid-run', midRunSteps('s1'));
@@ -375,7 +375,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
     );
   });
 
-  it("stale job locks: the dead worker's jobs are unlocked and taken by the live worker, once", { timeout: 30_000 }, async () => {
+  it("stale job locks: the dead worker's jobs are unlocked and taken by the live worker, once", { timeout: 120_000 }, async () => {
     expect(midRun.jobKeys.length, 'the mid-run scenario got as far as its kill').toBeGreaterThan(0);
     // The queue drains: each job ended (deleted) by the new worker.
     await poll(async () => (await sql<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs where key = any($1::text[])', [midRun.jobKeys]))[0].n === 0, 'the mid-run jobs to leave the queue');
@@ -386,7 +386,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
     expect(histories).toEqual(midRun.jobKeys.map((key) => [key, [['locked', 'dead', null], ['unlocked', 'dead', null], ['locked', 'live', null], ['removed', 'live', null]]]));
   });
 
-  it('mid-run: async runs executed by the process that accepted them (no job) are continued once by the next process', { timeout: 60_000 }, async () => {
+  it('mid-run: async runs executed by the process that accepted them (no job) are continued once by the next process', { timeout: 120_000 }, async () => {
     const RUNS = 3;
     const victim = live;
     const wf = await deploy(victim.api, 'Crash mid-run local', midRunSteps('s6'));
@@ -418,7 +418,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
     );
   });
 
-  it('a graceful stop (SIGTERM) hands the runs waiting in the process over to the job queue at once and lets its running ones finish', { timeout: 60_000 }, async () => {
+  it('a graceful stop (SIGTERM) hands the runs waiting in the process over to the job queue at once and lets its running ones finish', { timeout: 120_000 }, async () => {
     // One run at a time: the first run holds the only slot (held at its slow step), two wait.
     const stopping = await startProcess('stopping (WORKER_CONCURRENCY=1)', { WORKER_CONCURRENCY: '1' });
     const wf = await deploy(stopping.api, 'Graceful stop', midRunSteps('s7'));
@@ -460,7 +460,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
     );
   });
 
-  it('sync runs in flight: left running with the dead owner, continued once by the next process', { timeout: 60_000 }, async () => {
+  it('sync runs in flight: left running with the dead owner, continued once by the next process', { timeout: 120_000 }, async () => {
     const RUNS = 3;
     const victim = live;
     const wf = await deploy(victim.api, 'Crash sync', midRunSteps('s3'));
@@ -512,7 +512,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
     );
   });
 
-  it('mid-delay: runs waiting at a delay when their process dies complete once after the delay', { timeout: 60_000 }, async () => {
+  it('mid-delay: runs waiting at a delay when their process dies complete once after the delay', { timeout: 120_000 }, async () => {
     const RUNS = 3;
     const DELAY_S = 2;
     const victim = live;
@@ -563,7 +563,7 @@ describe('a process killed with SIGKILL, then another started on the same databa
     );
   });
 
-  it('a process paused (SIGSTOP) past its heartbeat, whose runs were taken over, does not run or write them again when it resumes', { timeout: 60_000 }, async () => {
+  it('a process paused (SIGSTOP) past its heartbeat, whose runs were taken over, does not run or write them again when it resumes', { timeout: 120_000 }, async () => {
     const RUNS = 2;
     const victim = live;
     const wf = await deploy(victim.api, 'Paused mid-run', midRunSteps('s5'));

@@ -125,7 +125,7 @@ beforeAll(async () => {
   webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   t = await startTestServer({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
   a = await signupTenant(t.api, { companyName: 'Run Guarantees' });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await t?.close();
@@ -324,7 +324,7 @@ describe('two server processes on one database', () => {
   let second: ServerProcess;
   beforeAll(async () => {
     second = await startSecondProcess();
-  }, 60_000);
+  }, 120_000);
   afterAll(() => stopServerProcess(second));
 
   it('20 requests split over both processes with a limit of 3: exactly three runs', async () => {
@@ -530,7 +530,7 @@ describe('async runs with a callback_url', () => {
     expect(bodies.map((b) => b.data.run_id)).toEqual([res.body.data.run_id, res.body.data.run_id]);
     await waitFor(async () => (await t.sql('select 1 from graphile_worker._private_jobs where key = $1', [`wf-callback:${res.body.data.run_id}`])).length === 0, 'the delivery job to be done');
     expect(receivedAt('/cb-flaky/one')).toHaveLength(2);
-  }, 30_000);
+  }, 120_000);
 
   it('without OUTBOUND_ALLOWED_HOSTS, a callback to a private address is not sent', async () => {
     const closed = await startTestServer({});
@@ -552,5 +552,5 @@ describe('async runs with a callback_url', () => {
     } finally {
       await closed.close();
     }
-  }, 30_000);
+  }, 120_000);
 });

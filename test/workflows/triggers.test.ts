@@ -79,7 +79,7 @@ function deliver(webhookUrl: string, secret: string | null, payload: unknown, op
 beforeAll(async () => {
   t = await startTestServer({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', DB_POOL_MAX: '8' });
   [a, b] = await Promise.all([signupTenant(t.api, { companyName: 'Triggers A' }), signupTenant(t.api, { companyName: 'Triggers B' })]);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await t?.close();
@@ -633,7 +633,7 @@ describe('schedule triggers', () => {
     await waitFor(async () => (await tickJobsOf(wf.id)) === 0, 'the tick in flight to finish');
     await waitFor(async () => (await scheduledRuns(wf.id)).every((r) => r.status === 'completed'), 'every scheduled run to end');
     expect(await runTotal(a, wf.workflow_key)).toBe((await scheduledRuns(wf.id)).length);
-  }, 30_000);
+  }, 120_000);
 
   it('a minute schedule (5 fields) plans its next tick at the next minute; a delete removes the tick', async () => {
     const wf = await create(a, 'Every minute', scheduleSteps('* * * * *'));
@@ -710,5 +710,5 @@ describe('schedule triggers', () => {
     const fromSecond = await started.api.get(`/v1/workflows/${wf.workflow_key}/runs?pageSize=100`, key(a));
     expect(fromSecond.status, fromSecond.text).toBe(200);
     expect(fromSecond.body.data.pagination.total).toBe((await scheduledRuns(wf.id)).length);
-  }, 60_000);
+  }, 120_000);
 });
