@@ -8,11 +8,12 @@
  * model gateway (llm), the way out to other servers (net), the job queue (jobs), what every run
  * shares (runs: lineage, steps, the ports features call each other through), usage metering,
  * the audit log, mail, retention, the guardrail checks every run applies, telemetry
- * (observability) and platform settings. db/ (entities, connections, the typed statement path) is
+ * (observability), platform settings and events out (what every feature's changes feed, recorded
+ * by database triggers). db/ (entities, connections, the typed statement path) is
  * under the platform too. server/http/ is transport: only routes, routers and the wiring import it
  * (features-not-transport), and what it serves is put together in boot.ts and router.ts.
  */
-const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail|retention|guardrails|observability|settings)/|^server/(config|errors|logger|actor|deps)\\.ts$';
+const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail|retention|guardrails|observability|settings|events)/|^server/(config|errors|logger|actor|deps)\\.ts$';
 
 /** Store modules of the platform whose statement pieces another store may build on (see no-foreign-store). */
 const PLATFORM_STORES = '^server/(tenants|keys|jobs|usage)/store/';

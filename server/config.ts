@@ -147,6 +147,26 @@ const configSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)),
+  /**
+   * Events out: seconds to wait after each failed delivery attempt, comma-separated; one attempt
+   * more than the list is long. Default: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts over
+   * about 27.6 hours, as Standard Webhooks senders such as Svix do).
+   */
+  EVENT_RETRY_SCHEDULE: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const list = (v ?? '5,300,1800,7200,18000,36000,36000').split(',').map((x) => Number(x.trim()));
+      if (list.length === 0 || list.length > 20 || list.some((x) => !Number.isFinite(x) || x < 0 || x > 7 * 24 * 3600)) {
+        ctx.addIssue({ code: 'custom', message: 'EVENT_RETRY_SCHEDULE: 1 to 20 comma-separated seconds, each 0 to 604800' });
+        return z.NEVER;
+      }
+      return list;
+    }),
+  /** Time limit of one event delivery attempt, in ms (default 15 s); a slower receiver's attempt fails and is retried. */
+  EVENT_DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** A subscription is paused after this many deliveries in a row used every attempt without success (default 3). */
+  EVENT_PAUSE_AFTER_FAILED_DELIVERIES: z.coerce.number().int().min(1).max(1000).default(3),
   /** Time limit of one outbound HTTP call (default 10 s). */
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** Largest outbound response body read, in bytes (default 1 MiB); the rest is cut off. */

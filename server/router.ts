@@ -19,6 +19,7 @@ import { sessionsRouter } from './sessions/sessions.router.js';
 import { promptsRouter } from './prompts/prompts.router.js';
 import { deploysRouter } from './deploys/deploys.router.js';
 import { erasureRouter } from './erasure/erasure.router.js';
+import { eventSubscriptionsRouter } from './events/event-subscriptions.router.js';
 import { mergeRouters, router } from './trpc.js';
 
 // Literal paths must not be shadowed by a `{param}` sibling registered earlier: the route-walk
@@ -43,6 +44,7 @@ export const appRouter = router({
   agents: agentsRouter,
   workflows: workflowsRouter,
   events: eventsRouter,
+  eventSubscriptions: eventSubscriptionsRouter,
   evals: evalsRouter,
   deploys: deploysRouter,
   erasure: erasureRouter,

@@ -9,8 +9,9 @@ import { ingestDocumentTask } from './tasks/ingest-document.js';
 import { enforceRetentionTask } from './tasks/enforce-retention.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
+import { deliverEventsTask } from './tasks/deliver-events.js';
 import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
-import { enforceRetentionJob, evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
+import { deliverEventsJob, enforceRetentionJob, evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
 import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } from '../server/runs/store/worker-heartbeats.js';
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
@@ -39,6 +40,7 @@ export function createTaskList(deps: AppDeps): TaskList {
     [workflowCallbackJob.task]: workflowCallbackTask(deps),
     [workflowScheduleJob.task]: workflowScheduleTask(deps),
     [evalRunJob.task]: evalRunTask(deps),
+    [deliverEventsJob.task]: deliverEventsTask(deps),
   };
 }
 

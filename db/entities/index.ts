@@ -16,6 +16,7 @@ import { IntentCacheEntry, Session, SessionMessage, TenantProviderKey } from './
 import { TenantRetention } from './retention.js';
 import { PlatformAuditEntry } from './platform-audit.js';
 import { ProviderBreaker } from './provider-breaker.js';
+import { Event, EventDelivery, EventDeliveryAttempt, EventSubscription } from './event.js';
 
 export const entities = [
   Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, MailDayCount, LoginAttempt,
@@ -25,5 +26,5 @@ export const entities = [
   Agent, AgentSession, AgentMessage, AgentRun, RunStep, AgentUserMemory, Workflow, WorkflowVersion, WorkflowRun, WorkflowState,
   WorkflowApproval, IdempotencyKey, WorkflowScheduleTick,
   EvalDataset, EvalCase, EvalSuite, EvalRun, EvalResult, EvalReview, Deployment, DeployPolicy, TenantRetention,
-  PlatformAuditEntry, ProviderBreaker,
+  PlatformAuditEntry, ProviderBreaker, EventSubscription, Event, EventDelivery, EventDeliveryAttempt,
 ];

@@ -1,4 +1,5 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { eventWebhooksDocument } from '../events/event-catalogue.js';
 import type { ErrorCode } from '../errors.js';
 import { appRouter } from '../router.js';
 import type { RouteMeta } from '../trpc.js';
@@ -93,6 +94,7 @@ function buildDocument(): OpenAPIObject {
     schemas: { ...generated, ErrorEnvelope: errorEnvelopeSchema, TenantImportResult: tenantImportResultSchema(), ...streams.schemas } as never,
     headers: responseHeaderComponents as never,
   };
+  (doc as unknown as { webhooks: unknown }).webhooks = eventWebhooksDocument();
   return doc;
 }
 

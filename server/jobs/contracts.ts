@@ -14,6 +14,11 @@ export interface JobContract<P extends Record<string, unknown>> {
    * replaced (or kept, by the key mode the enqueuer asks for), so one piece of work has one job.
    */
   readonly key?: { readonly prefix: string; readonly field: keyof P & string };
+  /**
+   * A named queue (`prefix` followed by the payload's `field`): graphile-worker runs the jobs of one
+   * queue one at a time, so one tenant's slow work holds one worker slot at most.
+   */
+  readonly queue?: { readonly prefix: string; readonly field: keyof P & string };
 }
 
 export type JobPayload<C> = C extends JobContract<infer P> ? P : never;
@@ -79,6 +84,19 @@ export const ingestDocumentJob = {
   // Transient failures, such as a provider outage, are retried.
   maxAttempts: 5,
   key: { prefix: '', field: 'jobId' },
+} as const satisfies JobContract<Record<string, unknown>>;
+
+/**
+ * Delivers a tenant's due events to its subscriptions (server/events/deliver-events.ts). One job per
+ * tenant (its key), in the tenant's own queue: the database triggers that record an event queue it
+ * in the same transaction; a run that leaves deliveries waiting for a retry queues the next one.
+ */
+export const deliverEventsJob = {
+  task: 'deliver_events',
+  payload: z.object({ tenant_id: z.string() }),
+  maxAttempts: 25,
+  key: { prefix: 'events:', field: 'tenant_id' },
+  queue: { prefix: 'events:', field: 'tenant_id' },
 } as const satisfies JobContract<Record<string, unknown>>;
 
 /** Sends one outbox message. */

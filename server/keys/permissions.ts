@@ -26,6 +26,8 @@ export const PERMISSIONS = {
   'project:read': 'Export the project, plan a project, read deployments',
   'project:deploy': 'Deploy and publish projects (as the deploy policy allows)',
   'project:prune': 'Deploy with prune: delete what a project does not name (as the deploy policy allows)',
+  'events:read': 'Read event subscriptions, the event catalogue, recorded events and their deliveries',
+  'events:write': 'Create, change, test and delete event subscriptions, rotate their secrets, resume them, replay events',
   // In the full preset and environment keys' default power only: it deletes history for good.
   'data:erase': 'Erase one end user\'s data by the user_id the API was called with (POST /v1/erasures)',
 } as const;

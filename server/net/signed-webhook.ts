@@ -1,4 +1,4 @@
-// Outgoing Standard Webhooks messages (run callbacks, custom scorer calls): signed with the
+// Outgoing Standard Webhooks messages (run callbacks, custom scorer calls, event deliveries): signed with the
 // receiver's secret and sent through the SSRF-safe client; and reading an answer without letting
 // it fill the memory.
 import { Webhook } from 'standardwebhooks';
@@ -28,11 +28,13 @@ export interface SignedMessage {
 
 /**
  * POSTs `message` to `url`, signed as Standard Webhooks v1 with the key of `secret` (webhookSecretKey):
- * the webhook-id, -timestamp and -signature headers.
+ * the webhook-id, -timestamp and -signature headers. With several secrets (a rotation's grace: the
+ * new one and the previous), the header carries one signature per secret, space-separated, as the
+ * standard allows: a receiver that knows either verifies.
  */
-export function postSignedWebhook(outbound: OutboundHttp, url: string, secret: string, message: SignedMessage): Promise<Response> {
-  const key = webhookSecretKey(secret);
-  if (!key) return Promise.reject(new Error('the signing secret is whsec_ without base64 after it'));
+export function postSignedWebhook(outbound: OutboundHttp, url: string, secret: string | readonly string[], message: SignedMessage): Promise<Response> {
+  const keys = (typeof secret === 'string' ? [secret] : secret).map(webhookSecretKey);
+  if (keys.length === 0 || keys.some((key) => !key)) return Promise.reject(new Error('the signing secret is whsec_ without base64 after it'));
   const at = new Date();
   return outbound.fetch(url, {
     method: 'POST',
@@ -40,7 +42,7 @@ export function postSignedWebhook(outbound: OutboundHttp, url: string, secret: s
       'content-type': 'application/json',
       'webhook-id': message.id,
       'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new Webhook(key, { format: 'raw' }).sign(message.id, at, message.body),
+      'webhook-signature': keys.map((key) => new Webhook(key!, { format: 'raw' }).sign(message.id, at, message.body)).join(' '),
     },
     body: message.body,
     signal: AbortSignal.timeout(message.timeoutMs),

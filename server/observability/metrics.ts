@@ -158,6 +158,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const fallbacks = new Counter({ name: 'liya_model_fallbacks_total', help: 'Model calls served by a fallback target instead of the primary, by the primary\'s provider, the serving provider and why (rate_limited, server_error, timeout, circuit_open, ...).', labelNames: ['from_provider', 'to_provider', 'reason'] as const, registers });
   const breakerChanges = new Counter({ name: 'liya_model_breaker_transitions_total', help: 'Model provider breakers this process opened or closed, by provider, credential (platform, tenant) and state.', labelNames: ['provider', 'credential', 'state'] as const, registers });
   const breakerStates = new Gauge({ name: 'liya_model_breakers', help: 'Model provider targets (provider and credential) by breaker state (closed, open, half_open), as this process sees them (breakers are shared by every process). Read at scrape time.', labelNames: ['provider', 'credential', 'state'] as const, registers });
+  const eventDeliveries = new Counter({ name: 'liya_event_deliveries_total', help: 'Attempts to deliver an event to a subscription, by event type and outcome (delivered; retrying: failed, tried again later; failed: out of attempts).', labelNames: ['type', 'outcome'] as const, registers });
+  const eventLag = new Histogram({ name: 'liya_event_delivery_lag_seconds', help: 'From the change that recorded an event to its first delivery attempt, by event type.', labelNames: ['type'] as const, buckets: HTTP_BUCKETS, registers });
   const queueJobs = new Gauge({ name: 'liya_job_queue_jobs', help: 'Background jobs (graphile-worker) by task and state: ready (due, waiting for a worker), scheduled (due later), running, failed (out of attempts). Read at scrape time.', labelNames: ['task', 'state'] as const, registers });
   const queueOldest = new Gauge({ name: 'liya_job_queue_oldest_ready_age_seconds', help: 'How long the oldest ready job of each task has waited since it was due (0: none waiting). Read at scrape time.', labelNames: ['task'] as const, registers });
   const ingestion = new Gauge({ name: 'liya_ingestion_jobs', help: 'Document ingestion backlog: jobs pending or running. Read at scrape time.', labelNames: ['status'] as const, registers });
@@ -207,6 +209,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     breakerChanged({ provider: name, credential, state }) {
       breakerChanges.inc({ provider: provider(name), credential, state });
+    },
+    eventDeliveryAttempted({ type, outcome, lagMs }) {
+      // The type is one of the catalogue's: a bounded label.
+      eventDeliveries.inc({ type, outcome });
+      if (lagMs !== undefined) eventLag.observe({ type }, seconds(lagMs));
     },
   };
 

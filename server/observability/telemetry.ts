@@ -59,6 +59,11 @@ export interface TelemetryEvents {
   modelFallback?(fallback: { fromProvider: string; fromModel: string; toProvider: string; toModel: string; reason: string }): void;
   /** A target's breaker opened or closed in this process. */
   breakerChanged?(change: { provider: string; credential: string; state: 'open' | 'closed' }): void;
+  /**
+   * One attempt to deliver an event to a subscription: delivered, retrying (failed, tried again
+   * later) or failed (out of attempts). `lagMs`: from the change's commit to the first attempt.
+   */
+  eventDeliveryAttempted?(attempt: { type: string; outcome: 'delivered' | 'retrying' | 'failed'; lagMs?: number }): void;
 }
 
 /** Spans and propagation, as tracing makes them. */

@@ -33,6 +33,10 @@ export interface PlanLimits {
   mail_recipients: number;
   /** Whether mail may go to any address; otherwise only to the tenant's own users with a verified e-mail. */
   mail_any_recipient: boolean;
+  /** Event subscriptions a tenant may hold. */
+  event_subscriptions: number;
+  /** Event deliveries a tenant's receivers get per second, all subscriptions together; more wait their turn. */
+  event_deliveries_per_second: number;
 }
 
 export type LimitName = keyof PlanLimits;
@@ -49,26 +53,31 @@ export const DEFAULT_PLAN_LIMITS: Readonly<Record<PlanName, Readonly<PlanLimits>
     run_steps: 1_000, step_output_bytes: 256 * KiB, run_state_bytes: 2 * MiB, run_input_bytes: 1 * MiB, run_wall_seconds: 60,
     nesting_depth: 2, nested_runs: 10, expression_ms: 50, expression_result_size: 100_000,
     mail_per_day: 0, mail_recipients: 1, mail_any_recipient: false,
+    event_subscriptions: 2, event_deliveries_per_second: 10,
   },
   trial: {
     run_steps: 5_000, step_output_bytes: 1 * MiB, run_state_bytes: 8 * MiB, run_input_bytes: 2 * MiB, run_wall_seconds: 300,
     nesting_depth: 3, nested_runs: 25, expression_ms: 100, expression_result_size: 1_000_000,
     mail_per_day: 50, mail_recipients: 5, mail_any_recipient: false,
+    event_subscriptions: 5, event_deliveries_per_second: 20,
   },
   starter: {
     run_steps: 25_000, step_output_bytes: 2 * MiB, run_state_bytes: 16 * MiB, run_input_bytes: 4 * MiB, run_wall_seconds: 900,
     nesting_depth: 4, nested_runs: 100, expression_ms: 100, expression_result_size: 2_000_000,
     mail_per_day: 1_000, mail_recipients: 20, mail_any_recipient: true,
+    event_subscriptions: 20, event_deliveries_per_second: 100,
   },
   pro: {
     run_steps: 100_000, step_output_bytes: 4 * MiB, run_state_bytes: 32 * MiB, run_input_bytes: 8 * MiB, run_wall_seconds: 3_600,
     nesting_depth: 5, nested_runs: 250, expression_ms: 200, expression_result_size: 4_000_000,
     mail_per_day: 10_000, mail_recipients: 50, mail_any_recipient: true,
+    event_subscriptions: 50, event_deliveries_per_second: 300,
   },
   enterprise: {
     run_steps: 250_000, step_output_bytes: 4 * MiB, run_state_bytes: 64 * MiB, run_input_bytes: 16 * MiB, run_wall_seconds: 3_600,
     nesting_depth: 6, nested_runs: 500, expression_ms: 250, expression_result_size: 8_000_000,
     mail_per_day: 100_000, mail_recipients: 100, mail_any_recipient: true,
+    event_subscriptions: 100, event_deliveries_per_second: 1_000,
   },
 };
 
@@ -86,6 +95,8 @@ export const LIMIT_CODES: Readonly<Record<LimitName, string>> = {
   mail_per_day: 'MAIL_QUOTA_EXCEEDED',
   mail_recipients: 'MAIL_RECIPIENTS_EXCEEDED',
   mail_any_recipient: 'MAIL_RECIPIENT_NOT_ALLOWED',
+  event_subscriptions: 'EVENT_SUBSCRIPTION_LIMIT',
+  event_deliveries_per_second: 'EVENT_RATE_LIMITED',
 };
 
 /** Operator overrides: `{"trial": {"run_steps": 10000}}` (PLAN_LIMITS). */
@@ -163,6 +174,8 @@ const LIMIT_DESCRIPTIONS: Readonly<Record<LimitName, string>> = {
   mail_per_day: 'mails a tenant sends per UTC day (workflow steps and agent tools; each recipient counts)',
   mail_recipients: 'recipients of one mail',
   mail_any_recipient: 'mail to any address (no: only to the tenant\'s users with a verified e-mail)',
+  event_subscriptions: 'event subscriptions a tenant holds (409 on the next one)',
+  event_deliveries_per_second: 'event deliveries per second to a tenant\'s receivers (more wait their turn; never dropped)',
 };
 
 const formatLimit = (name: LimitName, value: number | boolean): string => {

@@ -30,6 +30,10 @@ export const LEFT_OUT_TABLES: Readonly<Record<string, string>> = {
   email_tokens: 'single-use verification and password-reset tokens, valid for hours: users ask for new ones',
   outbox_messages: 'e-mail waiting to be sent or already sent; bodies carry single-use sign-in links',
   tenant_provider_keys: 'every row is a model provider credential: set the keys again after an import (secrets_omitted counts them)',
+  event_subscriptions: 'each row holds a signing secret its receiver verifies with: subscribe again after an import (a new secret for the receiver)',
+  events: 'what happened on this server, kept for its subscriptions\' deliveries (retention: the events history kind)',
+  event_deliveries: 'the deliveries of those events to this server\'s subscriptions',
+  event_delivery_attempts: 'the log of those deliveries',
 };
 
 /**
@@ -86,7 +90,7 @@ export const TENANT_JOB_LINKS: Readonly<Record<string, { field: string; table: s
 };
 
 /** The tasks whose jobs belong to a tenant: an import queues no other (server/jobs/contracts.ts). */
-export const TENANT_TASKS: readonly string[] = ['workflow_continue', 'workflow_callback', 'workflow_schedule', 'eval_run', 'ingest_document', 'send_mail'];
+export const TENANT_TASKS: readonly string[] = ['workflow_continue', 'workflow_callback', 'workflow_schedule', 'eval_run', 'ingest_document', 'send_mail', 'deliver_events'];
 
 /** Jobs of the platform, no tenant's: never exported nor removed with a tenant. */
 export const PLATFORM_TASKS: readonly string[] = ['prune_expired', 'enforce_retention'];

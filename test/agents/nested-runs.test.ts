@@ -36,10 +36,20 @@ async function createAgent(s: SignedUpTenant, body: Record<string, unknown>) {
 const count = async (table: 'agent_runs' | 'workflow_runs', tenant: SignedUpTenant) =>
   (await t.sql<{ n: number }>(`select count(*)::int as n from ${table} where tenant_id = $1`, [tenant.tenantId]))[0].n;
 
-/** Runs `abuse` while another thread probes /health/live and tenant B runs a workflow; asserts both stay fine. */
+/**
+ * Runs `abuse` while another thread probes /health/live and tenant B runs a workflow; asserts both
+ * stay fine. A tree of runs is only a few model calls, quick on a fast machine, so the first model
+ * answer is held until two probes have been answered: the tree's span then covers them anywhere.
+ */
 async function underWatch<T>(label: string, abuse: () => Promise<T>): Promise<T> {
-  // Probes every 10 ms: each abuse below runs a tree of a dozen runs, long enough for several.
-  const watched = await answeredDuring(t.url, () => Promise.all([abuse(), t.api.post(`/v1/workflows/${bWorkflow}/run`, { input: { n: 1 } }, key(b))]), 10);
+  const watched = await answeredDuring(
+    t.url,
+    (watch) => {
+      fake.holdNext(watch.answered(2));
+      return Promise.all([abuse(), t.api.post(`/v1/workflows/${bWorkflow}/run`, { input: { n: 1 } }, key(b))]);
+    },
+    10,
+  );
   const [result, other] = watched.result;
   console.log(`[nested runs] ${label}: ${watched.answeredDuring} /health/live answers while it ran`);
   expect(other.body.data.status).toBe('completed');

@@ -72,6 +72,8 @@ export interface FakeLlm {
   script(script: FakeHandler | FakeAnswer[] | null): void;
   /** Delay before every answer, in ms. */
   setLatency(ms: number): void;
+  /** The next chat request is answered only once `until` settles (a condition, not a clock). */
+  holdNext(until: Promise<unknown>): void;
   /**
    * The next `count` requests answer `status` (e.g. 429, 500), never answer ('hang'), close the
    * connection without answering ('reset'), or send the headers and half of a JSON body and then
@@ -325,6 +327,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   let handler: FakeHandler | null = null;
   let queue: FakeAnswer[] = [];
   let latencyMs = 0;
+  let held: Promise<unknown> | null = null;
   let failures: { status: FakeFault; options: FakeFailureOptions }[] = [];
   let sequence = 0;
 
@@ -341,6 +344,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   }
 
   async function handleChat(request: FakeRequest, res: ServerResponse) {
+    if (held) {
+      const until = held;
+      held = null;
+      await until.catch(() => undefined);
+    }
     const scriptedRaw = await nextScripted(request);
     const scripted = typeof scriptedRaw === 'string' ? { content: scriptedRaw } : scriptedRaw;
     if (scripted?.status && scripted.status >= 400) {
@@ -464,6 +472,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     setLatency(ms) {
       latencyMs = ms;
     },
+    holdNext(until) {
+      held = until;
+    },
     fail(count, status, failureOptions = {}) {
       for (let i = 0; i < count; i++) failures.push({ status, options: failureOptions });
     },
@@ -472,6 +483,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       handler = null;
       queue = [];
       latencyMs = 0;
+      held = null;
       failures = [];
     },
     close() {

@@ -57,13 +57,30 @@ export interface AnsweredDuring<T> extends HealthReport {
   answeredDuring: number;
 }
 
-/** Starts watching `baseUrl`, runs `work`, and counts the probes answered while it was still pending. */
-export async function answeredDuring<T>(baseUrl: string, work: () => Promise<T>, everyMs = 5): Promise<AnsweredDuring<T>> {
+/** Handed to the watched work: a work too short to span two probes by nature can wait on them. */
+export interface Watch {
+  /** Settles once `n` probes have been answered during the work. */
+  answered(n: number): Promise<void>;
+}
+
+/**
+ * Starts watching `baseUrl`, runs `work`, and counts the probes answered while it was still pending.
+ * A work that is quick by nature (a few model calls) holds one of its outside answers (e.g.
+ * `fake.holdNext(watch.answered(2))`) so that its span covers two probes on any machine: the
+ * oracle then still fails if the rest of the work holds the event loop.
+ */
+export async function answeredDuring<T>(baseUrl: string, work: (watch: Watch) => Promise<T>, everyMs = 5): Promise<AnsweredDuring<T>> {
   const worker = new Worker(WATCHER, { eval: true, workerData: { url: baseUrl, everyMs } });
   let pending = true;
   let during = 0;
+  let waiters: { n: number; resolve: () => void }[] = [];
+  const watch: Watch = {
+    answered: (n) => (during >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
+  };
   worker.on('message', (message: HealthReport | 'answer') => {
-    if (message === 'answer' && pending) during++;
+    if (message !== 'answer' || !pending) return;
+    during++;
+    waiters = waiters.filter((w) => (w.n <= during ? (w.resolve(), false) : true));
   });
   try {
     // Wait for the first answer (the watcher warms up) so the count covers the work's whole span.
@@ -77,7 +94,7 @@ export async function answeredDuring<T>(baseUrl: string, work: () => Promise<T>,
       worker.once('error', reject);
     });
     during = 0;
-    const result = await work().finally(() => {
+    const result = await work(watch).finally(() => {
       pending = false;
     });
     const report = await new Promise<HealthReport>((resolve, reject) => {

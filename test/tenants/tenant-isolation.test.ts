@@ -50,6 +50,9 @@ interface TenantIds {
   deploymentId: string;
   /** A named API key of tenant A. */
   namedKeyId: string;
+  /** An event subscription of tenant A, and the event.test it was sent. */
+  subscriptionId: string;
+  eventId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -315,6 +318,21 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/agents/{agentKey}/sessions': {
     params: (ids) => [{ agentKey: ids.agentKey }],
   },
+  '/v1/event-subscriptions/{subscriptionId}': {
+    params: (ids) => [{ subscriptionId: ids.subscriptionId }],
+    bodies: { patch: { enabled: false } },
+  },
+  '/v1/event-subscriptions/{subscriptionId}/rotate-secret': { params: (ids) => [{ subscriptionId: ids.subscriptionId }], bodies: { post: {} } },
+  '/v1/event-subscriptions/{subscriptionId}/resume': { params: (ids) => [{ subscriptionId: ids.subscriptionId }] },
+  '/v1/event-subscriptions/{subscriptionId}/test': { params: (ids) => [{ subscriptionId: ids.subscriptionId }] },
+  '/v1/event-subscriptions/{subscriptionId}/deliveries': { params: (ids) => [{ subscriptionId: ids.subscriptionId }] },
+  '/v1/events/{eventId}': { params: (ids) => [{ eventId: ids.eventId }] },
+  '/v1/events/{eventId}/replay': { params: (ids) => [{ eventId: ids.eventId }], bodies: { post: {} } },
+  '/dashboard/event-subscriptions/{subscriptionId}': {
+    params: (ids) => [{ subscriptionId: ids.subscriptionId }],
+    bodies: { patch: { enabled: false } },
+  },
+  '/dashboard/event-subscriptions/{subscriptionId}/rotate-secret': { params: (ids) => [{ subscriptionId: ids.subscriptionId }], bodies: { post: {} } },
   '/v1/agents/{agentKey}/sessions/{sessionId}/transcript': {
     params: (ids) => [{ agentKey: ids.agentKey, sessionId: ids.agentSessionId }, { agentKey: B_AGENT_KEY, sessionId: ids.agentSessionId }],
   },
@@ -446,7 +464,14 @@ beforeAll(async () => {
   expect(evalReview.status, evalReview.text).toBe(201);
   const deployment = await t.api.post('/v1/deployments', { project: {} }, aKey);
   expect(deployment.status, deployment.text).toBe(201);
+  const subscription = await t.api.post('/v1/event-subscriptions', { url: 'https://events.example.com/a', event_types: ['event.test'] }, aKey);
+  expect(subscription.status, subscription.text).toBe(201);
+  const subscriptionId = subscription.body.data.subscription.id;
+  const tested = await t.api.post(`/v1/event-subscriptions/${subscriptionId}/test`, undefined, aKey);
+  expect(tested.status, tested.text).toBe(202);
   aIds = {
+    subscriptionId,
+    eventId: tested.body.data.event_id,
     deploymentId: deployment.body.data.deployment.id,
     evalRunId: evalRun.body.data.run.id,
     evalResultId,

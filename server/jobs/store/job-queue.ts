@@ -16,12 +16,13 @@ export function jobKeyOf<P extends Record<string, unknown>>(job: JobContract<P>,
 }
 
 // Raw(graphile-worker): its add_job function, with named arguments.
-const ADD_JOB = 'select graphile_worker.add_job($1, $2::json, run_at => $3, job_key => $4, max_attempts => $5)';
+const ADD_JOB = 'select graphile_worker.add_job($1, $2::json, run_at => $3, job_key => $4, max_attempts => $5, queue_name => $6)';
 /** The same for the ORM, whose placeholders are `?`. */
 // Raw(graphile-worker): its add_job function, with named arguments.
-const ADD_JOB_ORM = 'select graphile_worker.add_job(?, ?::json, run_at => ?, job_key => ?, max_attempts => ?)';
+const ADD_JOB_ORM = 'select graphile_worker.add_job(?, ?::json, run_at => ?, job_key => ?, max_attempts => ?, queue_name => ?)';
 const addJobParams = <P extends Record<string, unknown>>(job: JobContract<P>, payload: P, runAt: Date | undefined) => [
   job.task, JSON.stringify(payload), runAt ?? null, jobKeyOf(job, payload) ?? null, job.maxAttempts,
+  job.queue ? `${job.queue.prefix}${String(payload[job.queue.field])}` : null,
 ];
 
 /**
