@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command[]>> = {
   agents: async () => [(await import('./commands/agents.js')).agentsCommand()],
   workflows: async () => [(await import('./commands/workflows.js')).workflowsCommand()],
   approvals: async () => [(await import('./commands/approvals.js')).approvalsCommand()],
+  events: async () => [(await import('./commands/events.js')).eventsCommand()],
   evals: async () => [(await import('./commands/evals.js')).evalsCommand()],
   export: async () => [(await import('./commands/deploys.js')).exportCommand()],
   plan: async () => [(await import('./commands/deploys.js')).planCommand()],

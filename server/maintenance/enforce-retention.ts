@@ -6,7 +6,7 @@ import { HISTORY_KINDS, HISTORY_POLICY, longestRetentionDays, type HistoryKind }
 import { listTenantRetention } from '../retention/retention.service.js';
 import { maintainPartitions, type PartitionReport } from './partitions.js';
 import {
-  deleteExpiredAgentSessions, deleteExpiredAuditEntries, deleteExpiredEvalRuns, deleteExpiredIngestionJobs, deleteExpiredSessions, deleteExpiredUsageEvents,
+  deleteExpiredAgentSessions, deleteExpiredAuditEntries, deleteExpiredEvalRuns, deleteExpiredIngestionJobs, deleteExpiredEvents, deleteExpiredSessions, deleteExpiredUsageEvents,
   deleteExpiredWorkflowRuns, withRetentionLock, type BatchControl, type BatchOutcome, type ExpiryWindow,
 } from './store/history-retention.js';
 
@@ -45,6 +45,7 @@ const DELETERS: Record<HistoryKind, Deleter> = {
   eval_runs: deleteExpiredEvalRuns,
   audit_log: deleteExpiredAuditEntries,
   ingestion_jobs: deleteExpiredIngestionJobs,
+  events: deleteExpiredEvents,
 };
 
 const DAY_MS = 24 * 3600 * 1000;

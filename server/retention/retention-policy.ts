@@ -10,7 +10,7 @@
 // the daily rollup) are never deleted by retention: reports and quotas outlive the detail.
 import { PLAN_NAMES, type PlanName } from '../tenants/plan-limits.js';
 
-export const HISTORY_KINDS = ['usage_events', 'sessions', 'agent_sessions', 'workflow_runs', 'eval_runs', 'audit_log', 'ingestion_jobs'] as const;
+export const HISTORY_KINDS = ['usage_events', 'sessions', 'agent_sessions', 'workflow_runs', 'eval_runs', 'audit_log', 'ingestion_jobs', 'events'] as const;
 export type HistoryKind = (typeof HISTORY_KINDS)[number];
 
 export interface HistoryKindPolicy {
@@ -64,6 +64,12 @@ export const HISTORY_POLICY: Readonly<Record<HistoryKind, HistoryKindPolicy>> = 
   ingestion_jobs: {
     description: 'Finished document ingestion jobs, by creation time (the documents they made stay).',
     days: { free: 30, trial: 30, starter: 90, pro: 180, enterprise: 365 },
+    minDays: 1,
+    hiringFloor: false,
+  },
+  events: {
+    description: 'Events recorded for subscriptions, with their deliveries and the delivery log (every attempt), by the event\'s time; a delivery still pending goes with its event.',
+    days: { free: 7, trial: 7, starter: 30, pro: 90, enterprise: 90 },
     minDays: 1,
     hiringFloor: false,
   },

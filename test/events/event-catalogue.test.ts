@@ -44,7 +44,6 @@ beforeAll(async () => {
       const score = promptOf(request).includes('"billing"') ? 5 : 1;
       return { content: { score, dimension_scores: { correctness: score, completeness: 5, relevance: 5, safety: 5 }, reasoning: 'checked the tag' } };
     }
-    const system = String((request.body.messages as { content: string }[])[0].content);
     return promptOf(request).includes('Tag invoice') ? { content: { tag: tagAnswer } } : undefined;
   });
   a = await signupTenant(t.api, { companyName: 'Catalogue A' });

@@ -9,7 +9,7 @@ export interface ReceivedDelivery {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
-  json: { id: string; type: string; version: number; timestamp: string; tenant_id: string; data: Record<string, unknown> };
+  json: { id: string; type: string; version: number; timestamp: string; tenant_id: string; data: Record<string, any> };
 }
 
 export interface EventReceiver {

@@ -158,6 +158,11 @@ export function deleteExpiredIngestionJobs(sql: SqlPool, ctl: BatchControl, w: E
   return deleteRowsInBatches(sql, ctl, 'ingestion_jobs', where, [w.tenantIds, w.cutoff]);
 }
 
+/** Events by their time; their deliveries and attempts go by cascade. */
+export function deleteExpiredEvents(sql: SqlPool, ctl: BatchControl, w: ExpiryWindow): Promise<BatchOutcome> {
+  return deleteRowsInBatches(sql, ctl, 'events', (t) => `${tenants(t)} and ${t}.created_at < $2`, [w.tenantIds, w.cutoff]);
+}
+
 const sessionExpired = (t: string) => `${tenants(t)} and ${t}.last_activity_at < $2 and (${t}.domain <> 'hiring' or ${t}.last_activity_at < $3)`;
 
 /** Intent sessions idle past the cutoff (hiring ones past the hiring cutoff), their messages first. */
