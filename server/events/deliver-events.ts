@@ -35,7 +35,9 @@ export async function deliverEvents(deps: AppDeps, payload: JobPayload<typeof de
   // A tenant gone or deactivated: its deliveries wait (a deleted tenant's went with it).
   if (!scope) return;
   const perSecond = limitsForPlan(scope.plan, deps.config.PLAN_LIMITS).event_deliveries_per_second;
-  const leaseSeconds = deps.config.EVENT_DELIVERY_TIMEOUT_MS / 1000 + 30;
+  // A claimed delivery is due again this long after its claim: a runner that dies mid-send leaves it
+  // to the next one then (its attempt ends within the time limit; 5 s more for the outcome's write).
+  const leaseSeconds = deps.config.EVENT_DELIVERY_TIMEOUT_MS / 1000 + 5;
   const started = performance.now();
   for (;;) {
     const claimedAt = Date.now();
