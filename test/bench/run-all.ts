@@ -28,7 +28,8 @@
 // BENCH_PROVIDERS_OUTAGE_SECONDS (30, the primary answering 503), BENCH_PROVIDERS_PROPAGATION_REPEATS
 // (5, breaker openings timed from one process to the other), BENCH_PROVIDERS_PROPAGATION_COOLDOWN_MS
 // (1000, LLM_BREAKER_COOLDOWN_MS of that phase's processes), BENCH_PROVIDERS_CALLS (10000, providers:
-// calls per arm of the router overhead phase).
+// calls per arm of the router overhead phase), BENCH_EVENTS_RATE (200, events: changes a second),
+// BENCH_EVENTS_SECONDS (10, each phase), BENCH_EVENTS_SLOW_RATE (20, the slow neighbour's changes a second).
 // BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
 // liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
 // start` makes one at default settings.
@@ -41,6 +42,7 @@ import { runAgentsBench } from './agents.bench.js';
 import { runCollectionsListBench } from './collections-list.bench.js';
 import { runDeploysBench } from './deploys.bench.js';
 import { runEvalsBench } from './evals.bench.js';
+import { runEventsBench } from './events.bench.js';
 import { runGrowthBench } from './growth.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
@@ -134,6 +136,12 @@ const BENCHES: Record<string, Bench> = {
       calls: optionalIntSetting('BENCH_WEBHOOK_CALLS'),
       workerConcurrency: optionalIntSetting('BENCH_WEBHOOK_WORKER_CONCURRENCY'),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  events: (adminUrl, benchCleanup) =>
+    runEventsBench(adminUrl, benchCleanup, {
+      rate: intSetting('BENCH_EVENTS_RATE', 200),
+      seconds: intSetting('BENCH_EVENTS_SECONDS', 10),
+      slowRate: intSetting('BENCH_EVENTS_SLOW_RATE', 20),
     }),
   evals: (adminUrl, benchCleanup) =>
     runEvalsBench(adminUrl, benchCleanup, {
