@@ -15,10 +15,17 @@ let receiver: EventReceiver;
 let a: SignedUpTenant;
 let b: SignedUpTenant;
 const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
+const METRICS = 'metrics-token-0123456789abcdef';
+/** The value of the /metrics sample named exactly `sample` (0 when absent). */
+async function metric(sample: string): Promise<number> {
+  const text = (await t.api.get('/metrics', { headers: bearer(METRICS) })).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
 
 beforeAll(async () => {
   receiver = await startEventReceiver();
-  t = await startTestServer({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', EVENT_RETRY_SCHEDULE: '0.05,0.05', EVENT_PAUSE_AFTER_FAILED_DELIVERIES: '2' });
+  t = await startTestServer({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', EVENT_RETRY_SCHEDULE: '0.05,0.05', EVENT_PAUSE_AFTER_FAILED_DELIVERIES: '2', METRICS_TOKEN: METRICS });
   a = await signupTenant(t.api, { companyName: 'Events A' });
   b = await signupTenant(t.api, { companyName: 'Events B' });
 });
@@ -156,6 +163,11 @@ describe('delivery', () => {
     const resumed = await t.api.post(`/v1/event-subscriptions/${subscription.id}/resume`, undefined, key(b));
     expect(resumed.body.data).toMatchObject({ status: 'active', paused_reason: null, failed_deliveries: 0 });
     await waitFor(() => receiver.received.some((r) => r.path === '/failing' && r.json.data.name === 'third'), 'the kept delivery sent on resume');
+    // /metrics counts the attempts by type and outcome, and the lag of first attempts.
+    expect(await metric('liya_event_deliveries_total{type="key.created",outcome="failed"}')).toBeGreaterThanOrEqual(2);
+    expect(await metric('liya_event_deliveries_total{type="key.created",outcome="retrying"}')).toBeGreaterThanOrEqual(4);
+    await waitFor(async () => (await metric('liya_event_deliveries_total{type="key.created",outcome="delivered"}')) >= 1, 'the delivery counted');
+    expect(await metric('liya_event_delivery_lag_seconds_count{type="key.created"}')).toBeGreaterThanOrEqual(3);
     await t.api.delete(`/v1/event-subscriptions/${subscription.id}`, key(b));
   });
 
