@@ -186,6 +186,35 @@ export class Migration20261129030100_event_triggers extends Migration {
     this.addSql(`create trigger "usage_counters_events" after insert or update of "requests", "tokens" on "usage_counters"
       for each row execute function "liya_quota_events"();`);
 
+    // A model provider's breaker on the platform's credential opened (a row) or closed (its delete):
+    // every tenant whose subscription wants it hears of it, since every tenant's calls go there. A
+    // tenant's own credential is named by a digest only, so its breaker is no event.
+    this.addSql(`create function "liya_breaker_events"() returns trigger language plpgsql as $$
+      declare
+        v_type text := case when tg_op = 'INSERT' then 'provider.breaker.opened' else 'provider.breaker.closed' end;
+        v_provider text;
+        v_credential text;
+        v_until timestamptz;
+        v_tenant uuid;
+      begin
+        if tg_op = 'INSERT' then
+          v_provider := new.provider; v_credential := new.credential; v_until := new.open_until;
+        else
+          v_provider := old.provider; v_credential := old.credential; v_until := null;
+        end if;
+        if v_credential <> 'platform' then return null; end if;
+        -- Rows a day past their end are pruned (server/llm/store/provider-breakers.ts), not closed by a probe.
+        if tg_op = 'DELETE' and old.open_until < now() - interval '1 day' then return null; end if;
+        for v_tenant in
+          select distinct s.tenant_id from event_subscriptions s where s.enabled and (s.event_types is null or jsonb_exists(s.event_types, v_type))
+        loop
+          perform liya_emit(v_tenant, v_type, jsonb_build_object('provider', v_provider, 'credential', 'platform', 'open_until', liya_iso(v_until)), null, null, null);
+        end loop;
+        return null;
+      end $$;`);
+    this.addSql(`create trigger "provider_breakers_events" after insert or delete on "provider_breakers"
+      for each row execute function "liya_breaker_events"();`);
+
     // An intent run's answer (opt-in: only subscriptions that name the type get it).
     this.addSql(`create function "liya_intent_run_events"() returns trigger language plpgsql as $$
       declare v_domain text;
@@ -206,6 +235,7 @@ export class Migration20261129030100_event_triggers extends Migration {
       ['workflow_runs', 'liya_workflow_run_events'], ['workflow_approvals', 'liya_approval_events'], ['agent_runs', 'liya_agent_run_events'],
       ['eval_runs', 'liya_eval_run_events'], ['deployments', 'liya_deployment_events'], ['ingestion_jobs', 'liya_ingestion_events'],
       ['api_keys', 'liya_api_key_events'], ['usage_counters', 'liya_quota_events'], ['session_messages', 'liya_intent_run_events'],
+      ['provider_breakers', 'liya_breaker_events'],
     ]) {
       this.addSql(`drop trigger if exists "${table}_events" on "${table}";`);
       this.addSql(`drop function if exists "${fn}"();`);

@@ -157,6 +157,16 @@ export const EVENT_TYPES = {
   'quota.exhausted': { description: 'This month\'s use reached a monthly quota: runs answer 429 QUOTA_EXCEEDED until the month ends; once per month and quota.', data: quota, filters: [] },
   'key.created': { description: 'An API key was created (a named key, or an environment\'s key on rotation).', data: apiKey, filters: [] },
   'key.revoked': { description: 'An API key was revoked: it stopped working.', data: apiKey, filters: [] },
+  'provider.breaker.opened': {
+    description: 'The platform\'s model provider stopped taking calls for a while: its breaker opened after most recent calls failed (runs use their fallbacks meanwhile, or answer 503 LLM_UNAVAILABLE). Sent to every tenant that subscribes; a tenant\'s own provider key is not covered.',
+    data: z.object({ provider: z.string(), credential: z.literal('platform'), open_until: isoTime('When a probe call may close it') }),
+    filters: [],
+  },
+  'provider.breaker.closed': {
+    description: 'The platform\'s model provider answers again: a probe call after the cool-down succeeded and its breaker closed.',
+    data: z.object({ provider: z.string(), credential: z.literal('platform') }),
+    filters: [],
+  },
   'intent.run.completed': {
     description: 'An intent run answered (opt-in: only subscriptions that list this type receive it; one event per run).',
     data: z.object({

@@ -36,6 +36,8 @@ beforeAll(async () => {
     DEFAULT_MODEL: 'gpt-4o-mini',
     LLM_MAX_RETRIES: '0',
     OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    // The breaker test opens the platform's breaker and waits for a probe to close it.
+    LLM_BREAKER_COOLDOWN_MS: '300',
   });
   // The intent tags an invoice as the test says; the judge scores "billing" 5 and anything else 1.
   fake.script((request: FakeRequest): FakeAnswer | undefined => {
@@ -227,6 +229,20 @@ describe('every event type, delivered and valid against its documented schema', 
     expect(ajvCheck('quota.warning')).toMatchObject({ quota: 'requests', limit: 5, used: 4, percent: 80 });
     expect(ajvCheck('quota.exhausted')).toMatchObject({ quota: 'requests', limit: 5, used: 5, percent: 100 });
     expect(received()).toHaveLength(2);
+  });
+
+  it('provider.breaker.opened and provider.breaker.closed (the platform\'s provider failing, then answering again)', async () => {
+    const input = { user_id: 'u', resume_text: 'Engineer.', job_description: 'Engineer.' };
+    const run = () => t.api.post('/v1/run', { domain: 'hiring', intent: 'job-match', input }, key(a));
+    fake.fail(20, 503);
+    await waitFor(async () => (await run(), receiver.received.some((r) => r.path === '/all' && r.json.type === 'provider.breaker.opened')), 'the breaker to open');
+    fake.reset();
+    fake.script(null);
+    const opened = await expectEvent('provider.breaker.opened');
+    expect(opened.json.data).toMatchObject({ provider: 'openai', credential: 'platform', open_until: expect.any(String) });
+    // After the cool-down a call is the probe; it succeeds and the breaker closes.
+    await waitFor(async () => (await run()).status === 200, 'a run served again');
+    expect((await expectEvent('provider.breaker.closed')).json.data).toEqual({ provider: 'openai', credential: 'platform' });
   });
 
   it('covers the whole catalogue', () => {
