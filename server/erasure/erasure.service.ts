@@ -22,6 +22,7 @@ import { mentionPatterns } from '../common/mentions.js';
 import { AppError, notFound } from '../errors.js';
 import { anonymiseEvalResults, deleteUserEvalCases, listUserEvalResults } from '../evals/eval-erasure.js';
 import { forgetCachedAnswers } from '../intents/forget-cached-answers.js';
+import { forgetEventsAbout } from '../events/event-log.service.js';
 import { forgetTenantMailAbout } from '../mail/forget-mail.js';
 import { deleteRunSteps, listIdsNamedBySteps } from '../runs/run-step-erasure.js';
 import { deleteUserSessions, takeUserSessions } from '../sessions/session-erasure.js';
@@ -41,7 +42,7 @@ export const erasureSubject = (tenantId: string, userId: string) => `sha256:${cr
 
 const emptyDeleted = (): ErasureDeleted => ({
   sessions: 0, session_messages: 0, intent_cache: 0, agent_sessions: 0, agent_runs: 0, agent_messages: 0, agent_user_memory: 0,
-  workflow_runs: 0, workflow_approvals: 0, idempotency_keys: 0, run_steps: 0, workflow_state: 0, eval_cases: 0, outbox_messages: 0,
+  workflow_runs: 0, workflow_approvals: 0, idempotency_keys: 0, run_steps: 0, workflow_state: 0, eval_cases: 0, outbox_messages: 0, events: 0,
 });
 
 /** Runs `batch` in its own transaction until it reports it took less than a full batch. */
@@ -145,6 +146,7 @@ export async function eraseEndUser(em: EntityManager, tenantId: string, actor: A
       anonymised.eval_results += await anonymiseEvalResults(tx, tenantId, results.slice(i, i + RESULTS_PER_STATEMENT));
     }
     deleted.outbox_messages = await forgetTenantMailAbout(tx, tenantId, patterns);
+    deleted.events = await forgetEventsAbout(tx, tenantId, patterns);
     anonymised.audit_log = await anonymiseAuditMentions(tx, tenantId, userId);
     const receipt: ErasureReceipt = {
       erasure_id: erasureId,

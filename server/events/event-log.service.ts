@@ -10,7 +10,7 @@ import {
   insertReplays, listAttempts, listEventDeliveries, listSubscriptionDeliveries, queueDeliveriesIn, type AttemptRow, type DeliveryRow,
 } from './store/event-deliveries.js';
 import { findSubscription } from './store/event-subscriptions.js';
-import { findEvent, listEvents, type EventRow } from './store/events.js';
+import { deleteEventsMentioning, findEvent, listEvents, type EventRow } from './store/events.js';
 
 let catalogue: { types: ReturnType<typeof describeType>[] } | null = null;
 
@@ -116,4 +116,9 @@ export async function replayEvent(em: EntityManager, tenantId: string, actor: Ac
     await recordAuditNow(tx, tenantId, actor, { action: 'event.replay', targetType: 'event', targetId: event.id, details: { subscriptions: targets } });
     return { deliveries };
   });
+}
+
+/** Erasure: deletes the events whose payload names the end user (an approval's message, say). */
+export function forgetEventsAbout(em: EntityManager, tenantId: string, patterns: { json: string }): Promise<number> {
+  return deleteEventsMentioning(em, tenantId, patterns);
 }

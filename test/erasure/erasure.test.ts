@@ -214,6 +214,8 @@ describe('erasing one end user', () => {
         // The dataset's case and the external run's inline case.
         eval_cases: 2,
         outbox_messages: 1,
+        // No subscription records events in this tenant (test/events/event-delivery.test.ts erases one).
+        events: 0,
       },
       anonymised: { eval_results: 1, audit_log: 1 },
     });

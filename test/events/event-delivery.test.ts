@@ -197,6 +197,20 @@ describe('delivery', () => {
     await t.api.delete(`/v1/event-subscriptions/${subscription.id}`, key(a));
   });
 
+  it('an erasure of an end user deletes the events that name them', async () => {
+    const { subscription } = await subscribe(a, { url: `${receiver.url}/erasure`, event_types: ['approval.requested'] });
+    const wf = await createWorkflow(t.api, a.apiKey, 'Ask about someone', [MANUAL_TRIGGER, { id: 'ask', step_type: 'approval', config: { message: 'Hire {{trigger.user_id}}?' } }]);
+    const run = await t.api.post(`/v1/workflows/${wf.id}/run`, { input: { user_id: 'erase-me-1234' } }, key(a));
+    const delivered = await waitFor(() => receiver.received.find((r) => r.path === '/erasure'), 'the approval event');
+    expect(delivered.json.data.message).toBe('Hire erase-me-1234?');
+    expect((await t.api.post(`/v1/workflows/${wf.id}/runs/${run.body.data.run_id}/cancel`, {}, key(a))).status).toBe(200);
+    const erased = await t.api.post('/v1/erasures', { user_id: 'erase-me-1234' }, key(a));
+    expect(erased.status, erased.text).toBe(200);
+    expect(erased.body.data.deleted.events).toBeGreaterThanOrEqual(1);
+    expect((await t.api.get(`/v1/events/${delivered.json.id}`, key(a))).status).toBe(404);
+    await t.api.delete(`/v1/event-subscriptions/${subscription.id}`, key(a));
+  });
+
   it('records no event for a change that was rolled back', async () => {
     const { subscription } = await subscribe(a, { url: `${receiver.url}/rollback`, event_types: ['key.created'] });
     const before = (await t.sql<{ n: number }>('select count(*)::int as n from events where tenant_id = $1', [a.tenantId]))[0].n;

@@ -44,3 +44,12 @@ export async function insertTestEvent(em: EntityManager, tenantId: string, subsc
     .executeTakeFirstOrThrow();
   return { eventId, deliveryId: delivery.id };
 }
+
+/**
+ * Deletes the tenant's events whose payload names the end user (`json`: the pattern of
+ * server/common/mentions.ts over the payload's JSON text), with their deliveries and attempts.
+ */
+export async function deleteEventsMentioning(em: EntityManager, tenantId: string, patterns: { json: string }): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('events').where('tenant_id', '=', tenantId).where(sql<string>`data::text`, 'like', patterns.json).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}
