@@ -157,34 +157,59 @@ export class Migration20261129030100_event_triggers extends Migration {
 
     // A monthly quota crossing 80% and 100%: once per month and quota, as the counter row moves
     // past the mark (the row's lock orders concurrent runs, so exactly one sees each crossing).
-    this.addSql(`create function "liya_quota_events"() returns trigger language plpgsql as $$
+    // usage_counters is the hottest row of all (every run of a tenant moves it), so the work runs
+    // only at a mark: each total carries its next mark (80%, then 100%, then none), set by the
+    // BEFORE UPDATE trigger, whose WHEN compares the row's own columns; between marks an update
+    // costs nothing more. A month's first row (an insert) checks from zero; a quota changed on the
+    // tenant clears the marks, so the next update sets them anew.
+    this.addSql(`create function "liya_next_quota_mark"(p_quota bigint, p_used bigint) returns bigint language sql immutable as $$
+      select case when p_quota is null or p_quota <= 0 then 9223372036854775807
+                  when p_used < ceil(p_quota * 0.8) then ceil(p_quota * 0.8)::bigint
+                  when p_used < p_quota then p_quota
+                  else 9223372036854775807 end
+    $$;`);
+    this.addSql(`create function "liya_quota_crossings"(p_tenant uuid, p_month text, p_kind text, p_quota bigint, p_before bigint, p_after bigint)
+      returns void language plpgsql as $$
+      begin
+        if p_quota is null or p_quota <= 0 then return; end if;
+        if p_before < ceil(p_quota * 0.8) and p_after >= ceil(p_quota * 0.8) and p_after < p_quota then
+          perform liya_emit(p_tenant, 'quota.warning', jsonb_build_object('quota', p_kind, 'month', p_month, 'limit', p_quota, 'used', p_after, 'percent', 80), null, null, null);
+        end if;
+        if p_before < p_quota and p_after >= p_quota then
+          perform liya_emit(p_tenant, 'quota.exhausted', jsonb_build_object('quota', p_kind, 'month', p_month, 'limit', p_quota, 'used', p_after, 'percent', 100), null, null, null);
+        end if;
+      end $$;`);
+    this.addSql(`create function "liya_quota_marks"() returns trigger language plpgsql as $$
       declare
-        v_requests int;
+        v_requests bigint;
         v_tokens bigint;
         v_old_requests bigint := case when tg_op = 'UPDATE' then old.requests else 0 end;
         v_old_tokens bigint := case when tg_op = 'UPDATE' then old.tokens else 0 end;
-        v_quota record;
       begin
-        if not exists (select 1 from event_subscriptions s where s.tenant_id = new.tenant_id) then return null; end if;
         select t.monthly_request_quota, t.monthly_token_quota into v_requests, v_tokens from tenants t where t.id = new.tenant_id;
-        for v_quota in
-          select 'requests' as kind, v_requests::bigint as quota, v_old_requests as before, new.requests::bigint as after
-          union all select 'tokens', v_tokens, v_old_tokens, new.tokens::bigint
-        loop
-          continue when v_quota.quota is null or v_quota.quota <= 0;
-          if v_quota.before < ceil(v_quota.quota * 0.8) and v_quota.after >= ceil(v_quota.quota * 0.8) and v_quota.after < v_quota.quota then
-            perform liya_emit(new.tenant_id, 'quota.warning', jsonb_build_object('quota', v_quota.kind, 'month', new.month, 'limit', v_quota.quota,
-              'used', v_quota.after, 'percent', 80), null, null, null);
-          end if;
-          if v_quota.before < v_quota.quota and v_quota.after >= v_quota.quota then
-            perform liya_emit(new.tenant_id, 'quota.exhausted', jsonb_build_object('quota', v_quota.kind, 'month', new.month, 'limit', v_quota.quota,
-              'used', v_quota.after, 'percent', 100), null, null, null);
-          end if;
-        end loop;
+        if exists (select 1 from event_subscriptions s where s.tenant_id = new.tenant_id) then
+          perform liya_quota_crossings(new.tenant_id, new.month, 'requests', v_requests, v_old_requests, new.requests);
+          perform liya_quota_crossings(new.tenant_id, new.month, 'tokens', v_tokens, v_old_tokens, new.tokens);
+        end if;
+        if tg_op = 'UPDATE' then
+          new.requests_mark := liya_next_quota_mark(v_requests, new.requests);
+          new.tokens_mark := liya_next_quota_mark(v_tokens, new.tokens);
+          return new;
+        end if;
         return null;
       end $$;`);
-    this.addSql(`create trigger "usage_counters_events" after insert or update of "requests", "tokens" on "usage_counters"
-      for each row execute function "liya_quota_events"();`);
+    this.addSql(`create trigger "usage_counters_quota_marks" before update of "requests", "tokens" on "usage_counters" for each row
+      when (new.requests >= coalesce(old.requests_mark, -1) or new.tokens >= coalesce(old.tokens_mark, -1))
+      execute function "liya_quota_marks"();`);
+    this.addSql(`create trigger "usage_counters_quota_first" after insert on "usage_counters" for each row execute function "liya_quota_marks"();`);
+    this.addSql(`create function "liya_clear_quota_marks"() returns trigger language plpgsql as $$
+      begin
+        update usage_counters set requests_mark = null, tokens_mark = null where tenant_id = new.id;
+        return null;
+      end $$;`);
+    this.addSql(`create trigger "tenants_quota_marks" after update of "monthly_request_quota", "monthly_token_quota" on "tenants" for each row
+      when (old.monthly_request_quota is distinct from new.monthly_request_quota or old.monthly_token_quota is distinct from new.monthly_token_quota)
+      execute function "liya_clear_quota_marks"();`);
 
     // A model provider's breaker on the platform's credential opened (a row) or closed (its delete):
     // every tenant whose subscription wants it hears of it, since every tenant's calls go there. A
@@ -215,30 +240,22 @@ export class Migration20261129030100_event_triggers extends Migration {
     this.addSql(`create trigger "provider_breakers_events" after insert or delete on "provider_breakers"
       for each row execute function "liya_breaker_events"();`);
 
-    // An intent run's answer (opt-in: only subscriptions that name the type get it).
-    this.addSql(`create function "liya_intent_run_events"() returns trigger language plpgsql as $$
-      declare v_domain text;
-      begin
-        if not exists (select 1 from event_subscriptions s where s.tenant_id = new.tenant_id and s.event_types is not null) then return null; end if;
-        v_domain := (select s.domain from sessions s where s.id = new.session_id);
-        perform liya_emit(new.tenant_id, 'intent.run.completed', jsonb_build_object('message_id', new.id, 'session_id', new.session_id,
-          'domain', v_domain, 'intent', new.intent, 'model', new.model, 'tokens', new.tokens, 'cost_usd', new.cost_usd::float8,
-          'latency_ms', new.latency_ms, 'cached', new.cached, 'created_at', liya_iso(new.created_at)), v_domain, null, null, true);
-        return null;
-      end $$;`);
-    this.addSql(`create trigger "session_messages_events" after insert on "session_messages"
-      for each row when (new.role = 'assistant') execute function "liya_intent_run_events"();`);
   }
 
   override down(): void | Promise<void> {
     for (const [table, fn] of [
       ['workflow_runs', 'liya_workflow_run_events'], ['workflow_approvals', 'liya_approval_events'], ['agent_runs', 'liya_agent_run_events'],
       ['eval_runs', 'liya_eval_run_events'], ['deployments', 'liya_deployment_events'], ['ingestion_jobs', 'liya_ingestion_events'],
-      ['api_keys', 'liya_api_key_events'], ['usage_counters', 'liya_quota_events'], ['session_messages', 'liya_intent_run_events'],
-      ['provider_breakers', 'liya_breaker_events'],
+      ['api_keys', 'liya_api_key_events'], ['provider_breakers', 'liya_breaker_events'],
     ]) {
       this.addSql(`drop trigger if exists "${table}_events" on "${table}";`);
       this.addSql(`drop function if exists "${fn}"();`);
+    }
+    this.addSql(`drop trigger if exists "usage_counters_quota_marks" on "usage_counters";`);
+    this.addSql(`drop trigger if exists "usage_counters_quota_first" on "usage_counters";`);
+    this.addSql(`drop trigger if exists "tenants_quota_marks" on "tenants";`);
+    for (const fn of ['liya_quota_marks()', 'liya_clear_quota_marks()', 'liya_quota_crossings(uuid, text, text, bigint, bigint, bigint)', 'liya_next_quota_mark(bigint, bigint)']) {
+      this.addSql(`drop function if exists ${fn};`);
     }
   }
 

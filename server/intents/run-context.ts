@@ -12,12 +12,15 @@ export interface RunContext {
   storedKey: StoredProviderKey;
   /** The cached answer, when a cache key was given and a live entry exists. */
   cacheHit: { output: unknown; model: string } | null;
+  /** A subscription wants intent.run.completed: the run record records it. */
+  intentEvents: boolean;
 }
 
 const toRunContext = (row: RunContextRow, provider: string): RunContext => ({
   usedThisMonth: { requests: Number(row.requests ?? 0), tokens: Number(row.tokens ?? 0), costUsd: Number(row.cost_usd ?? 0) },
   storedKey: { provider, encryptedKey: row.provider_key },
   cacheHit: row.cache_hit ? { output: row.cached_output, model: row.cached_model ?? '' } : null,
+  intentEvents: row.intent_events === true,
 });
 
 /** This month's usage, the tenant's provider key and the cache entry, in one round trip. */

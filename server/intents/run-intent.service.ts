@@ -215,6 +215,7 @@ async function completeRun(
       session,
       turn: { intent: intent.key, userContent: safeInput, assistantContent: output, model: modelUsed, tokens, costUsd: cost, latencyMs, cached },
       cache: cacheKey && !cached ? { key: cacheKey, ttlSeconds: intent.cacheConfig?.ttl_seconds ?? 3600 } : null,
+      intentEvent: context.intentEvents,
     },
     messageId,
   );

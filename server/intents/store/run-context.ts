@@ -11,7 +11,14 @@ export interface RunContextRow {
   cache_hit: boolean;
   cached_output: unknown;
   cached_model: string | null;
+  /** Whether a subscription of the tenant names intent.run.completed (an opt-in event). */
+  intent_events: boolean;
 }
+
+// The opt-in intent.run.completed: read here, before the run, so the run record's statement (the
+// hottest, holding the tenant's counter row) carries the event only for tenants that want it.
+const INTENT_EVENTS = (tenant: string) =>
+  `exists (select 1 from event_subscriptions s where s.tenant_id = ${tenant} and s.enabled and jsonb_exists(s.event_types, 'intent.run.completed')) as intent_events`;
 
 // This month's usage, the tenant's provider key and the cache entry: three primary-key lookups
 // in one round trip (each was a query of its own, a noticeable part of a run's added latency).
@@ -19,7 +26,8 @@ export interface RunContextRow {
 const RUN_CONTEXT_SQL = `
 select c.requests::text, c.tokens::text, c.cost_usd::text,
        (select k.encrypted_key from tenant_provider_keys k where k.tenant_id = $1 and k.provider = $3) as provider_key,
-       h.cache_key is not null as cache_hit, h.output as cached_output, h.model as cached_model
+       h.cache_key is not null as cache_hit, h.output as cached_output, h.model as cached_model,
+       ${INTENT_EVENTS('$1')}
   from (select 1) as one
   left join usage_counters c on c.tenant_id = $1 and c.month = $2
   left join intent_cache h on h.cache_key = $4 and h.tenant_id = $1 and h.expires_at > now()`;
@@ -40,7 +48,8 @@ const KEY_RUN_CONTEXT_SQL = `
 select ${API_KEY_LOOKUP_COLUMNS},
        c.requests::text, c.tokens::text, c.cost_usd::text,
        (select p.encrypted_key from tenant_provider_keys p where p.tenant_id = k.tenant_id and p.provider = $3) as provider_key,
-       h.cache_key is not null as cache_hit, h.output as cached_output, h.model as cached_model
+       h.cache_key is not null as cache_hit, h.output as cached_output, h.model as cached_model,
+       ${INTENT_EVENTS('k.tenant_id')}
   from ${API_KEY_LOOKUP_FROM}
   left join usage_counters c on c.tenant_id = k.tenant_id and c.month = $2
   left join intent_cache h on h.cache_key = $4 and h.tenant_id = k.tenant_id and h.expires_at > now()

@@ -16,6 +16,8 @@ export interface RunRecord {
   turn: Turn;
   /** Set when the answer goes into the intent cache. */
   cache: { key: string; ttlSeconds: number } | null;
+  /** Record intent.run.completed (a subscription of the tenant named it when the run began). */
+  intentEvent: boolean;
 }
 
 // Everything one run writes — usage events and the monthly counter, the session (inserted on its
@@ -54,11 +56,24 @@ cache as (
 )
 select (select count(*) from async_commit) as ok`;
 
+// The same with the opt-in intent.run.completed event, recorded by liya_emit (the events
+// migrations) in the run's own statement: its subscriptions are checked again there.
+// Raw(other): a hot multi-CTE statement on the SqlPool, run as the named prepared statement `liya_run_record_event`.
+const RUN_RECORD_EVENT_SQL = RUN_RECORD_SQL.replace(
+  'select (select count(*) from async_commit) as ok',
+  `, intent_event as (
+  select liya_emit($2::uuid, 'intent.run.completed', jsonb_build_object('message_id', $14::text, 'session_id', $7::text, 'domain', $9::text,
+    'intent', $10::text, 'model', $16::text, 'tokens', $11::int, 'cost_usd', $12::float8, 'latency_ms', $17::int, 'cached', $18::boolean,
+    'created_at', liya_iso(now())), $9::text, null, null, true) as emitted
+)
+select (select count(*) from async_commit) + (select count(*) from intent_event) as ok`,
+);
+
 /** Writes a completed run; `replyId` becomes the assistant message id. */
 export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: string): Promise<void> {
   const { usage, session, turn } = record;
   const { requests, tokens, cost, json } = usageRowsOf(usage);
-  await sql.query(RUN_RECORD_SQL, [
+  await sql.query(record.intentEvent ? RUN_RECORD_EVENT_SQL : RUN_RECORD_SQL, [
     json,
     record.tenantId,
     monthKey(),
@@ -79,7 +94,7 @@ export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: s
     turn.cached,
     record.cache?.key ?? null,
     record.cache?.ttlSeconds ?? 0,
-  ], 'liya_run_record');
+  ], record.intentEvent ? 'liya_run_record_event' : 'liya_run_record');
 }
 
 /** Deletes cached intent answers that expired before `now`; answers how many. */
