@@ -47,13 +47,6 @@ export const UsageCounter = defineEntity({
     requests: p.bigint('string').default('0'),
     tokens: p.bigint('string').default('0'),
     costUsd: p.decimal('string').precision(16).scale(6).default('0'),
-    /**
-     * The next quota mark (80%, then 100% of the tenant's monthly quota) each total reaches: the
-     * row's quota trigger runs only when a total reaches its mark (or the mark is unset), so a run
-     * adds no work to this hot row until then (the events migrations).
-     */
-    requestsMark: p.bigint('string').nullable(),
-    tokensMark: p.bigint('string').nullable(),
   },
 });
 

@@ -71,8 +71,6 @@ export class Migration20261129030000_events extends Migration {
       select case when e is null then null else jsonb_build_object('code', coalesce(e->>'code', 'ERROR'), 'message', coalesce(e->>'message', '')) end
     $$;`);
 
-    this.addSql(`alter table "usage_counters" add column if not exists "requests_mark" bigint null, add column if not exists "tokens_mark" bigint null;`);
-
     this.addSql(`alter table "event_subscriptions" add constraint "event_subscriptions_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
 
     this.addSql(`alter table "events" add constraint "events_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
@@ -90,7 +88,6 @@ export class Migration20261129030000_events extends Migration {
       'liya_event_wanted(uuid, text, text, text, text, boolean)', 'liya_iso(timestamptz)', 'liya_error(jsonb)']) {
       this.addSql(`drop function if exists ${fn};`);
     }
-    this.addSql(`alter table "usage_counters" drop column if exists "requests_mark", drop column if exists "tokens_mark";`);
     this.addSql(`drop table if exists "event_delivery_attempts" cascade;`);
     this.addSql(`drop table if exists "event_deliveries" cascade;`);
     this.addSql(`drop table if exists "events" cascade;`);

@@ -229,6 +229,15 @@ describe('every event type, delivered and valid against its documented schema', 
     expect(ajvCheck('quota.warning')).toMatchObject({ quota: 'requests', limit: 5, used: 4, percent: 80 });
     expect(ajvCheck('quota.exhausted')).toMatchObject({ quota: 'requests', limit: 5, used: 5, percent: 100 });
     expect(received()).toHaveLength(2);
+    // Tokens, moved by an agent run's step writes (another writer of the counter).
+    const tokens = await signupTenant(t.api, { companyName: 'Catalogue token quota' });
+    expect((await t.api.patch(`/admin/tenants/${tokens.tenantId}`, { monthlyTokenQuota: 1 }, { headers: adminHeaders })).status).toBe(200);
+    expect((await t.api.post('/v1/event-subscriptions', { url: `${receiver.url}/tokens`, event_types: ['quota.exhausted'] }, key(tokens))).status).toBe(201);
+    expect((await t.api.post('/v1/agents', { agent_key: 'spender', name: 'Spender', goal: 'Answer' }, key(tokens))).status).toBe(201);
+    expect((await t.api.post('/v1/agents/spender/deploy', undefined, key(tokens))).status).toBe(200);
+    expect((await t.api.post('/v1/agents/spender/run', { input: { message: 'hi' } }, key(tokens))).body.data.status).toBe('completed');
+    const exhausted = await waitFor(() => receiver.received.find((r) => r.path === '/tokens'), 'the token quota event');
+    expect(exhausted.json.data).toMatchObject({ quota: 'tokens', limit: 1, percent: 100 });
   });
 
   it('provider.breaker.opened and provider.breaker.closed (the platform\'s provider failing, then answering again)', async () => {

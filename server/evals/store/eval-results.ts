@@ -15,7 +15,7 @@ import type { EntityManager } from '../../../db/orm.js';
 import type { PageRequest } from '../../common/pagination.js';
 import { monthKey } from '../../common/schemas.js';
 import { boundedJson } from '../../runs/run-steps.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, quotaCrossedSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 import type { SqlRunner } from './eval-runs.js';
 
 export type { IEvalResult as ResultRow } from '../../../db/entities/eval.js';
@@ -148,8 +148,8 @@ spent as (
 events as (${insertUsageEventsSql('$17')}),
 counter as (
   insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) select $18, $19, 0, $20, $14 where $15 > 0
-  ${ADD_TO_USAGE_COUNTER_SQL}
-  returning 1),
+  ${ADD_TO_USAGE_COUNTER_SQL}),
+${quotaCrossedSql('0', '$20')},
 steps as (
   insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens, cost_usd,
                          latency_ms, error, started_at, completed_at)
@@ -161,7 +161,8 @@ steps as (
   on conflict (run_id, index) do nothing
   returning 1)
 select (select count(*) from res)::int as written, (select status from eval_runs where id = $2) as run_status,
-       (select count(*) from spent) + (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) + (select count(*) from async_commit) as side`;
+       (select count(*) from spent) + (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) + (select count(*) from async_commit)
+         + 0 * (select count(*) from quota_crossed) as side`;
 
 /**
  * Writes one case (see CASE_SQL) and answers the run's status after it (null: the run is gone).

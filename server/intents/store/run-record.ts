@@ -7,7 +7,7 @@ import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { monthKey } from '../../common/schemas.js';
 import type { RunSession, Turn } from '../../sessions/sessions.service.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, quotaCrossedSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 
 export interface RunRecord {
   tenantId: string;
@@ -33,8 +33,8 @@ events as (${insertUsageEventsSql('$1')}
 counter as (
   insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) values ($2, $3, $4, $5, $6)
   ${ADD_TO_USAGE_COUNTER_SQL}
-  returning 1
 ),
+${quotaCrossedSql('$4', '$5')},
 session as (
   insert into sessions (id, tenant_id, user_id, domain, intent, status, message_count, tokens_used, cost_usd, last_activity_at, created_at)
   values ($7, $2, $8, $9, $10, 'active', 2, $11, $12, now(), now())
@@ -54,19 +54,19 @@ cache as (
   on conflict (cache_key) do update set output = excluded.output, model = excluded.model, expires_at = excluded.expires_at, created_at = now()
   returning 1
 )
-select (select count(*) from async_commit) as ok`;
+select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) as ok`;
 
 // The same with the opt-in intent.run.completed event, recorded by liya_emit (the events
 // migrations) in the run's own statement: its subscriptions are checked again there.
 // Raw(other): a hot multi-CTE statement on the SqlPool, run as the named prepared statement `liya_run_record_event`.
 const RUN_RECORD_EVENT_SQL = RUN_RECORD_SQL.replace(
-  'select (select count(*) from async_commit) as ok',
+  'select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) as ok',
   `, intent_event as (
   select liya_emit($2::uuid, 'intent.run.completed', jsonb_build_object('message_id', $14::text, 'session_id', $7::text, 'domain', $9::text,
     'intent', $10::text, 'model', $16::text, 'tokens', $11::int, 'cost_usd', $12::float8, 'latency_ms', $17::int, 'cached', $18::boolean,
     'created_at', liya_iso(now())), $9::text, null, null, true) as emitted
 )
-select (select count(*) from async_commit) + (select count(*) from intent_event) as ok`,
+select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) + (select count(*) from intent_event) as ok`,
 );
 
 /** Writes a completed run; `replyId` becomes the assistant message id. */

@@ -9,7 +9,7 @@ import { kyselyOf } from '../../../db/kysely.js';
 import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { monthKey } from '../../common/schemas.js';
-import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
+import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, quotaCrossedSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 
 // Asynchronous commit, like the run rows: see server/agents/agent-run-record.ts.
 // Raw(other): a hot statement on the SqlPool (a named prepared statement) that writes the step, its usage
@@ -29,9 +29,9 @@ counter as (
   insert into usage_counters (tenant_id, month, requests, tokens, cost_usd)
   select $1, $18, $19, $20, $21 where $22 and exists (select 1 from step)
   ${ADD_TO_USAGE_COUNTER_SQL}
-  returning 1
-)
-select (select count(*) from step) + (select count(*) from async_commit) as written`;
+),
+${quotaCrossedSql('$19', '$20')}
+select (select count(*) from step) + (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) as written`;
 
 /** One step row as stored: input and output already serialised JSON, cost a decimal string. */
 export interface NewRunStep {

@@ -50,9 +50,34 @@ export const insertUsageEventsSql = (jsonParam: string, where = '') => `
   ${where}
   returning 1`;
 
-/** The monthly counter upsert's conflict clause: totals are added to the month's row. */
+/**
+ * The monthly counter upsert's conflict clause: totals are added to the month's row, which comes
+ * back for the quota check (QUOTA_CROSSED_SQL reads the CTE it is in, named `counter`).
+ */
 export const ADD_TO_USAGE_COUNTER_SQL = `on conflict (tenant_id, month) do update set requests = usage_counters.requests + excluded.requests,
-    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd`;
+    tokens = usage_counters.tokens + excluded.tokens, cost_usd = usage_counters.cost_usd + excluded.cost_usd
+  returning tenant_id, month, requests, tokens`;
+
+/** `after` moved past a mark of `quota` (80% or 100%) by `added`: plain arithmetic, no call. */
+const crossedSql = (quota: string, after: string, added: string) =>
+  `(${quota} > 0 and ((${after} - ${added} < ceil(${quota} * 0.8) and ${after} >= ceil(${quota} * 0.8)) or (${after} - ${added} < ${quota} and ${after} >= ${quota})))`;
+
+/**
+ * The quota events of a counter upsert (a CTE named `counter`, ADD_TO_USAGE_COUNTER_SQL's row), as
+ * a CTE `quota_crossed` the statement must read: quota.warning at 80% and quota.exhausted at 100%
+ * of the tenant's monthly quotas, recorded by liya_quota_crossings (the events migrations) in the
+ * statement's own transaction. The counter row is the hottest row there is (every run of a tenant
+ * moves it), so nothing runs but arithmetic until a run moves a total past a mark; the row's lock
+ * orders concurrent runs, so exactly one sees each crossing. `addedRequests` and `addedTokens` are
+ * the SQL of what this statement added.
+ */
+// Raw(other): a fragment of the one-statement writers above (a liya_quota_crossings call).
+export const quotaCrossedSql = (addedRequests: string, addedTokens: string) => `quota_crossed as (
+  select liya_quota_crossings(c.tenant_id, c.month, 'requests', t.monthly_request_quota::bigint, c.requests - ${addedRequests}, c.requests)
+       + liya_quota_crossings(c.tenant_id, c.month, 'tokens', t.monthly_token_quota, c.tokens - ${addedTokens}, c.tokens) as recorded
+    from counter c join tenants t on t.id = c.tenant_id
+   where ${crossedSql('t.monthly_request_quota', 'c.requests', addedRequests)} or ${crossedSql('t.monthly_token_quota', 'c.tokens', addedTokens)}
+)`;
 
 /**
  * Usage events as the JSON rows the one-statement run writers insert (`jsonb_to_recordset`), with
@@ -112,17 +137,13 @@ export async function insertUsageEvents(em: EntityManager, inputs: UsageEventInp
   // module's header.
   const db = kyselyOf(em);
   for (const [tenantId, c] of [...counters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    await db
-      .insertInto('usage_counters')
-      .values({ tenant_id: tenantId, month: monthKey(now), requests: String(c.requests), tokens: String(c.tokens), cost_usd: c.cost.toFixed(6) })
-      .onConflict((oc) =>
-        oc.columns(['tenant_id', 'month']).doUpdateSet({
-          requests: sql`usage_counters.requests + excluded.requests`,
-          tokens: sql`usage_counters.tokens + excluded.tokens`,
-          cost_usd: sql`usage_counters.cost_usd + excluded.cost_usd`,
-        }),
-      )
-      .execute();
+    // The upsert and its quota check (quotaCrossedSql) in one statement.
+    await sql`with counter as (
+        insert into usage_counters (tenant_id, month, requests, tokens, cost_usd)
+        values (${tenantId}::uuid, ${monthKey(now)}, ${c.requests}::bigint, ${c.tokens}::bigint, ${c.cost.toFixed(6)}::numeric)
+        ${sql.raw(ADD_TO_USAGE_COUNTER_SQL)}
+      ), ${sql.raw(quotaCrossedSql(String(Math.trunc(c.requests)), String(Math.trunc(c.tokens))))}
+      select (select count(*) from quota_crossed) as checked`.execute(db);
   }
   await db.insertInto('usage_events').values(events).execute();
 }
