@@ -43,8 +43,10 @@ export class Migration20261129030100_event_triggers extends Migration {
         if v_type is not null then perform liya_emit(new.tenant_id, v_type, v_data, null, v_wf, null); end if;
         return null;
       end $$;`);
-    this.addSql(`create trigger "workflow_runs_events" after insert or update of "status" on "workflow_runs"
-      for each row execute function "liya_workflow_run_events"();`);
+    this.addSql(`create trigger "workflow_runs_events" after insert on "workflow_runs" for each row execute function "liya_workflow_run_events"();`);
+    // Only a change of status calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "workflow_runs_events_update" after update of "status" on "workflow_runs"
+      for each row when (old.status is distinct from new.status) execute function "liya_workflow_run_events"();`);
 
     this.addSql(`create function "liya_approval_events"() returns trigger language plpgsql as $$
       declare v_data jsonb;
@@ -61,8 +63,10 @@ export class Migration20261129030100_event_triggers extends Migration {
         end if;
         return null;
       end $$;`);
-    this.addSql(`create trigger "workflow_approvals_events" after insert or update of "status" on "workflow_approvals"
-      for each row execute function "liya_approval_events"();`);
+    this.addSql(`create trigger "workflow_approvals_events" after insert on "workflow_approvals" for each row execute function "liya_approval_events"();`);
+    // Only a change of status calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "workflow_approvals_events_update" after update of "status" on "workflow_approvals"
+      for each row when (old.status is distinct from new.status) execute function "liya_approval_events"();`);
 
     this.addSql(`create function "liya_agent_run_events"() returns trigger language plpgsql as $$
       declare
@@ -91,8 +95,10 @@ export class Migration20261129030100_event_triggers extends Migration {
         end if;
         return null;
       end $$;`);
-    this.addSql(`create trigger "agent_runs_events" after insert or update of "status" on "agent_runs"
-      for each row execute function "liya_agent_run_events"();`);
+    this.addSql(`create trigger "agent_runs_events" after insert on "agent_runs" for each row execute function "liya_agent_run_events"();`);
+    // Only a change of status calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "agent_runs_events_update" after update of "status" on "agent_runs"
+      for each row when (old.status is distinct from new.status) execute function "liya_agent_run_events"();`);
 
     this.addSql(`create function "liya_eval_run_events"() returns trigger language plpgsql as $$
       begin
@@ -107,8 +113,10 @@ export class Migration20261129030100_event_triggers extends Migration {
           'started_at', liya_iso(new.started_at), 'completed_at', liya_iso(new.completed_at)), new.domain_key, null, null);
         return null;
       end $$;`);
-    this.addSql(`create trigger "eval_runs_events" after insert or update of "status" on "eval_runs"
-      for each row execute function "liya_eval_run_events"();`);
+    this.addSql(`create trigger "eval_runs_events" after insert on "eval_runs" for each row execute function "liya_eval_run_events"();`);
+    // Only a change of status calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "eval_runs_events_update" after update of "status" on "eval_runs"
+      for each row when (old.status is distinct from new.status) execute function "liya_eval_run_events"();`);
 
     this.addSql(`create function "liya_deployment_events"() returns trigger language plpgsql as $$
       declare
@@ -126,8 +134,10 @@ export class Migration20261129030100_event_triggers extends Migration {
         perform liya_emit(new.tenant_id, case when new.status = 'deployed' then 'deployment.published' else 'deployment.failed' end, v_data, null, null, null);
         return null;
       end $$;`);
-    this.addSql(`create trigger "deployments_events" after insert or update of "status" on "deployments"
-      for each row execute function "liya_deployment_events"();`);
+    this.addSql(`create trigger "deployments_events" after insert on "deployments" for each row execute function "liya_deployment_events"();`);
+    // Only a change of status calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "deployments_events_update" after update of "status" on "deployments"
+      for each row when (old.status is distinct from new.status) execute function "liya_deployment_events"();`);
 
     this.addSql(`create function "liya_ingestion_events"() returns trigger language plpgsql as $$
       begin
@@ -140,8 +150,10 @@ export class Migration20261129030100_event_triggers extends Migration {
           'created_at', liya_iso(new.created_at), 'completed_at', liya_iso(new.completed_at)), null, null, null);
         return null;
       end $$;`);
-    this.addSql(`create trigger "ingestion_jobs_events" after insert or update of "status" on "ingestion_jobs"
-      for each row execute function "liya_ingestion_events"();`);
+    this.addSql(`create trigger "ingestion_jobs_events" after insert on "ingestion_jobs" for each row execute function "liya_ingestion_events"();`);
+    // Only a change of status calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "ingestion_jobs_events_update" after update of "status" on "ingestion_jobs"
+      for each row when (old.status is distinct from new.status) execute function "liya_ingestion_events"();`);
 
     this.addSql(`create function "liya_api_key_events"() returns trigger language plpgsql as $$
       declare v_data jsonb;
@@ -155,8 +167,10 @@ export class Migration20261129030100_event_triggers extends Migration {
         perform liya_emit(new.tenant_id, case when tg_op = 'INSERT' then 'key.created' else 'key.revoked' end, v_data, null, null, null);
         return null;
       end $$;`);
-    this.addSql(`create trigger "api_keys_events" after insert or update of "revoked_at" on "api_keys"
-      for each row execute function "liya_api_key_events"();`);
+    this.addSql(`create trigger "api_keys_events" after insert on "api_keys" for each row execute function "liya_api_key_events"();`);
+    // Only a change of revoked_at calls the function (an update that leaves it as it was calls nothing).
+    this.addSql(`create trigger "api_keys_events_update" after update of "revoked_at" on "api_keys"
+      for each row when (old.revoked_at is distinct from new.revoked_at) execute function "liya_api_key_events"();`);
 
     // A monthly quota crossing 80% and 100%: recorded by the statements that move the counter
     // (server/usage/store/usage-events.ts, quotaCrossedSql), which call this only when their own
@@ -218,6 +232,7 @@ export class Migration20261129030100_event_triggers extends Migration {
       ['api_keys', 'liya_api_key_events'], ['provider_breakers', 'liya_breaker_events'],
     ]) {
       this.addSql(`drop trigger if exists "${table}_events" on "${table}";`);
+      this.addSql(`drop trigger if exists "${table}_events_update" on "${table}";`);
       this.addSql(`drop function if exists "${fn}"();`);
     }
     this.addSql(`drop function if exists liya_quota_crossings(uuid, text, text, bigint, bigint, bigint);`);
