@@ -138,6 +138,7 @@ export async function insertUsageEvents(em: EntityManager, inputs: UsageEventInp
   const db = kyselyOf(em);
   for (const [tenantId, c] of [...counters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     // The upsert and its quota check (quotaCrossedSql) in one statement.
+    // Raw(other): the counter upsert shared with the one-statement writers (ADD_TO_USAGE_COUNTER_SQL) and its quota check CTE.
     await sql`with counter as (
         insert into usage_counters (tenant_id, month, requests, tokens, cost_usd)
         values (${tenantId}::uuid, ${monthKey(now)}, ${c.requests}::bigint, ${c.tokens}::bigint, ${c.cost.toFixed(6)}::numeric)
