@@ -208,6 +208,17 @@ export function eventEnvelopeSchema(type: EventType) {
   });
 }
 
+const bodySchemas = new Map<EventType, Record<string, unknown>>();
+/** The JSON Schema of `type`'s delivery body (built once). */
+export function eventBodyJsonSchema(type: EventType): Record<string, unknown> {
+  let schema = bodySchemas.get(type);
+  if (!schema) {
+    schema = z.toJSONSchema(eventEnvelopeSchema(type), { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+    bodySchemas.set(type, schema);
+  }
+  return schema;
+}
+
 /**
  * The catalogue as the OpenAPI 3.1 `webhooks` object: one POST per type, with the Standard Webhooks
  * headers and the body's schema, so generated clients get a type per event.
@@ -228,7 +239,7 @@ export function eventWebhooksDocument(): Record<string, unknown> {
             header('webhook-timestamp', 'Seconds since the epoch when this attempt was signed'),
             header('webhook-signature', '`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated when two secrets sign (a rotation\'s grace)'),
           ],
-          requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(eventEnvelopeSchema(type), { io: 'output', unrepresentable: 'any' }) } } },
+          requestBody: { required: true, content: { 'application/json': { schema: eventBodyJsonSchema(type) } } },
           responses: {
             '200': { description: 'Any 2xx: delivered' },
             '410': { description: 'Gone: the subscription is paused at once' },

@@ -1,11 +1,10 @@
 // The event log: the catalogue, recorded events with their deliveries and attempts, and replays.
-import { z } from 'zod';
 import type { EntityManager } from '../../db/orm.js';
 import type { Actor } from '../actor.js';
 import { recordAuditNow } from '../audit/audit.service.js';
 import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import { invalidInput, notFound } from '../errors.js';
-import { EVENT_TYPES, EVENT_TYPE_NAMES, EVENT_VERSION, eventEnvelopeSchema } from './event-catalogue.js';
+import { EVENT_TYPES, EVENT_TYPE_NAMES, EVENT_VERSION, eventBodyJsonSchema } from './event-catalogue.js';
 import {
   insertReplays, listAttempts, listEventDeliveries, listSubscriptionDeliveries, queueDeliveriesIn, type AttemptRow, type DeliveryRow,
 } from './store/event-deliveries.js';
@@ -22,7 +21,7 @@ function describeType(type: (typeof EVENT_TYPE_NAMES)[number]) {
     description: spec.description,
     filters: [...spec.filters],
     opt_in: 'optIn' in spec && spec.optIn === true,
-    schema: z.toJSONSchema(eventEnvelopeSchema(type), { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>,
+    schema: eventBodyJsonSchema(type),
   };
 }
 

@@ -64,8 +64,8 @@ export async function createEventSubscription(em: EntityManager, deps: AppDeps, 
   const secret = newSecret();
   const sealed = await sealSecret(em, deps, scope.tenantId, id, secret);
   const row = await em.transactional(async (tx) => {
-    // Counted under the tenant's lock-free count: two creates at once may both pass; the plan's
-    // bound is a ceiling of work, not an accounting, so one over is harmless.
+    // Counted without a lock: two creates at once may both pass, leaving one over the plan's bound,
+    // which bounds work rather than accounts for it.
     const held = await countSubscriptions(tx, scope.tenantId);
     if (held >= max) {
       throw new AppError('EVENT_SUBSCRIPTION_LIMIT', `The plan allows ${max} event subscriptions; delete one first`, { limit: 'event_subscriptions', max });
@@ -104,8 +104,8 @@ export async function updateEventSubscription(em: EntityManager, tenantId: strin
       resume: turnedOn,
     }))!;
     if (turnedOn) await resumeDeliveries(tx, tenantId, row.id);
-    const { subscriptionId: _id, ...changes } = input;
-    await recordAuditNow(tx, tenantId, actor, { action: 'event_subscription.update', targetType: 'event_subscription', targetId: row.id, details: { changes: Object.keys(changes) } });
+    const changed = Object.keys(input).filter((field) => field !== 'subscriptionId');
+    await recordAuditNow(tx, tenantId, actor, { action: 'event_subscription.update', targetType: 'event_subscription', targetId: row.id, details: { changes: changed } });
     return toSubscriptionDto(row);
   });
 }

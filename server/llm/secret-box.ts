@@ -69,3 +69,19 @@ export function decryptSecret(key: Buffer, payload: string, context: string): st
     return null;
   }
 }
+
+const decrypted = new Map<string, string | null>();
+/**
+ * decryptSecret with the server's key, remembered per value and context: secrets read on every
+ * delivery or callback decrypt once (a rotation stores a new value). `em` makes the unit of work
+ * that reads the key, only when it is not resolved yet.
+ */
+export async function decryptSecretCached(em: EntityManager | (() => EntityManager), config: Pick<AppConfig, 'ENCRYPTION_KEY'>, stored: string, context: string): Promise<string | null> {
+  const cacheKey = `${context}\n${stored}`;
+  const hit = decrypted.get(cacheKey);
+  if (hit !== undefined) return hit;
+  const plain = decryptSecret(await resolveEncryptionKey(typeof em === 'function' ? em() : em, config), stored, context);
+  if (decrypted.size > 5000) decrypted.clear();
+  decrypted.set(cacheKey, plain);
+  return plain;
+}

@@ -7,7 +7,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
-import { decryptSecret, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
+import { decryptSecretCached, encryptSecret, resolveEncryptionKey } from '../llm/secret-box.js';
 import { webhookSecretKey } from '../net/signed-webhook.js';
 import { publicUrl } from './engine/callback-tokens.js';
 import { clearWebhookSecret, setWebhookSecretIfUnset } from './store/workflows.js';
@@ -32,22 +32,15 @@ export async function encryptWebhookSecret(em: EntityManager, deps: AppDeps, ten
   return encryptSecret(await resolveEncryptionKey(em, deps.config), secret, secretContext(tenantId, workflowId));
 }
 
-const decrypted = new Map<string, string | null>();
 /** The plaintext of a stored secret (cached per ciphertext: a rotation stores a new one). */
-export async function decryptWebhookSecret(
+export function decryptWebhookSecret(
   em: EntityManager | (() => EntityManager),
   deps: AppDeps,
   tenantId: string,
   workflowId: string,
   stored: string,
 ): Promise<string | null> {
-  const hit = decrypted.get(stored);
-  if (hit !== undefined) return hit;
-  // A unit of work (given, or made now: a hit needs none) reads the encryption key.
-  const plain = decryptSecret(await resolveEncryptionKey(typeof em === 'function' ? em() : em, deps.config), stored, secretContext(tenantId, workflowId));
-  if (decrypted.size > 5000) decrypted.clear();
-  decrypted.set(stored, plain);
-  return plain;
+  return decryptSecretCached(em, deps.config, stored, secretContext(tenantId, workflowId));
 }
 
 /**

