@@ -16,7 +16,7 @@
 const PLATFORM = '^server/(common|tenants|keys|llm|net|jobs|runs|usage|audit|mail|retention|guardrails|observability|settings|events)/|^server/(config|errors|logger|actor|deps)\\.ts$';
 
 /** Store modules of the platform whose statement pieces another store may build on (see no-foreign-store). */
-const PLATFORM_STORES = '^server/(tenants|keys|jobs|usage)/store/';
+const PLATFORM_STORES = '^server/(tenants|keys|jobs|usage|runs)/store/';
 
 module.exports = {
   forbidden: [
@@ -61,7 +61,7 @@ module.exports = {
     },
     {
       name: 'no-foreign-store-from-stores',
-      comment: "A store builds only on its own folder's stores, and on the statement pieces of a few platform stores (the job queue's add_job, the usage event insert, tenant and API key columns) so that one statement or one transaction does the work: never on a feature's store.",
+      comment: "A store builds only on its own folder's stores, and on the statement pieces of a few platform stores (the job queue's add_job, the usage event insert, tenant and API key columns, the online evaluation sample queue) so that one statement or one transaction does the work: never on a feature's store.",
       severity: 'error',
       from: { path: '^server/([^/]+)/store/' },
       to: { path: '^server/[^/]+/store/', pathNot: ['^server/$1/', PLATFORM_STORES] },

@@ -10,3 +10,18 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const unique = err instanceof UniqueConstraintViolationException || code === '23505';
   return unique && (constraint === undefined || (name ?? cause?.constraint) === constraint);
 }
+
+/**
+ * Flushes `em`; false, with nothing written and the unit of work cleared, when a unique key refused
+ * it (a name another row of the tenant has): the store's caller answers its own 409.
+ */
+export async function flushUnlessDuplicate(em: { flush(): Promise<void>; clear(): void }): Promise<boolean> {
+  try {
+    await em.flush();
+    return true;
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    em.clear();
+    return false;
+  }
+}

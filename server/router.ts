@@ -3,6 +3,7 @@ import { agentsRouter } from './agents/agents.router.js';
 import { workflowsRouter } from './workflows/workflows.router.js';
 import { eventsRouter } from './workflows/events.router.js';
 import { evalsRouter } from './evals/evals.router.js';
+import { onlineEvalsRouter } from './evals/online-evals.router.js';
 import { authRouter } from './auth/auth.router.js';
 import { collectionsRouter } from './collections/collections.router.js';
 import { dashboardCollectionsRouter } from './collections/dashboard-collections.router.js';
@@ -45,6 +46,8 @@ export const appRouter = router({
   workflows: workflowsRouter,
   events: eventsRouter,
   eventSubscriptions: eventSubscriptionsRouter,
+  // Before evals: its literal /v1/evals/online and /v1/evals/monitors paths.
+  onlineEvals: onlineEvalsRouter,
   evals: evalsRouter,
   deploys: deploysRouter,
   erasure: erasureRouter,

@@ -10,8 +10,9 @@ import { enforceRetentionTask } from './tasks/enforce-retention.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
 import { deliverEventsTask } from './tasks/deliver-events.js';
+import { onlineEvalIntakeTask, onlineEvalSweepTask } from './tasks/online-evals.js';
 import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
-import { deliverEventsJob, enforceRetentionJob, evalRunJob, ingestDocumentJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
+import { deliverEventsJob, enforceRetentionJob, evalRunJob, ingestDocumentJob, onlineEvalIntakeJob, onlineEvalSweepJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
 import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } from '../server/runs/store/worker-heartbeats.js';
 import { staleAfterMs } from '../server/runs/process-identity.js';
 import { LocalRunQueue } from '../server/workflows/local-runs.js';
@@ -41,6 +42,8 @@ export function createTaskList(deps: AppDeps): TaskList {
     [workflowScheduleJob.task]: workflowScheduleTask(deps),
     [evalRunJob.task]: evalRunTask(deps),
     [deliverEventsJob.task]: deliverEventsTask(deps),
+    [onlineEvalIntakeJob.task]: onlineEvalIntakeTask(deps),
+    [onlineEvalSweepJob.task]: onlineEvalSweepTask(deps),
   };
 }
 
@@ -106,7 +109,8 @@ async function runGeneration(deps: AppDeps, pgPool: Pool): Promise<Generation> {
     pollInterval: 1000,
     taskList: createTaskList(deps),
     // Retention at half past, apart from the pruning on the hour.
-    crontab: `0 * * * * ${pruneExpiredJob.task}\n30 * * * * ${enforceRetentionJob.task}`,
+    // Every minute, the online samples whose intake a crash lost.
+    crontab: `0 * * * * ${pruneExpiredJob.task}\n30 * * * * ${enforceRetentionJob.task}\n* * * * * ${onlineEvalSweepJob.task}`,
     // Jobs are fetched in batches (a batch locked by a process that dies is released by the
     // recovery below, and every task is idempotent). Completions are not batched: with a backlog
     // of a few thousand jobs graphile-worker's batched delete (`using unnest(ids)`) took 1.2-2 ms a

@@ -31,6 +31,7 @@ import { StatusLine } from '../ui/status.js';
 import { Table } from '../ui/table.js';
 import { dateTime, plural } from '../format.js';
 import { compareRuns, writeHtmlReport } from './eval-compare.js';
+import { addOnlineCommands } from './eval-online.js';
 
 // ---------------------------------------------------------------- flags
 
@@ -332,5 +333,5 @@ unknown suite name, missing key). LIYA_EVAL_POLL_MS sets how often the run is re
     .option('--json', 'print the suites as a JSON array')
     .action(action((flags: { json?: boolean }, command: Command) => listSuites(flags, command)));
 
-  return evals;
+  return addOnlineCommands(evals);
 }

@@ -87,6 +87,8 @@ export const EvalRun = defineEntity({
     // The list, newest first, paged by keyset, with and without its suite filter.
     { name: 'eval_runs_tenant_id_suite_id_started_at_id_index', expression: `create index "eval_runs_tenant_id_suite_id_started_at_id_index" on "eval_runs" ("tenant_id", "suite_id", "started_at" desc, "id" desc)` },
     { name: 'eval_runs_tenant_id_started_at_id_index', expression: `create index "eval_runs_tenant_id_started_at_id_index" on "eval_runs" ("tenant_id", "started_at" desc, "id" desc)` },
+    // One live window per online rule and UTC day.
+    { name: 'eval_runs_online_window_unique', expression: `create unique index "eval_runs_online_window_unique" on "eval_runs" ("online_rule_id", "window_day")` },
   ],
   properties: {
     id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
@@ -95,8 +97,8 @@ export const EvalRun = defineEntity({
     name: p.string().length(200).nullable(),
     domainKey: p.string().length(100).nullable(),
     intentKey: p.string().length(100).nullable(),
-    executionMode: p.enum(['liya_intent', 'external_output'] as const),
-    triggeredBy: p.enum(['dashboard', 'api'] as const),
+    executionMode: p.enum(['liya_intent', 'external_output', 'online'] as const),
+    triggeredBy: p.enum(['dashboard', 'api', 'online'] as const),
     status: p.enum(EVAL_RUN_STATUSES).default('pending'),
     stage: p.string().length(200).nullable(),
     progress: p.integer().default(0),
@@ -126,6 +128,11 @@ export const EvalRun = defineEntity({
     /** A deployment's gate: the intent definition to run instead of the live one (a draft). */
     intentDefinition: p.json<Record<string, unknown>>().nullable(),
     error: p.json<Record<string, unknown>>().nullable(),
+    /** A live window: the online rule whose samples of one UTC day (windowDay) it scores. */
+    onlineRuleId: p.uuid().nullable(),
+    windowDay: p.string().columnType('date').nullable(),
+    /** Samples of the day past the rule's daily cap (not scored). */
+    samplesCapped: p.integer().default(0),
     startedAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),
@@ -165,6 +172,11 @@ export const EvalResult = defineEntity({
     judgeCostUsd: p.decimal('number').precision(14).scale(6).default(0),
     judgeFailures: p.integer().default(0),
     error: p.text().nullable(),
+    /** A live window's case: the production run it scores (intent message, agent run or workflow run and step). */
+    sourceKind: p.string().columnType('text').nullable(),
+    sourceId: p.string().length(100).nullable(),
+    sourceLatencyMs: p.integer().nullable(),
+    sourceCostUsd: p.decimal('number').precision(14).scale(6).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     completedAt: p.datetime().nullable(),
   },

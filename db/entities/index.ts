@@ -17,6 +17,7 @@ import { TenantRetention } from './retention.js';
 import { PlatformAuditEntry } from './platform-audit.js';
 import { ProviderBreaker } from './provider-breaker.js';
 import { Event, EventDelivery, EventDeliveryAttempt, EventSubscription } from './event.js';
+import { EvalMonitor, EvalMonitorChange, OnlineEvalRule, OnlineEvalSample } from './online-eval.js';
 
 export const entities = [
   Tenant, Environment, ApiKey, PlatformSetting, User, EmailToken, OutboxMessage, MailDayCount, LoginAttempt,
@@ -27,4 +28,5 @@ export const entities = [
   WorkflowApproval, IdempotencyKey, WorkflowScheduleTick,
   EvalDataset, EvalCase, EvalSuite, EvalRun, EvalResult, EvalReview, Deployment, DeployPolicy, TenantRetention,
   PlatformAuditEntry, ProviderBreaker, EventSubscription, Event, EventDelivery, EventDeliveryAttempt,
+  OnlineEvalRule, OnlineEvalSample, EvalMonitor, EvalMonitorChange,
 ];

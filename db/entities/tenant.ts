@@ -23,6 +23,8 @@ export const Tenant = defineEntity({
     disabledIntents: p.json<string[]>().defaultRaw(`'[]'`),
     // Guardrails applied to intents that set none of their own (null: platform defaults).
     guardrailsConfig: p.json<Record<string, unknown>>().nullable(),
+    /** The tenant's monthly cap on online judging in USD (null: the plan's default for it). */
+    onlineJudgeBudgetUsd: p.decimal('number').precision(14).scale(6).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

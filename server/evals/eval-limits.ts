@@ -18,6 +18,11 @@ export async function judgeSpendThisMonth(sql: SqlRunner, tenantId: string): Pro
   return sumJudgeSpendSince(sql, tenantId, startOfMonth());
 }
 
+/** Online judge spend of this UTC month (live windows only): what the tenant's own online cap is measured against. */
+export async function onlineJudgeSpendThisMonth(sql: SqlRunner, tenantId: string): Promise<number> {
+  return sumJudgeSpendSince(sql, tenantId, startOfMonth(), true);
+}
+
 /** The plan's monthly judge budget (null: unlimited); 429 EVALS_NOT_AVAILABLE for plans without evals. */
 export function judgeBudgetOf(plan: string): number | null {
   const evals = allowancesForPlan(plan).evals;

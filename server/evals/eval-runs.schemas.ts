@@ -15,8 +15,8 @@ export const evalRunSchema = z
     name: z.string().nullable(),
     domain_key: z.string().nullable(),
     intent_key: z.string().nullable(),
-    execution_mode: z.enum(['liya_intent', 'external_output']),
-    triggered_by: z.enum(['dashboard', 'api']),
+    execution_mode: z.enum(['liya_intent', 'external_output', 'online']).describe('online: a live window, the sampled production runs of one online rule and UTC day'),
+    triggered_by: z.enum(['dashboard', 'api', 'online']),
     status: z.enum(EVAL_RUN_STATUSES),
     stage: z.string().nullable().describe('While running: "case <done>/<total>", followed by ", waiting for the provider (rate limited)" (or another reason) while its cases wait out a provider failure'),
     progress: z.number().int().describe('0-100. While running, progress, stage and the case counters are recomputed from the stored results at most every 250 ms (so they may trail the newest case by that much); they are exact whenever the status changes'),
@@ -37,6 +37,9 @@ export const evalRunSchema = z
     judge_failures: z.number().int().nullable(),
     judge_cap_reached: z.boolean(),
     model_override: z.string().nullable(),
+    online_rule_id: z.string().nullable().describe('A live window: its online rule (null once the rule is deleted, and for other runs)'),
+    window_day: z.string().nullable().describe('A live window: its UTC day (YYYY-MM-DD)'),
+    samples_capped: z.number().int().describe('A live window: samples of the day past the rule\'s daily_cap, not scored'),
   })
   .meta({ id: 'EvalRun' });
 export type EvalRunDto = z.infer<typeof evalRunSchema>;
@@ -77,6 +80,15 @@ export const evalResultSchema = z
     latency_ms: z.number().int().nullable(),
     cost_usd: z.number(),
     error: z.string().nullable(),
+    source: z
+      .object({
+        kind: z.string().describe('intent (the message id), workflow_step (<run id>/<step id>) or agent (the agent run id)'),
+        id: z.string(),
+        latency_ms: z.number().int().nullable().describe('The production run\'s latency'),
+        cost_usd: z.number().nullable().describe('The production run\'s model cost'),
+      })
+      .nullable()
+      .describe('A live window\'s case, or a replay of one: the production run it scores'),
     reviews: z.array(reviewSchema),
   })
   .meta({ id: 'EvalResult' });

@@ -53,6 +53,9 @@ export function toRunDto(r: RunRow, tenantId: string, errored = 0): EvalRunDto {
     judge_failures: r.judgeFailures,
     judge_cap_reached: r.judgeCapReached,
     model_override: r.modelOverride ?? null,
+    online_rule_id: r.onlineRuleId ?? null,
+    window_day: r.windowDay ? String(r.windowDay).slice(0, 10) : null,
+    samples_capped: r.samplesCapped ?? 0,
   };
 }
 
@@ -87,6 +90,9 @@ function toResultDto(r: ResultRow, reviews: ReviewDto[]): EvalResultDto {
     latency_ms: r.latencyMs ?? null,
     cost_usd: Number(r.costUsd),
     error: r.error ?? null,
+    source: r.sourceKind && r.sourceId
+      ? { kind: r.sourceKind, id: r.sourceId, latency_ms: r.sourceLatencyMs ?? null, cost_usd: num(r.sourceCostUsd) }
+      : null,
     reviews,
   };
 }

@@ -65,6 +65,8 @@ export interface JudgeRequest {
   usageSink: (event: UsageEventInput) => void;
   /** The tenant's stored key for the judge's provider, when the caller already read it. */
   storedKey?: StoredProviderKey;
+  /** The usage kind its calls are metered as: online_judge for live windows (their own monthly cap); default eval_judge. */
+  usageKind?: 'eval_judge' | 'online_judge';
 }
 
 export interface JudgeOutcome {
@@ -85,7 +87,7 @@ export async function judgeAnswer(em: EntityManager, deps: AppDeps, request: Jud
     `## Answer to evaluate\n${part(request.answer)}`,
   ].filter(Boolean);
   const result = await deps.llm.completeStructured(em, {
-    usage: { tenantId: request.tenantId, environmentId: request.environmentId, kind: 'eval_judge' },
+    usage: { tenantId: request.tenantId, environmentId: request.environmentId, kind: request.usageKind ?? 'eval_judge' },
     usageSink: request.usageSink,
     storedKey: request.storedKey,
     model: request.model,

@@ -30,7 +30,8 @@ import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.j
 import type { UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
-import { judgeSpendThisMonth } from './eval-limits.js';
+import { judgeSpendThisMonth, onlineJudgeSpendThisMonth } from './eval-limits.js';
+import { judgeRuleMonitors } from './monitors.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
 import { countPendingResults, listPendingResults, writeCaseResult, type CaseResultWrite, type PendingCase } from './store/eval-results.js';
 import { claimRun, completeRun, isJobWaiting, markRunFailed, settleRunCounters, updateRunCounters, type ClaimedRun } from './store/eval-runs.js';
@@ -106,19 +107,24 @@ interface TenantSpend {
 
 const tenantSpends = new Map<string, TenantSpend>();
 
-async function openTenantSpend(deps: AppDeps, tenantId: string, limited: boolean): Promise<TenantSpend> {
-  const spent = limited ? await judgeSpendThisMonth(deps.sql, tenantId) : 0;
+/**
+ * `key` is the tenant's id, or `<id>:online` for its live windows, whose judging has a cap of its
+ * own (measured on their spend alone).
+ */
+async function openTenantSpend(deps: AppDeps, tenantId: string, limited: boolean, online: boolean): Promise<TenantSpend & { key: string }> {
+  const spent = limited ? await (online ? onlineJudgeSpendThisMonth : judgeSpendThisMonth)(deps.sql, tenantId) : 0;
+  const key = online ? `${tenantId}:online` : tenantId;
   const month = monthKey();
-  let entry = tenantSpends.get(tenantId);
-  if (!entry || entry.month !== month) tenantSpends.set(tenantId, (entry = { month, spent, slices: 0 }));
+  let entry = tenantSpends.get(key);
+  if (!entry || entry.month !== month) tenantSpends.set(key, (entry = { month, spent, slices: 0 }));
   else entry.spent = Math.max(entry.spent, spent);
   entry.slices++;
-  return entry;
+  return Object.assign(entry, { key });
 }
 
-function closeTenantSpend(tenantId: string, entry: TenantSpend) {
+function closeTenantSpend(entry: TenantSpend & { key: string }) {
   entry.slices--;
-  if (entry.slices <= 0 && tenantSpends.get(tenantId) === entry) tenantSpends.delete(tenantId);
+  if (entry.slices <= 0 && tenantSpends.get(entry.key) === entry) tenantSpends.delete(entry.key);
 }
 
 // ---- Writes -------------------------------------------------------------------------------------
@@ -140,7 +146,7 @@ interface RunContext {
   intent: IntentDefinition | null;
   task: string;
   scorer: CustomScorer | null;
-  budget: { limit: number | null; spend: TenantSpend; capReached: boolean };
+  budget: { limit: number | null; spend: TenantSpend & { key: string }; capReached: boolean };
   /** The tenant's own key for the judge's provider (encryptedKey null: none), so no case looks it up. */
   judgeKey: StoredProviderKey;
 }
@@ -176,7 +182,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
       const input = c.message ? { ...c.input, message: c.message } : c.input;
       const res = await patiently(() =>
         runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
-          model: run.model_override, intent: ctx.intent ?? undefined,
+          model: run.model_override, intent: ctx.intent ?? undefined, online: null,
         }));
       output = res.data.output;
       intentCost = res.metadata.cost_usd;
@@ -204,6 +210,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
       tenantId: run.tenant_id, environmentId: run.environment_id, model: run.judge_model, task: ctx.task, input: c.input, message: c.message,
       fallbackModels: run.judge_fallback_models ?? ctx.tenant.modelFallbacks,
       expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink, storedKey: ctx.judgeKey,
+      usageKind: run.execution_mode === 'online' ? 'online_judge' : 'eval_judge',
     }))).verdict;
   } catch (err) {
     ctx.budget.spend.spent += judgeCost();
@@ -309,11 +316,20 @@ async function openRunContext(deps: AppDeps, em: EntityManager, run: SliceRun): 
     }
   }
   const judgeProvider = parseModelRef(run.judge_model).provider;
-  // A plan without evaluations has no budget left: its judge calls stop at once.
+  // A plan without evaluations has no budget left: its judge calls stop at once. A live window's
+  // judging stops at the tenant's own online cap, or sooner when the plan's budget for all judging
+  // (which its spend counts toward) is spent.
   const evals = allowancesForPlan(run.billing_plan).evals;
-  const limit = evals === null ? 0 : evals.judge_budget_usd;
+  const online = run.execution_mode === 'online';
+  let limit = evals === null ? 0 : evals.judge_budget_usd;
+  if (online && evals !== null) {
+    const cap = run.online_judge_budget_usd === null ? evals.online_judge_budget_usd : Number(run.online_judge_budget_usd);
+    const planLeft = evals.judge_budget_usd === null ? null : Math.max(0, evals.judge_budget_usd - (await judgeSpendThisMonth(deps.sql, run.tenant_id)));
+    const onlineSpent = await onlineJudgeSpendThisMonth(deps.sql, run.tenant_id);
+    limit = planLeft === null ? cap : Math.min(cap, onlineSpent + planLeft);
+  }
   const scorer = await scorerOf({ em, deps }, run);
-  const spend = await openTenantSpend(deps, run.tenant_id, limit !== null);
+  const spend = await openTenantSpend(deps, run.tenant_id, limit !== null, online);
   return {
     deps, em, run, tenant, intent, scorer,
     task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
@@ -328,8 +344,11 @@ async function executeEvalSlice(deps: AppDeps, run: SliceRun, control: EvalJobCo
   try {
     await workSlice(ctx, control);
   } finally {
-    closeTenantSpend(run.tenant_id, ctx.budget.spend);
+    closeTenantSpend(ctx.budget.spend);
   }
+  // A live window's new scores: its rule's monitors look again (a failure here is the monitors'
+  // alone: the cases are written, and the next slice judges again).
+  if (run.online_rule_id) await judgeRuleMonitors(deps, run.online_rule_id).catch((err: unknown) => deps.log.error({ err, rule: run.online_rule_id }, 'judging the monitors failed'));
 }
 
 /**
@@ -373,14 +392,14 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
         return;
       }
       if (state.ended) {
-        closeTenantSpend(run.tenant_id, next.budget.spend);
+        closeTenantSpend(next.budget.spend);
         return;
       }
       // The workers read these per case: the cases started from now on use what was just read.
       const previous = ctx.budget;
       Object.assign(ctx, { run: fresh, tenant: next.tenant, intent: next.intent, task: next.task, scorer: next.scorer, judgeKey: next.judgeKey, em: next.em });
       ctx.budget = { ...next.budget, capReached: previous.capReached };
-      closeTenantSpend(run.tenant_id, previous.spend);
+      closeTenantSpend(previous.spend);
       turn = setTimeout(() => void endOfTurn(), EVAL_SLICE_MS);
     } catch (err) {
       state.broken ??= err;

@@ -49,6 +49,20 @@ const agentRun = z.object({
   completed_at: isoTime('When it ended').optional(),
 });
 
+const monitorChange = z.object({
+  monitor_id: id('The monitor'),
+  name: z.string(),
+  rule_id: z.string().describe('Its online rule'),
+  metric: z.string().describe('mean_score, pass_rate, check_failure_rate, cost_usd or latency_ms'),
+  direction: z.string().describe('below (alerts on a drop) or above (on a rise)'),
+  threshold: z.number(),
+  value: z.number().nullable().describe('The metric over the window'),
+  bound: z.number().nullable().describe('The confidence bound compared with the threshold'),
+  samples: z.number().int(),
+  window_minutes: z.number().int(),
+  at: isoTime('When it changed'),
+});
+
 const evalRun = z.object({
   run_id: id('The evaluation run'),
   suite_id: z.string().optional(),
@@ -147,6 +161,16 @@ export const EVENT_TYPES = {
   },
   'eval.run.completed': { description: 'An evaluation run finished scoring its cases.', data: evalRun, filters: ['domain'] },
   'eval.run.failed': { description: 'An evaluation run failed; error says why.', data: evalRun, filters: ['domain'] },
+  'eval.monitor.fired': {
+    description: 'An online evaluation monitor fired: its metric passed the threshold with the whole confidence interval, over at least its minimum samples.',
+    data: monitorChange,
+    filters: [],
+  },
+  'eval.monitor.resolved': {
+    description: 'A firing online evaluation monitor resolved: its whole confidence interval is back on the good side of the threshold.',
+    data: monitorChange,
+    filters: [],
+  },
   'eval.gate.passed': { description: 'Every gate suite of a deployment passed and the deployment was published.', data: deployment, filters: [] },
   'eval.gate.failed': { description: 'A gate suite of a deployment missed its thresholds; nothing was deployed.', data: deployment, filters: [] },
   'deployment.published': { description: 'A deployment was published: its plan is live.', data: deployment, filters: [] },

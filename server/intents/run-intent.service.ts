@@ -1,3 +1,4 @@
+import { kickOnlineScoring, pickOnlineRules, type SamplingTarget } from '../runs/online-sampling.js';
 import { randomUUID } from 'node:crypto';
 import { observeGuardrail, observeRun } from '../observability/telemetry.js';
 import type { EntityManager } from '../../db/orm.js';
@@ -56,6 +57,12 @@ export interface RunIntentOptions {
   model?: string | null;
   /** The intent already resolved for this tenant (an evaluation resolves it once per time slice). */
   intent?: IntentDefinition;
+  /**
+   * Online evaluation: null, never sampled (an evaluation's own runs); else the rules of `target`
+   * may pick the run (a workflow's ai_intent step), the run's id being `sourceId`. Default: the
+   * intent's rules, over the request's metadata, the run being its message id.
+   */
+  online?: { target: SamplingTarget; sourceKind: string; sourceId: string; metadata?: Record<string, unknown> } | null;
 }
 
 export function runIntent(em: EntityManager, deps: AppDeps, scope: TenantScope, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions = {}): Promise<IntentResponse> {
@@ -207,6 +214,8 @@ async function completeRun(
   // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.
   if (cached) usageEvents.push({ ...usageContext, model: modelUsed, status: 'cached' });
   const latencyMs = Math.round(performance.now() - prepared.started);
+  const sampling = options.online === null ? null : (options.online ?? { target: { kind: 'intent', domain: intent.domain, intent: intent.key } as const, sourceKind: 'intent', sourceId: messageId, metadata: request.metadata });
+  const sampledBy = sampling ? await pickOnlineRules(deps.sql, tenant.id, sampling.target, sampling.metadata) : [];
   await writeRunRecord(
     deps.sql,
     {
@@ -216,9 +225,12 @@ async function completeRun(
       turn: { intent: intent.key, userContent: safeInput, assistantContent: output, model: modelUsed, tokens, costUsd: cost, latencyMs, cached },
       cache: cacheKey && !cached ? { key: cacheKey, ttlSeconds: intent.cacheConfig?.ttl_seconds ?? 3600 } : null,
       intentEvent: context.intentEvents,
+      online: sampledBy.length ? { ruleIds: sampledBy, sourceKind: sampling!.sourceKind, sourceId: sampling!.sourceId } : null,
     },
     messageId,
   );
+  // Scoring is the job runner's: the run only queued its samples, above, in its own statement.
+  if (sampledBy.length) kickOnlineScoring(deps.sql, tenant.id, (err) => deps.log.warn({ err }, 'queueing online scoring failed (the sweep picks the samples up)'));
   return {
     success: true,
     data: { output: output as Record<string, unknown>, session_id: session.id, message_id: messageId },

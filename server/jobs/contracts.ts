@@ -99,6 +99,26 @@ export const deliverEventsJob = {
   queue: { prefix: 'events:', field: 'tenant_id' },
 } as const satisfies JobContract<Record<string, unknown>>;
 
+/**
+ * Moves a tenant's sampled production runs into their rules' live windows (server/evals/online-intake.ts)
+ * and queues each window's scoring (an eval_run job). One job per tenant (its key), in the tenant's
+ * own queue; a sampled run queues it (at most a few times a second per process).
+ */
+export const onlineEvalIntakeJob = {
+  task: 'online_eval_intake',
+  payload: z.object({ tenant_id: z.string() }),
+  maxAttempts: 10,
+  key: { prefix: 'online-eval:', field: 'tenant_id' },
+  queue: { prefix: 'online-eval:', field: 'tenant_id' },
+} as const satisfies JobContract<Record<string, unknown>>;
+
+/** Queues the intake of every tenant whose samples waited past a minute (a kick a crash lost); run by the worker's crontab. */
+export const onlineEvalSweepJob = {
+  task: 'online_eval_sweep',
+  payload: z.object({}),
+  maxAttempts: 3,
+} as const satisfies JobContract<Record<string, unknown>>;
+
 /** Sends one outbox message. */
 export const sendMailJob = {
   task: 'send_mail',

@@ -52,6 +52,8 @@ export interface ScrapeSources {
   jobQueue(): Promise<JobQueueReading[]>;
   ingestionBacklog(): Promise<IngestionBacklogReading>;
   pools(): Promise<PoolReading[]>;
+  /** Online evaluation: enabled monitors firing and ok, and the sampled runs waiting for the intake. */
+  onlineEvals(): Promise<{ firing: number; ok: number; queued: number; oldestQueuedSeconds: number }>;
   /** A reading that failed (the database away, a timeout): its gauges are left empty for that scrape. */
   onReadFailed(what: string, err: unknown): void;
 }
@@ -168,6 +170,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const poolWaiting = new Gauge({ name: 'liya_db_pool_waiting_requests', help: 'Requests waiting for a connection of the pool.', labelNames: ['pool'] as const, registers });
   const poolMax = new Gauge({ name: 'liya_db_pool_max_connections', help: 'The most connections the pool opens.', labelNames: ['pool'] as const, registers });
 
+  const onlineSamples = new Counter({ name: 'liya_online_eval_samples_total', help: 'Sampled production runs the online intake took, by outcome: scored (added to a live window) or capped (past the rule\'s daily cap).', labelNames: ['outcome'] as const, registers });
+  const monitorChanges = new Counter({ name: 'liya_eval_monitor_transitions_total', help: 'Online evaluation monitors that fired or resolved, by the state they entered (firing, ok).', labelNames: ['state'] as const, registers });
+  const monitorStates = new Gauge({ name: 'liya_eval_monitors', help: 'Enabled online evaluation monitors by state (firing, ok), every tenant. Read at scrape time.', labelNames: ['state'] as const, registers });
+  const samplesQueued = new Gauge({ name: 'liya_online_eval_samples_queued', help: 'Sampled production runs waiting for the online intake (the scoring backlog before the windows). Read at scrape time.', registers });
+  const samplesOldest = new Gauge({ name: 'liya_online_eval_samples_oldest_age_seconds', help: 'How long the oldest queued sample has waited (0: none). Read at scrape time.', registers });
+
   const provider = boundedLabel(50);
   const model = modelLabel();
   const { sources } = options;
@@ -215,6 +223,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
       eventDeliveries.inc({ type, outcome });
       if (lagMs !== undefined) eventLag.observe({ type }, seconds(lagMs));
     },
+    onlineSamplesTaken({ scored, capped }) {
+      if (scored) onlineSamples.inc({ outcome: 'scored' }, scored);
+      if (capped) onlineSamples.inc({ outcome: 'capped' }, capped);
+    },
+    monitorChanged({ state }) {
+      monitorChanges.inc({ state });
+    },
   };
 
   /** Reads one source; on failure its gauges stay empty for this scrape (a stale value would mislead). */
@@ -257,6 +272,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
         }
         for (const c of counts.values()) breakerStates.set({ provider: c.provider, credential: c.credential, state: c.state }, c.n);
       }, [breakerStates]),
+      read('online evaluation', sources.onlineEvals, (online) => {
+        monitorStates.set({ state: 'firing' }, online.firing);
+        monitorStates.set({ state: 'ok' }, online.ok);
+        samplesQueued.set(online.queued);
+        samplesOldest.set(online.oldestQueuedSeconds);
+      }, [monitorStates, samplesQueued, samplesOldest]),
       read('database pools', sources.pools, (pools) => {
         for (const p of pools) {
           poolConnections.set({ pool: p.pool, state: 'idle' }, p.idle);

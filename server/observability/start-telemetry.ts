@@ -7,7 +7,7 @@ import type { Orm } from '../../db/orm.js';
 import type { SqlPool } from '../../db/sql-pool.js';
 import type { AppConfig } from '../config.js';
 import type { MetricsEndpoint } from './metrics-endpoint.js';
-import { readOrmPool, selectIngestionBacklog, selectJobQueueDepth } from './store/scrape-readings.js';
+import { readOrmPool, selectIngestionBacklog, selectJobQueueDepth, selectOnlineEvalReadings } from './store/scrape-readings.js';
 import { installTelemetry, type TelemetryEvents, type Tracer } from './telemetry.js';
 import type { BreakerReading } from '../llm/target-health.js';
 
@@ -55,6 +55,10 @@ async function startMetrics(deps: TelemetryDeps): Promise<{ events: TelemetryEve
           { pool: 'sql', ...deps.sql.connections() },
           { pool: 'jobs', total: jobs.totalCount, idle: jobs.idleCount, waiting: jobs.waitingCount, max: jobs.options.max ?? 10 },
         ];
+      },
+      onlineEvals: async () => {
+        const row = await selectOnlineEvalReadings(deps.orm.em.fork());
+        return { firing: row.firing, ok: row.ok, queued: row.queued, oldestQueuedSeconds: row.oldest_queued_seconds };
       },
       breakers: async () => deps.breakers(),
       onReadFailed: (reading, err) => log.warn({ err, reading }, 'a metrics reading failed; its series are left out of this scrape'),

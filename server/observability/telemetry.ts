@@ -64,6 +64,10 @@ export interface TelemetryEvents {
    * later) or failed (out of attempts). `lagMs`: from the change's commit to the first attempt.
    */
   eventDeliveryAttempted?(attempt: { type: string; outcome: 'delivered' | 'retrying' | 'failed'; lagMs?: number }): void;
+  /** Sampled production runs the online intake moved: into a live window (scored) or past the daily cap (capped). */
+  onlineSamplesTaken?(taken: { scored: number; capped: number }): void;
+  /** An online evaluation monitor fired or resolved. */
+  monitorChanged?(change: { state: 'firing' | 'ok' }): void;
 }
 
 /** Spans and propagation, as tracing makes them. */
@@ -230,6 +234,16 @@ export async function observeToolCall<T>(call: ToolCallInfo, fn: () => Promise<T
 /** A guardrail scan's verdict: passed, redacted, flagged or blocked. */
 export function observeGuardrail(stage: 'pre_llm' | 'post_llm', outcome: string): void {
   emitTelemetry('guardrailVerdict', { stage, outcome, tenantId: currentRun()?.tenantId });
+}
+
+/** Sampled production runs moved by the online intake: `scored` into live windows, `capped` past a rule's daily cap. */
+export function observeOnlineSamples(scored: number, capped: number): void {
+  if (scored || capped) emitTelemetry('onlineSamplesTaken', { scored, capped });
+}
+
+/** A monitor fired or resolved. */
+export function observeMonitorChange(state: 'firing' | 'ok'): void {
+  emitTelemetry('monitorChanged', { state });
 }
 
 /** Whether anything counts HTTP requests (the host adds its response hook only then: the hot path stays as it is). */

@@ -120,15 +120,27 @@ export function limitsForPlan(plan: string, overrides: PlanLimitOverrides | unde
 export interface PlanAllowances {
   agents: boolean;
   attachment_transcription: boolean;
-  evals: { judge_budget_usd: number | null } | null;
+  evals: EvalAllowances | null;
+}
+
+/**
+ * Evaluations: the monthly judge budget for every judge call (offline and online), the online
+ * sampling rules and monitors a tenant may hold, and the default of the tenant's own monthly cap on
+ * online judging (a tenant may set its own; online spend counts toward judge_budget_usd as well).
+ */
+export interface EvalAllowances {
+  judge_budget_usd: number | null;
+  online_rules: number;
+  monitors: number;
+  online_judge_budget_usd: number;
 }
 
 const PLAN_ALLOWANCES: Readonly<Record<PlanName, Readonly<PlanAllowances>>> = {
   free: { agents: false, attachment_transcription: false, evals: null },
-  trial: { agents: true, attachment_transcription: false, evals: { judge_budget_usd: 5 } },
-  starter: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: 50 } },
-  pro: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: 500 } },
-  enterprise: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: null } },
+  trial: { agents: true, attachment_transcription: false, evals: { judge_budget_usd: 5, online_rules: 5, monitors: 10, online_judge_budget_usd: 1 } },
+  starter: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: 50, online_rules: 20, monitors: 50, online_judge_budget_usd: 10 } },
+  pro: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: 500, online_rules: 50, monitors: 100, online_judge_budget_usd: 100 } },
+  enterprise: { agents: true, attachment_transcription: true, evals: { judge_budget_usd: null, online_rules: 100, monitors: 200, online_judge_budget_usd: 500 } },
 };
 
 /** What `plan` allows (an unknown plan gets the free plan's, as with its limits). */

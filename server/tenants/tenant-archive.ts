@@ -90,10 +90,10 @@ export const TENANT_JOB_LINKS: Readonly<Record<string, { field: string; table: s
 };
 
 /** The tasks whose jobs belong to a tenant: an import queues no other (server/jobs/contracts.ts). */
-export const TENANT_TASKS: readonly string[] = ['workflow_continue', 'workflow_callback', 'workflow_schedule', 'eval_run', 'ingest_document', 'send_mail', 'deliver_events'];
+export const TENANT_TASKS: readonly string[] = ['workflow_continue', 'workflow_callback', 'workflow_schedule', 'eval_run', 'ingest_document', 'send_mail', 'deliver_events', 'online_eval_intake'];
 
 /** Jobs of the platform, no tenant's: never exported nor removed with a tenant. */
-export const PLATFORM_TASKS: readonly string[] = ['prune_expired', 'enforce_retention'];
+export const PLATFORM_TASKS: readonly string[] = ['prune_expired', 'enforce_retention', 'online_eval_sweep'];
 
 /** The documented format, for the OpenAPI document and the README. */
 export const ARCHIVE_FORMAT_NOTE = `The archive is NDJSON (\`application/x-ndjson\`, UTF-8, one JSON value per line):

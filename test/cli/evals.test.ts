@@ -139,11 +139,11 @@ describe('pure parts', () => {
     id: 'run-1', suite_id: 's-1', name: 'Suite <i>"q"</i>', domain_key: 'hiring', intent_key: INTENT, status: 'completed', stage: null, progress: 100,
     mean_score: 3.5, dimension_scores: { correctness: 3.5, completeness: 4, relevance: 5, safety: 5 }, cases_total: 3, cases_done: 3, cases_passed: 1, cases_errored: 1,
     pass_threshold: 4, started_at: '2026-01-01T10:00:00.000Z', completed_at: '2026-01-01T10:00:04.500Z', error: null, judge_total_cost_usd: 0.00012, judge_model: 'gpt-4o-mini',
-    judge_fallback_models: null, judge_calls: 3, judge_failures: 1, judge_cap_reached: false, model_override: null,
+    judge_fallback_models: null, judge_calls: 3, judge_failures: 1, judge_cap_reached: false, model_override: null, online_rule_id: null, window_day: null, samples_capped: 0,
   };
   const result = (over: Partial<EvalResult>): EvalResult => ({
     id: 'r', case_id: 'c', position: 0, status: 'scored', input: {}, message: null, output: null, expected_output: null, passed: true, score: 5, dimension_scores: null,
-    check: { kind: 'none', passed: null }, judge_reasoning: null, custom_score: null, latency_ms: 120, cost_usd: 0.0001, error: null, reviews: [], ...over,
+    check: { kind: 'none', passed: null }, judge_reasoning: null, custom_score: null, latency_ms: 120, cost_usd: 0.0001, error: null, source: null, reviews: [], ...over,
   });
   const results: EvalResult[] = [
     result({ id: 'r0', case_id: 'case-"0"', position: 0, input: { text: `${INJECTED} & more` }, output: { answer: '</pre><img src=x onerror=alert(1)>' }, judge_reasoning: 'fine <b>' }),

@@ -180,6 +180,29 @@ describe('every event type, delivered and valid against its documented schema', 
     }
   });
 
+  it('eval.monitor.fired and eval.monitor.resolved (an online rule on the deployed tag intent)', async () => {
+    const suites = await t.api.get('/v1/evals/suites', key(a));
+    const suite = (suites.body.data.suites as { id: string; name: string }[]).find((s) => s.name === 'Tag quality')!;
+    const rule = await t.api.post('/v1/evals/online', { name: 'Live tags', suite_id: suite.id, sample_rate: 1, filter: { watch: true } }, key(a));
+    expect(rule.status, rule.text).toBe(201);
+    const monitor = await t.api.post('/v1/evals/monitors', { name: 'Tags went wrong', rule_id: rule.body.data.rule.id, metric: 'mean_score', threshold: 3, window_samples: 20, min_samples: 20 }, key(a));
+    expect(monitor.status, monitor.text).toBe(201);
+    const id = monitor.body.data.monitor.id;
+    const tagRuns = async (answer: string) => {
+      tagAnswer = answer;
+      for (let i = 0; i < 20; i++) {
+        const res = await t.api.post('/v1/run', { domain: 'ops', intent: 'tag', input: { user_id: `watch-${i}`, text: `invoice ${answer} ${i}` }, metadata: { watch: true } }, key(a));
+        expect(res.status, res.text).toBe(200);
+      }
+    };
+    // The judge scores "sales" 1: the window's mean drops far below 3.
+    await tagRuns('sales');
+    expect((await expectEvent('eval.monitor.fired', (d) => d.monitor_id === id)).json.data).toMatchObject({ metric: 'mean_score', direction: 'below', threshold: 3, samples: 20, value: 1 });
+    await tagRuns('billing');
+    expect((await expectEvent('eval.monitor.resolved', (d) => d.monitor_id === id)).json.data).toMatchObject({ samples: 20, value: 5 });
+    tagAnswer = 'billing';
+  });
+
   it('ingestion.completed and ingestion.failed', async () => {
     const upload = async (name: string, text: string) => {
       const res = await t.api.post('/dashboard/documents', { name, content_base64: Buffer.from(text).toString('base64') }, jwt(a));

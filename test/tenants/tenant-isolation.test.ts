@@ -53,6 +53,9 @@ interface TenantIds {
   /** An event subscription of tenant A, and the event.test it was sent. */
   subscriptionId: string;
   eventId: string;
+  /** An online evaluation rule of tenant A, and a monitor of it. */
+  onlineRuleId: string;
+  monitorId: string;
 }
 
 /** Tenant B's own agent: A's run and session ids must not be reachable through it either. */
@@ -327,6 +330,10 @@ const ROUTES: Record<string, RouteCase> = {
   '/v1/event-subscriptions/{subscriptionId}/test': { params: (ids) => [{ subscriptionId: ids.subscriptionId }] },
   '/v1/event-subscriptions/{subscriptionId}/deliveries': { params: (ids) => [{ subscriptionId: ids.subscriptionId }] },
   '/v1/events/{eventId}': { params: (ids) => [{ eventId: ids.eventId }] },
+  '/v1/evals/online/{ruleId}': { params: (ids) => [{ ruleId: ids.onlineRuleId }], bodies: { patch: { enabled: false } } },
+  '/v1/evals/online/{ruleId}/windows': { params: (ids) => [{ ruleId: ids.onlineRuleId }] },
+  '/v1/evals/monitors/{monitorId}': { params: (ids) => [{ monitorId: ids.monitorId }], bodies: { patch: { enabled: false } } },
+  '/v1/evals/monitors/{monitorId}/history': { params: (ids) => [{ monitorId: ids.monitorId }] },
   '/v1/events/{eventId}/replay': { params: (ids) => [{ eventId: ids.eventId }], bodies: { post: {} } },
   '/dashboard/event-subscriptions/{subscriptionId}': {
     params: (ids) => [{ subscriptionId: ids.subscriptionId }],
@@ -469,7 +476,13 @@ beforeAll(async () => {
   const subscriptionId = subscription.body.data.subscription.id;
   const tested = await t.api.post(`/v1/event-subscriptions/${subscriptionId}/test`, undefined, aKey);
   expect(tested.status, tested.text).toBe(202);
+  const onlineRule = await t.api.post('/v1/evals/online', { name: 'A live', suite_id: evalSuite.body.data.suite.id }, aKey);
+  expect(onlineRule.status, onlineRule.text).toBe(201);
+  const monitor = await t.api.post('/v1/evals/monitors', { name: 'A watch', rule_id: onlineRule.body.data.rule.id, metric: 'pass_rate', threshold: 0.5 }, aKey);
+  expect(monitor.status, monitor.text).toBe(201);
   aIds = {
+    onlineRuleId: onlineRule.body.data.rule.id,
+    monitorId: monitor.body.data.monitor.id,
     subscriptionId,
     eventId: tested.body.data.event_id,
     deploymentId: deployment.body.data.deployment.id,

@@ -64,6 +64,11 @@ export async function listTenantRuns(em: EntityManager, tenantId: string, suiteI
   return rows.map(({ cursor_key, ...columns }) => ({ run: em.map(EvalRun, columns), cursorKey: cursor_key }));
 }
 
+/** The live windows of an online rule, newest day first (at most `limit`). */
+export async function listRuleWindows(em: EntityManager, tenantId: string, ruleId: string, limit: number): Promise<IEvalRun[]> {
+  return em.find(EvalRun, { tenant: tenantId, onlineRuleId: ruleId }, { orderBy: { windowDay: 'desc' }, limit });
+}
+
 /** How many runs `listTenantRuns` pages through, counted up to `cap` + 1 (pageOfRows says how far). */
 export async function countTenantRuns(em: EntityManager, tenantId: string, suiteId: string | undefined, cap: number): Promise<number> {
   return countCapped(kyselyOf(em), tenantRuns(em, tenantId, suiteId).select(sql.lit(1).as('one')), cap);
@@ -139,7 +144,7 @@ export interface ClaimedRun {
   suite_id: string | null;
   name: string | null;
   started_at: Date;
-  execution_mode: 'liya_intent' | 'external_output';
+  execution_mode: 'liya_intent' | 'external_output' | 'online';
   domain_key: string | null;
   intent_key: string | null;
   environment_id: string | null;
@@ -157,6 +162,10 @@ export interface ClaimedRun {
   intent_definition: Record<string, unknown> | null;
   /** The tenant's encrypted provider keys by provider, read once per slice for the judge's calls. */
   provider_keys: Record<string, string> | null;
+  /** A live window: its online rule. */
+  online_rule_id: string | null;
+  /** The tenant's own monthly cap on online judging (null: the plan's default). */
+  online_judge_budget_usd: string | null;
 }
 
 
@@ -245,12 +254,17 @@ function settleOf(runId: string) {
 // Raw(other): the run loop's statements run on the SqlPool (see the header); this one also reads tenants
 // and tenant_provider_keys, with the shared TENANT_RUNTIME_COLUMNS list.
 const CLAIM_SQL = `
-update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting'), updated_at = now()
+update eval_runs r set status = 'running', stage = coalesce(r.stage, 'starting'), completed_at = null, updated_at = now()
   from tenants t
- where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id and r.status in ('pending', 'running')
+ where r.id = $1 and r.tenant_id = $2 and t.id = r.tenant_id
+   and (r.status in ('pending', 'running')
+        -- A live window its last slice completed while the intake was adding cases (the completion's
+        -- check ran on a snapshot from before they were committed): their job reopens it.
+        or (r.execution_mode = 'online' and r.status = 'completed' and exists (select 1 from eval_results p where p.run_id = r.id and p.status = 'pending')))
 returning r.id::text, r.tenant_id::text, r.suite_id::text, r.name, r.started_at, r.execution_mode, r.domain_key, r.intent_key, r.environment_id::text, r.judge_rubric,
           r.pass_threshold, r.judge_model, r.judge_fallback_models, r.model_override, t.plan as billing_plan, ${TENANT_RUNTIME_COLUMNS},
           r.custom_scorer_expression, r.custom_scorer_webhook_url, r.custom_scorer_webhook_secret, r.intent_definition,
+          r.online_rule_id::text, t.online_judge_budget_usd::text,
           (select jsonb_object_agg(k.provider, k.encrypted_key) from tenant_provider_keys k where k.tenant_id = r.tenant_id) as provider_keys`;
 
 /** Claims a pending or running run for a slice (running, stage "starting" if none); undefined when it is neither. */
@@ -297,7 +311,9 @@ export async function completeRun(sql: SqlRunner, runId: string, capReached: boo
             dimension_scores = (select case when count(*) = 0 then null else jsonb_build_object(
                 'correctness', avg((dimension_scores ->> 'correctness')::float), 'completeness', avg((dimension_scores ->> 'completeness')::float),
                 'relevance', avg((dimension_scores ->> 'relevance')::float), 'safety', avg((dimension_scores ->> 'safety')::float)) end from scored)
-      where r.id = $1 and r.status = 'running' and (select count(*) from skipped) >= 0`,
+      where r.id = $1 and r.status = 'running' and (select count(*) from skipped) >= 0
+        -- A live window may have been given new cases since its last were counted: it stays running for them.
+        and ($2::boolean or not exists (select 1 from eval_results p where p.run_id = $1 and p.status = 'pending'))`,
     [runId, capReached],
   );
 }

@@ -7,6 +7,7 @@ import type { EntityManager } from '../../../db/orm.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 import { monthKey } from '../../common/schemas.js';
 import type { RunSession, Turn } from '../../sessions/sessions.service.js';
+import { onlineSampleSql } from '../../runs/store/online-samples.js';
 import { ADD_TO_USAGE_COUNTER_SQL, insertUsageEventsSql, quotaCrossedSql, usageRowsOf, type UsageEventInput } from '../../usage/store/usage-events.js';
 
 export interface RunRecord {
@@ -18,6 +19,8 @@ export interface RunRecord {
   cache: { key: string; ttlSeconds: number } | null;
   /** Record intent.run.completed (a subscription of the tenant named it when the run began). */
   intentEvent: boolean;
+  /** Queue the run for online evaluation by these rules (server/runs/online-sampling.ts); null: not sampled. */
+  online: { ruleIds: string[]; sourceKind: string; sourceId: string } | null;
 }
 
 // Everything one run writes — usage events and the monthly counter, the session (inserted on its
@@ -56,24 +59,38 @@ cache as (
 )
 select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) as ok`;
 
-// The same with the opt-in intent.run.completed event, recorded by liya_emit (the events
-// migrations) in the run's own statement: its subscriptions are checked again there.
-// Raw(other): a hot multi-CTE statement on the SqlPool, run as the named prepared statement `liya_run_record_event`.
-const RUN_RECORD_EVENT_SQL = RUN_RECORD_SQL.replace(
-  'select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) as ok',
-  `, intent_event as (
+// Raw(other): the closing select of liya_run_record, which its variants extend.
+const RUN_RECORD_END = 'select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) as ok';
+
+// The opt-in intent.run.completed event, recorded by liya_emit (the events migrations) in the run's
+// own statement: its subscriptions are checked again there.
+const INTENT_EVENT_CTE = `, intent_event as (
   select liya_emit($2::uuid, 'intent.run.completed', jsonb_build_object('message_id', $14::text, 'session_id', $7::text, 'domain', $9::text,
     'intent', $10::text, 'model', $16::text, 'tokens', $11::int, 'cost_usd', $12::float8, 'latency_ms', $17::int, 'cached', $18::boolean,
     'created_at', liya_iso(now())), $9::text, null, null, true) as emitted
-)
-select (select count(*) from async_commit) + 0 * (select count(*) from quota_crossed) + (select count(*) from intent_event) as ok`,
-);
+)`;
+
+// A sampled run's online evaluation samples: the input as the model saw it (redacted) and the
+// answer as the caller got it, one row per rule that picked the run.
+const ONLINE_SAMPLE_CTE = `, ${onlineSampleSql({ tenant: '$2::uuid', rules: '$21', sourceKind: '$22::text', sourceId: '$23::text', input: '$13::jsonb', output: '$15::jsonb', latencyMs: '$17::int', costUsd: '$12::numeric' })}`;
+
+/** The run record's statement with the event, the samples, both or neither, and its prepared statement's name. */
+function runRecordVariant(event: boolean, sample: boolean): { text: string; name: string } {
+  const ctes = `${event ? INTENT_EVENT_CTE : ''}${sample ? ONLINE_SAMPLE_CTE : ''}`;
+  const end = `${RUN_RECORD_END.replace(' as ok', '')}${event ? ' + (select count(*) from intent_event)' : ''}${sample ? ' + 0 * (select count(*) from online_sample)' : ''} as ok`;
+  return { text: RUN_RECORD_SQL.replace(RUN_RECORD_END, `${ctes}\n${end}`), name: `liya_run_record${event ? '_event' : ''}${sample ? '_sample' : ''}` };
+}
+
+// Raw(other): the variants of liya_run_record, each a named prepared statement.
+const RUN_RECORD_VARIANTS = [runRecordVariant(false, false), runRecordVariant(true, false), runRecordVariant(false, true), runRecordVariant(true, true)];
 
 /** Writes a completed run; `replyId` becomes the assistant message id. */
 export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: string): Promise<void> {
   const { usage, session, turn } = record;
   const { requests, tokens, cost, json } = usageRowsOf(usage);
-  await sql.query(record.intentEvent ? RUN_RECORD_EVENT_SQL : RUN_RECORD_SQL, [
+  const sampled = record.online !== null && record.online.ruleIds.length > 0;
+  const variant = RUN_RECORD_VARIANTS[(record.intentEvent ? 1 : 0) + (sampled ? 2 : 0)];
+  const params: unknown[] = [
     json,
     record.tenantId,
     monthKey(),
@@ -94,7 +111,9 @@ export async function writeRunRecord(sql: SqlPool, record: RunRecord, replyId: s
     turn.cached,
     record.cache?.key ?? null,
     record.cache?.ttlSeconds ?? 0,
-  ], record.intentEvent ? 'liya_run_record_event' : 'liya_run_record');
+  ];
+  if (sampled) params.push(record.online!.ruleIds, record.online!.sourceKind, record.online!.sourceId);
+  await sql.query(variant.text, params, variant.name);
 }
 
 /** Deletes cached intent answers that expired before `now`; answers how many. */

@@ -46,6 +46,21 @@ export async function selectIngestionBacklog(em: EntityManager): Promise<{ pendi
     .executeTakeFirstOrThrow();
 }
 
+/** Online evaluation: enabled monitors by state, and the sampled runs waiting for the intake (every tenant). */
+export async function selectOnlineEvalReadings(em: EntityManager): Promise<{ firing: number; ok: number; queued: number; oldest_queued_seconds: number }> {
+  const db = kyselyOf(em);
+  const [monitors, queue] = await Promise.all([
+    db.selectFrom('eval_monitors')
+      .select([sql<number>`count(*) filter (where state = 'firing')::int`.as('firing'), sql<number>`count(*) filter (where state = 'ok')::int`.as('ok')])
+      .where('enabled', '=', true)
+      .executeTakeFirstOrThrow(),
+    db.selectFrom('online_eval_samples')
+      .select([sql<number>`count(*)::int`.as('queued'), sql<number>`coalesce(extract(epoch from now() - min(created_at)), 0)::float8`.as('oldest_queued_seconds')])
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { ...monitors, ...queue };
+}
+
 /** The ORM's `pg` pool: its open, idle and waiting counts and its size. */
 export async function readOrmPool(em: EntityManager): Promise<{ total: number; idle: number; waiting: number; max: number }> {
   const pool = await em.getConnection().getNativeClient();

@@ -156,7 +156,7 @@ export async function insertTenant(em: EntityManager, values: NewTenant): Promis
 
 /** The tenant's settable fields. */
 export type TenantChanges = Partial<
-  Pick<ITenant, 'name' | 'type' | 'plan' | 'billingEmail' | 'enabledDomains' | 'disabledIntents' | 'defaultModel' | 'modelFallbacks' | 'monthlyRequestQuota' | 'monthlyTokenQuota' | 'isActive' | 'guardrailsConfig'>
+  Pick<ITenant, 'name' | 'type' | 'plan' | 'billingEmail' | 'enabledDomains' | 'disabledIntents' | 'defaultModel' | 'modelFallbacks' | 'monthlyRequestQuota' | 'monthlyTokenQuota' | 'isActive' | 'guardrailsConfig' | 'onlineJudgeBudgetUsd'>
 >;
 
 /** Sets `changes` on the loaded tenant and writes them (with whatever else the caller queued, such as its audit entry). */

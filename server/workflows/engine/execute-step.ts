@@ -194,7 +194,14 @@ async function runIntentStep(step: StepDef, ctx: StepContext): Promise<StepResul
   // Model calls of a run started by an agent draw from that agent's cost budget too.
   const result = await runIntent(ctx.em.fork(), ctx.deps, ctx.scope, domain!, intent!, {
     input: { ...input, user_id: typeof input.user_id === 'string' && input.user_id ? input.user_id : `workflow:${ctx.workflow.key}` },
-  } as never, ctx.lineage.budget ? { budget: ctx.lineage.budget } : undefined);
+  } as never, {
+    budget: ctx.lineage.budget ?? undefined,
+    // Online evaluation samples the step by its own rules (workflow and step), the run and step as its
+    // source; a test run of a draft is not production traffic.
+    online: ctx.run.scope === 'live'
+      ? { target: { kind: 'workflow_step', workflowKey: ctx.workflow.key, stepId: step.id }, sourceKind: 'workflow_step', sourceId: `${ctx.run.id}/${step.id}` }
+      : null,
+  });
   return { output: result.data.output };
 }
 

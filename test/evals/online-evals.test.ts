@@ -1,0 +1,195 @@
+// Online evaluation end to end over HTTP: intent runs sampled by a rule (rate, metadata filter,
+// daily cap), scored on the job runner by the suite's judge into the day's live window, the same
+// scores as an offline run of the same cases, and a monitor that fires once on a real regression
+// and resolves once when it is over.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../support/client.js';
+import { promptOf, schemaNameOf, startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
+import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { waitFor } from '../support/wait-for.js';
+
+let t: TestServer;
+let fake: FakeLlm;
+let a: SignedUpTenant;
+let b: SignedUpTenant;
+let receiver: http.Server;
+let receiverUrl: string;
+
+const key = (s: SignedUpTenant) => ({ headers: bearer(s.apiKey) });
+const INTENT = 'resume-analysis';
+const isJudge = (req: FakeRequest) => schemaNameOf(req) === 'eval_judge';
+const verdict = (score: number) => ({ content: { score, dimension_scores: { correctness: score, completeness: score, relevance: 5, safety: 5 }, reasoning: `scored ${score}` } });
+
+/** The judge scores by a marker in the run's input: BAD 2, MID 4, anything else 5. */
+function scriptJudge() {
+  fake.script((req) => {
+    if (!isJudge(req)) return undefined;
+    const prompt = promptOf(req);
+    return verdict(prompt.includes('BAD') ? 2 : prompt.includes('MID') ? 4 : 5);
+  });
+}
+
+let named = 0;
+async function suite(owner: SignedUpTenant, extra: Record<string, unknown> = {}) {
+  const ds = await t.api.post('/v1/evals/datasets', { name: `Online set ${++named}`, cases: [{ input: { user_id: 'u', resume_text: 'x' } }] }, key(owner));
+  expect(ds.status, ds.text).toBe(201);
+  const res = await t.api.post('/v1/evals/suites', { name: `Online suite ${++named}`, domain_key: 'hiring', intent_key: INTENT, dataset_id: ds.body.data.dataset.id, ...extra }, key(owner));
+  expect(res.status, res.text).toBe(201);
+  return res.body.data.suite.id as string;
+}
+
+async function rule(owner: SignedUpTenant, body: Record<string, unknown>) {
+  const res = await t.api.post('/v1/evals/online', { name: `Rule ${++named}`, ...body }, key(owner));
+  expect(res.status, res.text).toBe(201);
+  return res.body.data.rule;
+}
+
+async function runIntent(owner: SignedUpTenant, marker: string, metadata?: Record<string, unknown>) {
+  const res = await t.api.post(`/v1/hiring/${INTENT}`, { input: { user_id: `user-${marker}`, resume_text: `Resume ${marker}: Go and PostgreSQL.` }, ...(metadata ? { metadata } : {}) }, key(owner));
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.message_id as string;
+}
+
+const windowsOf = async (ruleId: string, owner = a) => {
+  const res = await t.api.get(`/v1/evals/online/${ruleId}/windows`, key(owner));
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.windows as { id: string; status: string; cases_total: number; cases_done: number; samples_capped: number; execution_mode: string; window_day: string }[];
+};
+
+/** Waits until the rule's window took `total` samples (scored or capped) and scored every one it took. */
+const windowSettled = (ruleId: string, total: number, owner = a) =>
+  waitFor(async () => {
+    const [w] = await windowsOf(ruleId, owner);
+    return w && w.cases_total + w.samples_capped === total && w.cases_done === w.cases_total && w.status === 'completed' ? w : null;
+  }, `the window of ${ruleId} to hold ${total} samples, all scored`, 60_000);
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  receiver = http.createServer((req, res) => req.on('data', () => undefined).on('end', () => res.writeHead(200).end('{}')));
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  t = await startTestServer({
+    OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0', EVAL_CONCURRENCY: '4', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+  });
+  a = await signupTenant(t.api, { companyName: 'Online A' });
+  b = await signupTenant(t.api, { companyName: 'Online B' });
+});
+beforeEach(() => {
+  fake.reset();
+  scriptJudge();
+});
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+describe('rules', () => {
+  it('are the tenant\'s own: bad input is 400, another tenant\'s rule 404, a name taken 409', async () => {
+    const suiteId = await suite(a);
+    const created = await rule(a, { suite_id: suiteId, sample_rate: 0.25 });
+    expect(created).toMatchObject({ suite_id: suiteId, target: { kind: 'intent', domain_key: 'hiring', intent_key: INTENT }, sample_rate: 0.25, daily_cap: 1000, enabled: true });
+    for (const body of [{ name: 'x', suite_id: suiteId, sample_rate: 2 }, { name: 'x', suite_id: suiteId, sample_rate: '0.5' }, { name: 'x' }, { name: 'x', suite_id: 'nope' }, { name: 'x', suite_id: suiteId, daily_cap: 0 }]) {
+      const res = await t.api.post('/v1/evals/online', body, key(a));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await t.api.get(`/v1/evals/online/${created.id}`, key(b))).status).toBe(404);
+    expect((await t.api.patch(`/v1/evals/online/${created.id}`, { enabled: false }, key(b))).status).toBe(404);
+    expect((await t.api.post('/v1/evals/online', { name: created.name, suite_id: suiteId }, key(a))).body.error.code).toBe('ONLINE_RULE_NAME_TAKEN');
+    const paused = await t.api.patch(`/v1/evals/online/${created.id}`, { enabled: false }, key(a));
+    expect(paused.body.data.rule.enabled).toBe(false);
+    expect((await t.api.delete(`/v1/evals/online/${created.id}`, key(a))).status).toBe(200);
+  });
+});
+
+describe('sampling', () => {
+  it('takes the runs whose metadata matches, scores at most daily_cap of them a day and counts the rest', async () => {
+    const suiteId = await suite(a);
+    const r = await rule(a, { suite_id: suiteId, sample_rate: 1, filter: { channel: ['web', 'mail'] }, daily_cap: 3 });
+    for (let i = 0; i < 5; i++) await runIntent(a, `web-${i}`, { channel: 'web' });
+    for (let i = 0; i < 3; i++) await runIntent(a, `app-${i}`, { channel: 'app' });
+    await runIntent(a, 'none');
+    const w = await windowSettled(r.id, 5);
+    expect(w).toMatchObject({ execution_mode: 'online', cases_total: 3, cases_done: 3, samples_capped: 2, window_day: new Date().toISOString().slice(0, 10) });
+    const results = (await t.api.get(`/v1/evals/runs/${w.id}/results`, key(a))).body.data.results;
+    expect(results.map((x: { source: { kind: string } }) => x.source.kind)).toEqual(['intent', 'intent', 'intent']);
+    expect(results.every((x: { input: { resume_text: string } }) => x.input.resume_text.includes('web-'))).toBe(true);
+    expect(results.every((x: { score: number; status: string }) => x.status === 'scored' && x.score === 5)).toBe(true);
+    await t.api.delete(`/v1/evals/online/${r.id}`, key(a));
+  });
+
+  it('picks about sample_rate of the runs (0.5 of 120: within 6 standard deviations)', async () => {
+    const suiteId = await suite(a);
+    const r = await rule(a, { suite_id: suiteId, sample_rate: 0.5, filter: { rate: 'half' } });
+    for (let i = 0; i < 120; i++) await runIntent(a, `rate-${i}`, { rate: 'half' });
+    // The sampled count is unknown: wait until every queued sample is taken (nothing left for the tenant), then read it.
+    const sampled = await waitFor(async () => {
+      const [w] = await windowsOf(r.id);
+      const queued = await t.sql<{ n: number }>('select count(*)::int as n from online_eval_samples where rule_id = $1', [r.id]);
+      return w && queued[0].n === 0 && w.status === 'completed' ? w.cases_total : null;
+    }, 'the sampled runs to be taken', 60_000);
+    expect(sampled).toBeGreaterThanOrEqual(60 - 6 * Math.sqrt(30));
+    expect(sampled).toBeLessThanOrEqual(60 + 6 * Math.sqrt(30));
+    await t.api.delete(`/v1/evals/online/${r.id}`, key(a));
+  });
+});
+
+describe('the same scores online and offline', () => {
+  it('an offline run of the window\'s cases scores each as the window did, and compare pairs them', async () => {
+    const suiteId = await suite(a, { judge_rubric: 'Be strict', pass_threshold: 4 });
+    const r = await rule(a, { suite_id: suiteId, sample_rate: 1, filter: { same: true } });
+    for (const marker of ['GOOD-1', 'BAD-1', 'MID-1', 'GOOD-2']) await runIntent(a, marker, { same: true });
+    const w = await windowSettled(r.id, 4);
+    const live = (await t.api.get(`/v1/evals/runs/${w.id}/results`, key(a))).body.data.results;
+    const offline = await t.api.post('/v1/evals/runs', { name: 'replay', rubric: 'Be strict', pass_threshold: 4, cases: live.map((x: { input: unknown; output: unknown }) => ({ input: x.input, response: x.output })) }, key(a));
+    expect(offline.status, offline.text).toBe(202);
+    const replayId = offline.body.data.run.id;
+    await waitFor(async () => (await t.api.get(`/v1/evals/runs/${replayId}`, key(a))).body.data.run.status === 'completed', 'the offline run', 30_000);
+    const replayed = (await t.api.get(`/v1/evals/runs/${replayId}/results`, key(a))).body.data.results;
+    const scores = (rows: { position: number; score: number; passed: boolean; dimension_scores: unknown }[]) => rows.map((x) => [x.position, x.score, x.passed, x.dimension_scores]);
+    expect(scores(live)).toEqual(scores(replayed));
+    expect(live.map((x: { score: number }) => x.score).sort()).toEqual([2, 4, 5, 5]);
+    const compared = await t.api.get(`/v1/evals/runs/${w.id}/compare?against=${replayId}`, key(a));
+    expect(compared.status, compared.text).toBe(200);
+    expect(compared.body.data).toMatchObject({ n_shared: 4, mean_diff: 0 });
+    await t.api.delete(`/v1/evals/online/${r.id}`, key(a));
+  });
+});
+
+describe('monitors', () => {
+  it('fire once on a real regression and resolve once when it is over, with events and history', async () => {
+    const sub = await t.api.post('/v1/event-subscriptions', { url: receiverUrl, event_types: ['eval.monitor.fired', 'eval.monitor.resolved'] }, key(a));
+    expect(sub.status, sub.text).toBe(201);
+    const suiteId = await suite(a);
+    const r = await rule(a, { suite_id: suiteId, sample_rate: 1, filter: { phase: true } });
+    const created = await t.api.post('/v1/evals/monitors', { name: 'Quality', rule_id: r.id, metric: 'mean_score', threshold: 3.5, window_samples: 40, min_samples: 40 }, key(a));
+    expect(created.status, created.text).toBe(201);
+    const monitorId = created.body.data.monitor.id;
+    expect(created.body.data.monitor).toMatchObject({ direction: 'below', state: 'ok', confidence: 0.95 });
+    const readMonitor = async () => (await t.api.get(`/v1/evals/monitors/${monitorId}`, key(a))).body.data.monitor;
+    // The monitors are judged after the window's slice writes its cases: wait for the judgement of the whole phase.
+    const phase = async (marker: string, total: number, judged: (m: { state: string; last_samples: number; evaluated_at: string | null }) => boolean) => {
+      for (let i = 0; i < 40; i++) await runIntent(a, `${marker}-${total}-${i}`, { phase: true });
+      await windowSettled(r.id, total);
+      return waitFor(async () => {
+        const m = await readMonitor();
+        return judged(m) ? m : null;
+      }, `the monitor's judgement after ${total} samples`, 30_000);
+    };
+    expect(await phase('GOOD', 40, (m) => m.last_samples === 40)).toMatchObject({ state: 'ok', last_samples: 40 });
+    const fired = await phase('BAD', 80, (m) => m.state === 'firing');
+    expect(fired).toMatchObject({ state: 'firing', last_samples: 40 });
+    expect(fired.last_bound).toBeLessThan(3.5);
+    const resolved = await phase('GOOD', 120, (m) => m.state === 'ok');
+    expect(resolved).toMatchObject({ state: 'ok' });
+    expect(resolved.last_bound).toBeGreaterThanOrEqual(3.5);
+    const history = (await t.api.get(`/v1/evals/monitors/${monitorId}/history`, key(a))).body.data.changes;
+    expect(history.map((c: { state: string }) => c.state)).toEqual(['ok', 'firing']);
+    const events = (await t.api.get('/v1/events', key(a))).body.data.events as { type: string; data: { monitor_id: string } }[];
+    expect(events.filter((e) => e.data.monitor_id === monitorId).map((e) => e.type)).toEqual(['eval.monitor.resolved', 'eval.monitor.fired']);
+    expect((await t.api.get(`/v1/evals/monitors/${monitorId}`, key(b))).status).toBe(404);
+  });
+});
