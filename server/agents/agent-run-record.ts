@@ -13,9 +13,9 @@ export async function writeRunStart(sql: SqlPool, start: RunStart): Promise<void
 }
 
 /** A run's end as the run path knows it; the store row adds the output's token count. */
-export type RunFinish = Omit<AgentRunFinishRow, 'outputTokens'>;
+export type RunFinish = Omit<AgentRunFinishRow, 'outputTokens' | 'online'> & Partial<Pick<AgentRunFinishRow, 'online'>>;
 
 /** Finishes a running run (a run already finished is left as it is). */
 export async function writeRunFinish(sql: SqlPool, finish: RunFinish): Promise<void> {
-  await updateRunFinish(sql, { ...finish, outputTokens: estimateTokens(finish.output) });
+  await updateRunFinish(sql, { ...finish, online: finish.online ?? null, outputTokens: estimateTokens(finish.output) });
 }

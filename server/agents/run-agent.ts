@@ -1,6 +1,7 @@
 // One turn of an agent: checks and bookkeeping first (prepareAgentRun: every refusal is an HTTP
 // error before anything is written), then the tool-calling loop (executeAgentRun), whose every
 // step is stored before the next one starts. The synchronous and the streaming endpoint share both.
+import { kickOnlineScoring, pickOnlineRules } from '../runs/online-sampling.js';
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentRunStatus } from '../../db/column-values.js';
@@ -414,11 +415,15 @@ async function finishAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTa
   const { status, output, error } = end;
   const { steps, totalTokens, totalCost } = tally;
   const totalLatencyMs = Math.round(performance.now() - run.startedAt);
-  const finish = { runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: tally.answeredModel };
+  // Online evaluation: a completed run the agent's rules pick is queued by its own finish (agent runs carry no metadata: a rule with a filter never picks one).
+  const sampledBy = status === 'completed' ? await pickOnlineRules(deps.sql, run.scope.tenantId, { kind: 'agent', agentKey: run.agent.agentKey }, undefined) : [];
+  const online = sampledBy.length ? { ruleIds: sampledBy, input: { user_id: run.userId, message: run.message } } : null;
+  const finish = { runId: run.runId, sessionId: run.sessionId, tenantId: run.scope.tenantId, status, output, steps, totalTokens, totalCost, totalLatencyMs, error, model: tally.answeredModel, online };
   // Every write settles before a failure is raised, so the failed run's row is never written while
   // this one is still in flight.
   const writes = await Promise.allSettled([...tally.pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
   const failed = writes.find((w) => w.status === 'rejected');
   if (failed) throw failed.reason;
+  if (online) kickOnlineScoring(deps.sql, run.scope.tenantId, (err) => deps.log.warn({ err }, 'queueing online scoring failed (the sweep picks the samples up)'));
   return { run_id: run.runId, session_id: run.sessionId, status, output, steps, total_cost: Math.round(totalCost * 1e6) / 1e6, total_latency_ms: totalLatencyMs };
 }

@@ -137,6 +137,40 @@ describe('sampling', () => {
   });
 });
 
+describe('agents and workflow steps', () => {
+  it('a completed agent run and a workflow\'s ai_intent step are sampled by their own rules, with their source', async () => {
+    const suiteId = await suite(a);
+    expect((await t.api.post('/v1/agents', { agent_key: 'online-helper', name: 'Helper', goal: 'Help' }, key(a))).status).toBe(201);
+    expect((await t.api.post('/v1/agents/online-helper/deploy', undefined, key(a))).status).toBe(200);
+    const agentRule = await rule(a, { suite_id: suiteId, sample_rate: 1, target: { kind: 'agent', agent_key: 'online-helper' } });
+    const run = await t.api.post('/v1/agents/online-helper/run', { input: { message: 'Hello there' } }, key(a));
+    expect(run.status, run.text).toBe(200);
+    const w = await windowSettled(agentRule.id, 1);
+    const [result] = (await t.api.get(`/v1/evals/runs/${w.id}/results`, key(a))).body.data.results;
+    expect(result).toMatchObject({ status: 'scored', input: { message: 'Hello there' }, source: { kind: 'agent', id: run.body.data.run_id } });
+
+    const wf = await t.api.post('/v1/workflows', {
+      name: 'Online step',
+      steps: [
+        { id: 'start', step_type: 'trigger' },
+        { id: 'analyse', step_type: 'ai_intent', config: { intent_id: `hiring/${INTENT}` } },
+        { id: 'done', step_type: 'end', config: { output: { ok: true } } },
+      ],
+    }, key(a));
+    expect(wf.status, wf.text).toBe(201);
+    const workflowKey = wf.body.data.workflow.workflow_key;
+    expect((await t.api.post(`/v1/workflows/${workflowKey}/deploy`, undefined, key(a))).status).toBe(200);
+    const stepRule = await rule(a, { suite_id: suiteId, sample_rate: 1, target: { kind: 'workflow_step', workflow_key: workflowKey, step_id: 'analyse' } });
+    const wfRun = await t.api.post(`/v1/workflows/${workflowKey}/run`, { input: { resume_text: 'Resume STEP: Rust.' } }, key(a));
+    expect(wfRun.status, wfRun.text).toBe(200);
+    const sw = await windowSettled(stepRule.id, 1);
+    const [stepResult] = (await t.api.get(`/v1/evals/runs/${sw.id}/results`, key(a))).body.data.results;
+    expect(stepResult).toMatchObject({ status: 'scored', source: { kind: 'workflow_step', id: `${wfRun.body.data.run_id}/analyse` } });
+    await t.api.delete(`/v1/evals/online/${agentRule.id}`, key(a));
+    await t.api.delete(`/v1/evals/online/${stepRule.id}`, key(a));
+  });
+});
+
 describe('the same scores online and offline', () => {
   it('an offline run of the window\'s cases scores each as the window did, and compare pairs them', async () => {
     const suiteId = await suite(a, { judge_rubric: 'Be strict', pass_threshold: 4 });

@@ -3,6 +3,7 @@
 // SqlPool, as it did before the move (no unit of work): the run path is benchmarked by round trips, and the read
 // endpoints keep the casts and counts their answers were built on. The run path's writes stay raw
 // multi-table statements (one round trip each).
+import { onlineSampleSql } from '../../runs/store/online-samples.js';
 import { kyselyOf, type Database } from '../../../db/kysely.js';
 import { build, runBuilt, statement } from '../../../db/statements.js';
 import { sql, type SelectQueryBuilder } from 'kysely';
@@ -79,6 +80,8 @@ export interface AgentRunFinishRow {
   model: string | null;
   /** Tokens of `output` as counted for the memory budget. */
   outputTokens: number;
+  /** Queue the run for online evaluation by these rules, with its input (server/runs/online-sampling.ts); null: not sampled. */
+  online: { ruleIds: string[]; input: Record<string, unknown> } | null;
 }
 
 // Raw(other): a hot multi-CTE statement writing three tables (async commit) in one round trip, a named prepared statement.
@@ -103,17 +106,24 @@ session as (
 )
 select (select count(*) from run) + (select count(*) from async_commit) as finished`;
 
+// A sampled run's online evaluation samples, written by the run's own finish: the user's message
+// as the model saw it (after the input guardrails) and the agent's answer.
+// Raw(other): liya_agent_run_finish with the sample CTE, its own named prepared statement.
+const FINISH_SAMPLE_SQL = FINISH_SQL.replace(
+  'select (select count(*) from run) + (select count(*) from async_commit) as finished',
+  `, ${onlineSampleSql({ tenant: '$2::uuid', rules: '$14', sourceKind: `'agent'`, sourceId: '$1::text', input: '$15::jsonb', output: 'to_jsonb($4::text)', latencyMs: '$8::int', costUsd: '$7::numeric' })}
+select (select count(*) from run) + (select count(*) from async_commit) + 0 * (select count(*) from online_sample) as finished`,
+);
+
 /** Finishes a running run, the agent's turn and the session in one statement (a run already finished is left as it is). */
 export async function updateRunFinish(sql: SqlPool, finish: AgentRunFinishRow): Promise<void> {
-  await sql.query(
-    FINISH_SQL,
-    [
-      finish.runId, finish.tenantId, finish.status, finish.output, finish.steps, finish.totalTokens, finish.totalCost.toFixed(6),
-      Math.round(finish.totalLatencyMs), finish.error === null ? null : JSON.stringify(finish.error), finish.model,
-      finish.outputTokens, finish.status === 'needs_input' ? 'needs_input' : 'active', finish.sessionId,
-    ],
-    'liya_agent_run_finish',
-  );
+  const params: unknown[] = [
+    finish.runId, finish.tenantId, finish.status, finish.output, finish.steps, finish.totalTokens, finish.totalCost.toFixed(6),
+    Math.round(finish.totalLatencyMs), finish.error === null ? null : JSON.stringify(finish.error), finish.model,
+    finish.outputTokens, finish.status === 'needs_input' ? 'needs_input' : 'active', finish.sessionId,
+  ];
+  if (!finish.online?.ruleIds.length) return void (await sql.query(FINISH_SQL, params, 'liya_agent_run_finish'));
+  await sql.query(FINISH_SAMPLE_SQL, [...params, finish.online.ruleIds, JSON.stringify(finish.online.input)], 'liya_agent_run_finish_sample');
 }
 
 /** The agent's session with this id (the caller checks the id is a UUID), or undefined. */
