@@ -6,7 +6,7 @@ import { iso, isoRequired, isUuid } from '../common/schemas.js';
 import { invalidInput, notFound } from '../errors.js';
 import { EVENT_TYPES, EVENT_TYPE_NAMES, EVENT_VERSION, eventBodyJsonSchema } from './event-catalogue.js';
 import {
-  insertReplays, listAttempts, listEventDeliveries, listSubscriptionDeliveries, queueDeliveriesIn, type AttemptRow, type DeliveryRow,
+  insertReplays, listEventDeliveries, listSubscriptionDeliveries, queueDeliveriesIn, type DeliveryRow,
 } from './store/event-deliveries.js';
 import { findSubscription } from './store/event-subscriptions.js';
 import { deleteEventsMentioning, findEvent, listEvents, type EventRow } from './store/events.js';
@@ -51,9 +51,7 @@ export async function listTenantEvents(em: EntityManager, tenantId: string, quer
   return { events: page.map(toEventDto), next_cursor: rows.length > query.limit && last ? encodeCursor(last.cursor_time, last.id) : null };
 }
 
-function withAttempts(deliveries: DeliveryRow[], attempts: AttemptRow[]) {
-  const byDelivery = new Map<string, AttemptRow[]>();
-  for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
+function withAttempts(deliveries: DeliveryRow[]) {
   return deliveries.map((d) => ({
     id: d.id,
     event_id: d.event_id,
@@ -66,7 +64,7 @@ function withAttempts(deliveries: DeliveryRow[], attempts: AttemptRow[]) {
     last_error: d.last_error,
     created_at: isoRequired(d.created_at),
     delivered_at: iso(d.delivered_at),
-    attempt_log: (byDelivery.get(d.id) ?? []).map((a) => ({
+    attempt_log: d.attempt_log.map((a) => ({
       attempt: a.attempt, status_code: a.status_code, latency_ms: a.latency_ms, response_excerpt: a.response_excerpt, error: a.error, at: isoRequired(a.created_at),
     })),
   }));
@@ -81,7 +79,7 @@ async function requireEvent(em: EntityManager, tenantId: string, eventId: string
 export async function getTenantEvent(em: EntityManager, tenantId: string, eventId: string) {
   const event = await requireEvent(em, tenantId, eventId);
   const deliveries = await listEventDeliveries(em, tenantId, event.id);
-  return { event: toEventDto(event), deliveries: withAttempts(deliveries, await listAttempts(em, tenantId, deliveries.map((d) => d.id))) };
+  return { event: toEventDto(event), deliveries: withAttempts(deliveries) };
 }
 
 export async function listDeliveries(em: EntityManager, tenantId: string, query: { subscriptionId: string; status?: string; limit: number; cursor?: string }) {
@@ -91,7 +89,7 @@ export async function listDeliveries(em: EntityManager, tenantId: string, query:
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
-    deliveries: withAttempts(page, await listAttempts(em, tenantId, page.map((d) => d.id))),
+    deliveries: withAttempts(page),
     next_cursor: rows.length > query.limit && last ? encodeCursor(last.cursor_time, last.id) : null,
   };
 }

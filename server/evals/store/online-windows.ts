@@ -21,11 +21,10 @@ select gen_random_uuid(), r.tenant_id, s.id, left('online: ' || r.name || ' ' ||
        s.fallback_models, r.id, $3::date, 0, now(), now()
   from online_eval_rules r join eval_suites s on s.id = r.suite_id
  where r.id = $1 and r.tenant_id = $2
-on conflict (online_rule_id, window_day) do update
-   set status = 'running', stage = coalesce(eval_runs.stage, 'starting'), completed_at = null, error = null, updated_at = now()
+on conflict (online_rule_id, window_day) do update set updated_at = now()
 returning id::text, cases_total, (select daily_cap from online_eval_rules where id = $1) as daily_cap, (select expected_output from online_eval_rules where id = $1) as expected_output`;
 
-/** Today's (`day`) window of the rule, made or reopened (running); undefined when the rule is gone. */
+/** The rule's window of `day`, made (running) or as it is; undefined when the rule is gone. */
 export async function openWindow(tx: SqlRunner, v: { ruleId: string; tenantId: string; day: string; judgeModel: string }): Promise<OpenedWindow | undefined> {
   const [row] = await tx.query<OpenedWindow>(OPEN_WINDOW_SQL, [v.ruleId, v.tenantId, v.day, v.judgeModel]);
   return row;
@@ -50,7 +49,12 @@ with added as (
          c.latency_ms, c.cost_usd, now()
     from jsonb_to_recordset($4::jsonb) as c(ord int, input jsonb, output jsonb, source_kind text, source_id text, latency_ms int, cost_usd numeric)
   returning 1)
-update eval_runs set cases_total = cases_total + (select count(*) from added), samples_capped = samples_capped + $6::int, updated_at = now()
+update eval_runs set cases_total = cases_total + (select count(*) from added), samples_capped = samples_capped + $6::int, updated_at = now(),
+       -- A finished window with new cases runs again (their job is queued beside); one given none stays as it is.
+       status = case when exists (select 1 from added) then 'running' else status end,
+       stage = case when exists (select 1 from added) then coalesce(stage, 'starting') else stage end,
+       completed_at = case when exists (select 1 from added) then null else completed_at end,
+       error = case when exists (select 1 from added) then null else error end
  where id = $1`;
 
 /** Adds `cases` to the window after its `from` first ones, and counts `capped` samples it will not score. */

@@ -209,6 +209,16 @@ export async function insertReplays(em: EntityManager, tenantId: string, eventId
     .execute();
 }
 
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  status_code: number | null;
+  latency_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+  created_at: Date;
+}
+
 export interface DeliveryRow {
   id: string;
   event_id: string;
@@ -221,10 +231,17 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: Date;
   delivered_at: Date | null;
+  /** Its attempts in order, read by the same statement: a delivery and its log are never seen at two moments. */
+  attempt_log: AttemptRow[];
 }
 
 const deliveryColumns = [
   'd.id', 'd.event_id', 'e.type as event_type', 'd.subscription_id', 'd.status', 'd.attempts', 'd.next_attempt_at', 'd.last_status', 'd.last_error', 'd.created_at', 'd.delivered_at',
+  // In the delivery's own statement: read apart, an attempt settled between the two reads showed a
+  // delivery still pending with its successful attempt already logged.
+  sql<AttemptRow[]>`coalesce((select jsonb_agg(jsonb_build_object('delivery_id', a.delivery_id, 'attempt', a.attempt, 'status_code', a.status_code,
+    'latency_ms', a.latency_ms, 'response_excerpt', a.response_excerpt, 'error', a.error, 'created_at', a.created_at) order by a.attempt)
+    from event_delivery_attempts a where a.delivery_id = d.id and a.tenant_id = d.tenant_id), '[]'::jsonb)`.as('attempt_log'),
 ] as const;
 
 /** A subscription's deliveries, newest first, after the cursor (created_at, id). */
@@ -254,25 +271,3 @@ export async function listEventDeliveries(em: EntityManager, tenantId: string, e
     .execute()) as DeliveryRow[];
 }
 
-export interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  status_code: number | null;
-  latency_ms: number;
-  response_excerpt: string | null;
-  error: string | null;
-  created_at: Date;
-}
-
-/** The attempts of the deliveries `deliveryIds`, in order. */
-export async function listAttempts(em: EntityManager, tenantId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
-  if (deliveryIds.length === 0) return [];
-  return (await kyselyOf(em)
-    .selectFrom('event_delivery_attempts')
-    .select(['delivery_id', 'attempt', 'status_code', 'latency_ms', 'response_excerpt', 'error', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('delivery_id', 'in', deliveryIds)
-    .orderBy('delivery_id')
-    .orderBy('attempt')
-    .execute()) as AttemptRow[];
-}
