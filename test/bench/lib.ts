@@ -387,3 +387,20 @@ export async function startLiyaProcess(databaseUrl: string, cleanup: Cleanup, en
   });
   return { url, child };
 }
+
+/** `liya worker` in its own process (the job runner alone), with the same settings; stopped by `cleanup`. */
+export function startLiyaWorkerProcess(databaseUrl: string, cleanup: Cleanup, env: Record<string, string> = {}): ChildProcess {
+  const dist = ensureTestBuild();
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const child = spawn(process.execPath, ['bin/liya.mjs', 'worker'], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', LOG_FORMAT: 'json', ...env, DATABASE_URL: databaseUrl, LIYA_DIST: dist },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  cleanup.add('liya worker process', async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  });
+  return child;
+}

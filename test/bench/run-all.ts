@@ -29,7 +29,8 @@
 // (5, breaker openings timed from one process to the other), BENCH_PROVIDERS_PROPAGATION_COOLDOWN_MS
 // (1000, LLM_BREAKER_COOLDOWN_MS of that phase's processes), BENCH_PROVIDERS_CALLS (10000, providers:
 // calls per arm of the router overhead phase), BENCH_EVENTS_RATE (200, events: changes a second),
-// BENCH_EVENTS_SECONDS (10, each phase), BENCH_EVENTS_SLOW_RATE (20, the slow neighbour's changes a second).
+// BENCH_EVENTS_SECONDS (10, each phase), BENCH_EVENTS_SLOW_RATE (20, the slow neighbour's changes a second),
+// BENCH_ONLINE_DURATION_SECONDS (10, online-eval: each arm), BENCH_ONLINE_ROUNDS (3, off/on pairs), BENCH_ONLINE_BACKLOG_SECONDS (20).
 // BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
 // liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
 // start` makes one at default settings.
@@ -43,6 +44,7 @@ import { runCollectionsListBench } from './collections-list.bench.js';
 import { runDeploysBench } from './deploys.bench.js';
 import { runEvalsBench } from './evals.bench.js';
 import { runEventsBench } from './events.bench.js';
+import { runOnlineEvalBench } from './online-eval.bench.js';
 import { runGrowthBench } from './growth.bench.js';
 import { runIngestionBench } from './ingestion.bench.js';
 import { runIntentRunBench } from './intent-run.bench.js';
@@ -136,6 +138,15 @@ const BENCHES: Record<string, Bench> = {
       calls: optionalIntSetting('BENCH_WEBHOOK_CALLS'),
       workerConcurrency: optionalIntSetting('BENCH_WEBHOOK_WORKER_CONCURRENCY'),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
+    }),
+  'online-eval': (adminUrl, benchCleanup) =>
+    runOnlineEvalBench(adminUrl, benchCleanup, {
+      connections: intSetting('BENCH_INTENT_CONNECTIONS', 16),
+      warmupSeconds: intSetting('BENCH_WARMUP_SECONDS', 3),
+      durationSeconds: intSetting('BENCH_ONLINE_DURATION_SECONDS', 10),
+      rounds: intSetting('BENCH_ONLINE_ROUNDS', 3),
+      rate: 0.1,
+      backlogSeconds: intSetting('BENCH_ONLINE_BACKLOG_SECONDS', 20),
     }),
   events: (adminUrl, benchCleanup) =>
     runEventsBench(adminUrl, benchCleanup, {

@@ -1,0 +1,173 @@
+// Online evaluation on the run path: what sampling 10% of intent runs adds to a run, at the intent
+// bench's saturating load (16 connections, the career-path intent on POST /v1/run, the fake provider
+// at 0 ms in a thread of this process), and whether scoring keeps up.
+//
+// Liya runs as users run it (`liya start`, its own process, default log level), with WORKER=0 so
+// that the API process does only runs: scoring is the job runner's, and on one machine of two cores
+// a job runner in the same process would measure the judge's CPU, not the run's path. Each round
+// measures the same load with the rule off and on (PATCH enabled), in alternating order, and the
+// added latency is the on arm minus the off arm of the same round. The baseline is the same Liya
+// with the rule off: the fastest honest way to run the same intent here is the run without sampling.
+//
+// Then `liya worker` starts in its own process and the load goes on with sampling on for
+// BENCH_ONLINE_BACKLOG_SECONDS: the queued samples and the windows' unscored cases are read every
+// 500 ms. Scoring keeps up when the backlog stays bounded (no upward trend through the phase) and
+// drains once the load stops. Reported, never asserted: target added latency within 0.05 ms.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { ensureDatabase } from '../../db/orm.js';
+import { startFakeLlmThread } from './fake-llm-thread.js';
+import {
+  callJson, type Cleanup, fmt, measure, processCpuUs, signUpBenchTenant, sourceHash, startLiyaProcess, startLiyaWorkerProcess, table, tenantIdOf, withDatabase, type LoadFigures,
+} from './lib.js';
+
+const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'online-eval.json');
+const DATABASE = 'liya_bench_online';
+const ADMIN_SECRET = 'bench-admin-secret-0123456789abcdef';
+const PROVIDER_KEY = 'sk-bench-platform';
+const TARGET_ADDED_MS = 0.05;
+
+export interface OnlineEvalSettings {
+  connections: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+  rounds: number;
+  rate: number;
+  backlogSeconds: number;
+}
+
+interface Arm {
+  round: number;
+  sampling: 'off' | 'on';
+  figures: LoadFigures;
+  /** The API process's CPU (from /proc) per run, in µs. */
+  apiCpuUsPerRun: number;
+  /** Samples queued during the arm (on: about rate × runs; off: none). */
+  samples: number;
+}
+
+export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, settings: OnlineEvalSettings) {
+  const serverSource = await sourceHash();
+  await ensureDatabase(adminUrl, DATABASE);
+  const databaseUrl = withDatabase(adminUrl, DATABASE);
+  const fake = await startFakeLlmThread();
+  cleanup.add('fake provider', () => fake.close());
+  const env = { ADMIN_SECRET, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: 'gpt-4o-mini' };
+  const liya = await startLiyaProcess(databaseUrl, cleanup, { ...env, WORKER: '0' });
+  const apiKey = await signUpBenchTenant(liya.url, 'Online Bench');
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  cleanup.add('bench database client', () => db.end());
+  const tenantId = await tenantIdOf(db, apiKey);
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const ok = async (method: string, route: string, body?: unknown, headers: Record<string, string> = auth) => {
+    const res = await callJson(liya.url, method, route, headers, body);
+    if (res.status >= 300) throw new Error(`${method} ${route}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.data;
+  };
+  // Enterprise: no monthly quota stops the load; the judge budget is the plan's (unlimited) and the online cap raised.
+  await ok('PATCH', `/admin/tenants/${tenantId}`, { billingPlan: 'enterprise' }, { 'x-admin-secret': ADMIN_SECRET });
+  const dataset = await ok('POST', '/v1/evals/datasets', { name: 'Bench', cases: [{ input: { user_id: 'u', current_role: 'Analyst' } }] });
+  const suite = await ok('POST', '/v1/evals/suites', { name: 'Bench', domain_key: 'hiring', intent_key: 'career-path', dataset_id: dataset.dataset.id });
+  const rule = (await ok('POST', '/v1/evals/online', { name: 'Bench 10%', suite_id: suite.suite.id, sample_rate: settings.rate, daily_cap: 100_000, enabled: false })).rule;
+  await ok('POST', '/v1/evals/online-budget', { monthly_usd: 100_000 });
+  const setSampling = (on: boolean) => ok('PATCH', `/v1/evals/online/${rule.id}`, { enabled: on });
+  const queued = async () => Number((await db.query<{ n: string }>('select count(*)::text as n from online_eval_samples where tenant_id = $1', [tenantId])).rows[0].n);
+  const load = {
+    url: `${liya.url}/v1/run`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, connections: settings.connections,
+    warmupSeconds: settings.warmupSeconds, durationSeconds: settings.durationSeconds, idReplacement: true,
+    body: JSON.stringify({ domain: 'hiring', intent: 'career-path', input: { user_id: 'bench-user', current_role: 'Data analyst, four years of SQL (run [<id>])' } }),
+  };
+
+  const arms: Arm[] = [];
+  for (let round = 1; round <= settings.rounds; round++) {
+    const order: ('off' | 'on')[] = round % 2 ? ['off', 'on'] : ['on', 'off'];
+    for (const sampling of order) {
+      await setSampling(sampling === 'on');
+      const samplesBefore = await queued();
+      const cpuBefore = processCpuUs(liya.child.pid!);
+      console.log(`round ${round}, sampling ${sampling}: warm-up ${settings.warmupSeconds}s, then ${settings.durationSeconds}s measured ...`);
+      const { figures, warmup } = await measure(load);
+      const cpu = processCpuUs(liya.child.pid!) - cpuBefore;
+      arms.push({ round, sampling, figures, apiCpuUsPerRun: cpu / Math.max(1, figures.totalRequests + warmup.totalRequests), samples: (await queued()) - samplesBefore });
+    }
+  }
+
+  // Scoring: the job runner in its own process, under the same load with sampling on.
+  await setSampling(true);
+  const worker = startLiyaWorkerProcess(databaseUrl, cleanup, env);
+  const backlog: { at: number; queued: number; unscored: number }[] = [];
+  const started = Date.now();
+  const readBacklog = async () => {
+    const unscored = Number((await db.query<{ n: string }>(
+      `select count(*)::text as n from eval_results x join eval_runs r on r.id = x.run_id where r.online_rule_id = $1 and x.status = 'pending'`, [rule.id])).rows[0].n);
+    backlog.push({ at: (Date.now() - started) / 1000, queued: await queued(), unscored });
+  };
+  let sampling = true;
+  const watcher = (async () => {
+    while (sampling) {
+      await readBacklog();
+      await sleep(500);
+    }
+  })();
+  const scoredBefore = Number((await db.query<{ n: string }>(`select count(*)::text as n from eval_results x join eval_runs r on r.id = x.run_id where r.online_rule_id = $1 and x.status <> 'pending'`, [rule.id])).rows[0].n);
+  console.log(`backlog: liya worker started; ${settings.backlogSeconds}s of load with sampling on ...`);
+  const under = await measure({ ...load, warmupSeconds: 1, durationSeconds: settings.backlogSeconds });
+  const loadEnded = (Date.now() - started) / 1000;
+  let drainedAt: number | null = null;
+  for (let i = 0; i < 240 && drainedAt === null; i++) {
+    const last = backlog.at(-1);
+    if (last && last.at > loadEnded && last.queued === 0 && last.unscored === 0) drainedAt = last.at;
+    await sleep(500);
+  }
+  sampling = false;
+  await watcher;
+  worker.kill('SIGTERM');
+  const scored = Number((await db.query<{ n: string }>(`select count(*)::text as n from eval_results x join eval_runs r on r.id = x.run_id where r.online_rule_id = $1 and x.status <> 'pending'`, [rule.id])).rows[0].n) - scoredBefore;
+
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const rounds = Array.from({ length: settings.rounds }, (_, i) => {
+    const off = arms.find((a) => a.round === i + 1 && a.sampling === 'off')!;
+    const on = arms.find((a) => a.round === i + 1 && a.sampling === 'on')!;
+    return {
+      round: i + 1,
+      addedMeanMs: on.figures.latencyAvgMs - off.figures.latencyAvgMs,
+      addedP50Ms: on.figures.latencyP50Ms - off.figures.latencyP50Ms,
+      addedCpuUs: on.apiCpuUsPerRun - off.apiCpuUsPerRun,
+      runsPerSecRatio: on.figures.reqPerSec / off.figures.reqPerSec,
+      sampledShare: on.samples / Math.max(1, on.figures.totalRequests),
+    };
+  });
+  const during = backlog.filter((b) => b.at <= loadEnded);
+  const half = Math.floor(during.length / 2);
+  const total = (b: { queued: number; unscored: number }) => b.queued + b.unscored;
+  const summary = {
+    addedMeanMs: mean(rounds.map((r) => r.addedMeanMs)),
+    addedP50Ms: mean(rounds.map((r) => r.addedP50Ms)),
+    addedCpuUsPerRun: mean(rounds.map((r) => r.addedCpuUs)),
+    targetAddedMs: TARGET_ADDED_MS,
+    backlog: {
+      arrivalPerSec: (under.figures.totalRequests * settings.rate) / settings.backlogSeconds,
+      scoredPerSec: scored / Math.max(1, (drainedAt ?? backlog.at(-1)!.at)),
+      maxFirstHalf: Math.max(0, ...during.slice(0, half).map(total)),
+      maxSecondHalf: Math.max(0, ...during.slice(half).map(total)),
+      drainedSecondsAfterLoad: drainedAt === null ? null : drainedAt - loadEnded,
+      runsPerSecUnderScoring: under.figures.reqPerSec,
+    },
+  };
+
+  console.log(table(['round', 'sampling', 'runs/s', 'mean ms', 'p50 ms', 'p99 ms', 'API CPU µs/run', 'sampled'], arms.map((a) => [
+    a.round, a.sampling, fmt(a.figures.reqPerSec), fmt(a.figures.latencyAvgMs, 3), fmt(a.figures.latencyP50Ms, 2), fmt(a.figures.latencyP99Ms, 2), fmt(a.apiCpuUsPerRun, 0),
+    a.sampling === 'on' ? `${a.samples} (${fmt((100 * a.samples) / Math.max(1, a.figures.totalRequests))}%)` : String(a.samples),
+  ])));
+  console.log(table(['round', 'added mean ms', 'added p50 ms', 'added API CPU µs/run', 'runs/s on/off'], rounds.map((r) => [r.round, fmt(r.addedMeanMs, 3), fmt(r.addedP50Ms, 3), fmt(r.addedCpuUs, 0), fmt(r.runsPerSecRatio, 3)])));
+  console.log(`added latency, mean of ${settings.rounds} rounds: mean ${fmt(summary.addedMeanMs, 3)} ms, p50 ${fmt(summary.addedP50Ms, 3)} ms (target within ${TARGET_ADDED_MS} ms); API CPU ${fmt(summary.addedCpuUsPerRun, 0)} µs a run`);
+  console.log(`scoring: ${fmt(summary.backlog.arrivalPerSec)} samples/s arrived, ${fmt(summary.backlog.scoredPerSec)}/s scored; backlog max ${summary.backlog.maxFirstHalf} (first half) and ${summary.backlog.maxSecondHalf} (second half) of the load; drained ${summary.backlog.drainedSecondsAfterLoad === null ? 'not within 2 min' : `${fmt(summary.backlog.drainedSecondsAfterLoad)} s`} after it`);
+
+  await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+  await writeFile(RESULTS_FILE, `${JSON.stringify({ bench: 'online-eval', at: new Date().toISOString(), serverSource, settings, arms, rounds, summary, backlog }, null, 2)}\n`);
+  return summary;
+}
