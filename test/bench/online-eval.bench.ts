@@ -43,6 +43,8 @@ interface Arm {
   round: number;
   sampling: 'off' | 'on';
   figures: LoadFigures;
+  /** Runs answered in the arm, warm-up included (what the CPU and the samples are counted over). */
+  runs: number;
   /** The API process's CPU (from /proc) per run, in µs. */
   apiCpuUsPerRun: number;
   /** Samples queued during the arm (on: about rate × runs; off: none). */
@@ -92,13 +94,23 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
       console.log(`round ${round}, sampling ${sampling}: warm-up ${settings.warmupSeconds}s, then ${settings.durationSeconds}s measured ...`);
       const { figures, warmup } = await measure(load);
       const cpu = processCpuUs(liya.child.pid!) - cpuBefore;
-      arms.push({ round, sampling, figures, apiCpuUsPerRun: cpu / Math.max(1, figures.totalRequests + warmup.totalRequests), samples: (await queued()) - samplesBefore });
+      const runs = figures.totalRequests + warmup.totalRequests;
+      arms.push({ round, sampling, figures, runs, apiCpuUsPerRun: cpu / Math.max(1, runs), samples: (await queued()) - samplesBefore });
     }
   }
 
   // Scoring: the job runner in its own process, under the same load with sampling on.
   await setSampling(true);
   const worker = startLiyaWorkerProcess(databaseUrl, cleanup, env);
+  const unscoredNow = async () => Number((await db.query<{ n: string }>(
+    `select count(*)::text as n from eval_results x join eval_runs r on r.id = x.run_id where r.online_rule_id = $1 and x.status = 'pending'`, [rule.id])).rows[0].n);
+  // The samples of the latency rounds are scored first: the phase starts from an empty backlog.
+  const drainStarted = Date.now();
+  while ((await queued()) + (await unscoredNow()) > 0) {
+    if (Date.now() - drainStarted > 180_000) throw new Error('the latency rounds\' samples were not scored within 3 minutes');
+    await sleep(500);
+  }
+  console.log(`the latency rounds' samples scored in ${fmt((Date.now() - drainStarted) / 1000)} s`);
   const backlog: { at: number; queued: number; unscored: number }[] = [];
   const started = Date.now();
   const readBacklog = async () => {
@@ -138,7 +150,7 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
       addedP50Ms: on.figures.latencyP50Ms - off.figures.latencyP50Ms,
       addedCpuUs: on.apiCpuUsPerRun - off.apiCpuUsPerRun,
       runsPerSecRatio: on.figures.reqPerSec / off.figures.reqPerSec,
-      sampledShare: on.samples / Math.max(1, on.figures.totalRequests),
+      sampledShare: on.samples / Math.max(1, on.runs),
     };
   });
   const during = backlog.filter((b) => b.at <= loadEnded);
@@ -161,7 +173,7 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
 
   console.log(table(['round', 'sampling', 'runs/s', 'mean ms', 'p50 ms', 'p99 ms', 'API CPU µs/run', 'sampled'], arms.map((a) => [
     a.round, a.sampling, fmt(a.figures.reqPerSec), fmt(a.figures.latencyAvgMs, 3), fmt(a.figures.latencyP50Ms, 2), fmt(a.figures.latencyP99Ms, 2), fmt(a.apiCpuUsPerRun, 0),
-    a.sampling === 'on' ? `${a.samples} (${fmt((100 * a.samples) / Math.max(1, a.figures.totalRequests))}%)` : String(a.samples),
+    a.sampling === 'on' ? `${a.samples} (${fmt((100 * a.samples) / Math.max(1, a.runs))}%)` : String(a.samples),
   ])));
   console.log(table(['round', 'added mean ms', 'added p50 ms', 'added API CPU µs/run', 'runs/s on/off'], rounds.map((r) => [r.round, fmt(r.addedMeanMs, 3), fmt(r.addedP50Ms, 3), fmt(r.addedCpuUs, 0), fmt(r.runsPerSecRatio, 3)])));
   console.log(`added latency, mean of ${settings.rounds} rounds: mean ${fmt(summary.addedMeanMs, 3)} ms, p50 ${fmt(summary.addedP50Ms, 3)} ms (target within ${TARGET_ADDED_MS} ms); API CPU ${fmt(summary.addedCpuUsPerRun, 0)} µs a run`);
