@@ -1,7 +1,6 @@
 // One turn of an agent: checks and bookkeeping first (prepareAgentRun: every refusal is an HTTP
 // error before anything is written), then the tool-calling loop (executeAgentRun), whose every
 // step is stored before the next one starts. The synchronous and the streaming endpoint share both.
-import { kickOnlineScoring, pickOnlineRules } from '../runs/online-sampling.js';
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentRunStatus } from '../../db/column-values.js';
@@ -33,6 +32,7 @@ import { assertAgentsEnabled } from './agents.service.js';
 import { dispatchToolCalls, toolResultText, type CallOutcome, type ToolEvent, type ToolStep } from './dispatch-tool-calls.js';
 import { findAgentSession } from './store/agent-runs.js';
 import { observeGuardrail, observeRun } from '../observability/telemetry.js';
+import { kickOnlineScoring, pickOnlineRules } from '../runs/online-sampling.js';
 
 /** The run as its last stream event reports it: the run endpoint's data and, when it did not complete, the run's error. */
 export type FailedAgentRun = AgentRunResult & { error: Record<string, unknown> | null };

@@ -30,7 +30,7 @@ export interface IntakeOutcome {
 }
 
 /** Moves up to BATCHES_PER_JOB batches of the tenant's samples into their windows. */
-export async function takeOnlineSamples(deps: AppDeps, tenantId: string): Promise<IntakeOutcome> {
+export async function moveOnlineSamples(deps: AppDeps, tenantId: string): Promise<IntakeOutcome> {
   const outcome: IntakeOutcome = { taken: 0, scored: 0, capped: 0, more: false };
   for (let batch = 0; batch < BATCHES_PER_JOB; batch++) {
     const moved = await deps.sql.transaction(async (query) => moveBatch(deps, { query }, tenantId));

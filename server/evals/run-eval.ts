@@ -14,7 +14,6 @@
 // at once, and the run's stage says that it waits. A case still failing after PROVIDER_PATIENCE_MS
 // is errored with the provider's code and reason, and the run goes on with the others.
 import type { EntityManager } from '../../db/orm.js';
-import { monthKey } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
@@ -25,12 +24,12 @@ import type { StoredProviderKey } from '../llm/llm.types.js';
 import { transientProviderFailure, type ProviderFailureReason } from '../llm/provider-errors.js';
 import { parseModelRef } from '../llm/providers.js';
 import { createAdaptiveLimiter, rideOut, RideOutAborted, type AdaptiveLimiter } from '../llm/ride-out.js';
-import { allowancesForPlan, limitsForPlan } from '../tenants/plan-limits.js';
+import { limitsForPlan } from '../tenants/plan-limits.js';
 import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
 import type { UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
-import { judgeSpendThisMonth, onlineJudgeSpendThisMonth } from './eval-limits.js';
+import { closeTenantSpend, openJudgeBudget, type TenantSpend } from './judge-budget.js';
 import { judgeRuleMonitors } from './monitors.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
 import { countPendingResults, listPendingResults, writeCaseResult, type CaseResultWrite, type PendingCase } from './store/eval-results.js';
@@ -91,42 +90,6 @@ async function withTenantSlot<T>(tenantId: string, limit: number, work: () => Pr
   }
 }
 
-// ---- The tenant's judge spend ------------------------------------------------------------------
-
-/**
- * This month's judge spend of a tenant, shared by all its slices running in this process: each
- * judged case adds to it at once, so concurrent runs of one tenant stop together at the budget
- * instead of each counting only its own calls since it started. Every slice refreshes it from the
- * usage events (which other processes write too) when it starts.
- */
-interface TenantSpend {
-  month: string;
-  spent: number;
-  slices: number;
-}
-
-const tenantSpends = new Map<string, TenantSpend>();
-
-/**
- * `key` is the tenant's id, or `<id>:online` for its live windows, whose judging has a cap of its
- * own (measured on their spend alone).
- */
-async function openTenantSpend(deps: AppDeps, tenantId: string, limited: boolean, online: boolean): Promise<TenantSpend & { key: string }> {
-  const spent = limited ? await (online ? onlineJudgeSpendThisMonth : judgeSpendThisMonth)(deps.sql, tenantId) : 0;
-  const key = online ? `${tenantId}:online` : tenantId;
-  const month = monthKey();
-  let entry = tenantSpends.get(key);
-  if (!entry || entry.month !== month) tenantSpends.set(key, (entry = { month, spent, slices: 0 }));
-  else entry.spent = Math.max(entry.spent, spent);
-  entry.slices++;
-  return Object.assign(entry, { key });
-}
-
-function closeTenantSpend(entry: TenantSpend & { key: string }) {
-  entry.slices--;
-  if (entry.slices <= 0 && tenantSpends.get(entry.key) === entry) tenantSpends.delete(entry.key);
-}
-
 // ---- Writes -------------------------------------------------------------------------------------
 
 /** What a case writes, with the check and the verdict as the run produced them. */
@@ -146,7 +109,7 @@ interface RunContext {
   intent: IntentDefinition | null;
   task: string;
   scorer: CustomScorer | null;
-  budget: { limit: number | null; spend: TenantSpend & { key: string }; capReached: boolean };
+  budget: { limit: number | null; spend: TenantSpend; capReached: boolean };
   /** The tenant's own key for the judge's provider (encryptedKey null: none), so no case looks it up. */
   judgeKey: StoredProviderKey;
 }
@@ -316,20 +279,8 @@ async function openRunContext(deps: AppDeps, em: EntityManager, run: SliceRun): 
     }
   }
   const judgeProvider = parseModelRef(run.judge_model).provider;
-  // A plan without evaluations has no budget left: its judge calls stop at once. A live window's
-  // judging stops at the tenant's own online cap, or sooner when the plan's budget for all judging
-  // (which its spend counts toward) is spent.
-  const evals = allowancesForPlan(run.billing_plan).evals;
-  const online = run.execution_mode === 'online';
-  let limit = evals === null ? 0 : evals.judge_budget_usd;
-  if (online && evals !== null) {
-    const cap = run.online_judge_budget_usd === null ? evals.online_judge_budget_usd : Number(run.online_judge_budget_usd);
-    const planLeft = evals.judge_budget_usd === null ? null : Math.max(0, evals.judge_budget_usd - (await judgeSpendThisMonth(deps.sql, run.tenant_id)));
-    const onlineSpent = await onlineJudgeSpendThisMonth(deps.sql, run.tenant_id);
-    limit = planLeft === null ? cap : Math.min(cap, onlineSpent + planLeft);
-  }
   const scorer = await scorerOf({ em, deps }, run);
-  const spend = await openTenantSpend(deps, run.tenant_id, limit !== null, online);
+  const { limit, spend } = await openJudgeBudget(deps.sql, run);
   return {
     deps, em, run, tenant, intent, scorer,
     task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',

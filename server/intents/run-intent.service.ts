@@ -1,4 +1,3 @@
-import { kickOnlineScoring, pickOnlineRules, type SamplingTarget } from '../runs/online-sampling.js';
 import { randomUUID } from 'node:crypto';
 import { observeGuardrail, observeRun } from '../observability/telemetry.js';
 import type { EntityManager } from '../../db/orm.js';
@@ -26,6 +25,7 @@ import { resolveIntent } from './resolve-intent.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { chooseModel, parseModelRef } from '../llm/providers.js';
 import type { RunBudget } from '../llm/run-budget.js';
+import { kickOnlineScoring, pickOnlineRules, type SamplingTarget } from '../runs/online-sampling.js';
 
 function assertInputMatches(intent: IntentDefinition, input: Record<string, unknown>) {
   if (!intent.inputSchema) return;

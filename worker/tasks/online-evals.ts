@@ -1,13 +1,13 @@
 import type { Task } from 'graphile-worker';
 import type { AppDeps } from '../../server/deps.js';
 import { onlineEvalIntakeJob, onlineEvalSweepJob } from '../../server/jobs/contracts.js';
-import { sweepOnlineSamples, takeOnlineSamples } from '../../server/evals/online-intake.js';
+import { moveOnlineSamples, sweepOnlineSamples } from '../../server/evals/online-intake.js';
 import { enqueueWith } from '../../server/jobs/job-queue.js';
 
 export const onlineEvalIntakeTask = (deps: AppDeps): Task => async (raw) => {
   const parsed = onlineEvalIntakeJob.payload.safeParse(raw);
   if (!parsed.success) return; // malformed payloads are dropped, not retried
-  const outcome = await takeOnlineSamples(deps, parsed.data.tenant_id);
+  const outcome = await moveOnlineSamples(deps, parsed.data.tenant_id);
   // A long backlog is moved a turn at a time: the job queues itself again behind other tenants'.
   if (outcome.more) await enqueueWith(deps.sql, onlineEvalIntakeJob, parsed.data);
 };

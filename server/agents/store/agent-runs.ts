@@ -3,7 +3,6 @@
 // SqlPool, as it did before the move (no unit of work): the run path is benchmarked by round trips, and the read
 // endpoints keep the casts and counts their answers were built on. The run path's writes stay raw
 // multi-table statements (one round trip each).
-import { onlineSampleSql } from '../../runs/store/online-samples.js';
 import { kyselyOf, type Database } from '../../../db/kysely.js';
 import { build, runBuilt, statement } from '../../../db/statements.js';
 import { sql, type SelectQueryBuilder } from 'kysely';
@@ -13,6 +12,7 @@ import type { AgentRunStatus } from '../../../db/column-values.js';
 import { anyId } from '../../../db/id-list.js';
 import { newestFirstPage } from '../../../db/keyset.js';
 import type { PageRequest } from '../../common/pagination.js';
+import { onlineSampleSql } from '../../runs/store/online-samples.js';
 
 export interface AgentRunStartRow {
   runId: string;
