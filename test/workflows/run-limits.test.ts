@@ -2,8 +2,11 @@
 // and nested loops counted), the size of each step's output and of everything the run stores, its
 // input, and its time. Each abusive run below ends with its documented error and the step that
 // stopped, while another client's /health/live probes keep being answered (the run gives the event
-// loop back), the process's memory stays small, and another tenant's run completes meanwhile. (Trial plan: run_steps 5,000, step_output_bytes 1 MiB,
-// run_state_bytes 8 MiB, run_input_bytes 2 MiB.)
+// loop back), the process's memory stays small, and another tenant's run completes meanwhile.
+// (Trial plan: step_output_bytes 1 MiB, run_state_bytes 8 MiB, run_input_bytes 2 MiB; run_steps is
+// raised from 5,000 to 10,000, a loop's max_iterations, for this file, so that a loop stopped by it
+// spans many probes on a loaded machine too: 5,000 quick steps can be over before a slow watcher's
+// second probe is answered, which says nothing about the event loop.)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +18,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWorkflow, MANUAL_TRIGGER } from '../support/workflows.js';
 
-const trial = DEFAULT_PLAN_LIMITS.trial;
+const RUN_STEPS = 10_000;
+const trial = { ...DEFAULT_PLAN_LIMITS.trial, run_steps: RUN_STEPS };
 let t: TestServer;
 let a: SignedUpTenant;
 let b: SignedUpTenant;
@@ -42,7 +46,7 @@ async function underWatch<T>(label: string, abuse: () => Promise<T>) {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ PLAN_LIMITS: JSON.stringify({ trial: { run_steps: RUN_STEPS } }) });
   a = await signupTenant(t.api, { companyName: 'Limits A' });
   b = await signupTenant(t.api, { companyName: 'Limits B' });
   bWorkflow = (await createWorkflow(t.api, b.apiKey, 'Other tenant', [MANUAL_TRIGGER, { id: 'echo', step_type: 'action', action_id: 'transform', config: { output: { n: '{{trigger.n}}' } } }])).id;
@@ -74,7 +78,7 @@ describe('loops', () => {
 
   it('a long loop of quick steps yields to other requests and stops at the plan\'s step executions', async () => {
     const wf = await createWorkflow(t.api, a.apiKey, 'Long loop', loopOver('trigger.l', { id: 'body', step_type: 'action', action_id: 'transform', config: { output: '{{loop.index}}' } }));
-    const watched = await underWatch('long loop', () => run(a, wf.id, { l: Array(10_000).fill(1) }));
+    const watched = await underWatch('long loop', () => run(a, wf.id, { l: Array(RUN_STEPS).fill(1) }));
     const res = watched.result;
     expect(res.body.data.status).toBe('failed');
     const [row] = await t.sql<{ error: Record<string, unknown>; executions: number }>('select error, executions from workflow_runs where id = $1', [res.body.data.run_id]);
@@ -88,13 +92,14 @@ describe('loops', () => {
       MANUAL_TRIGGER,
       { id: 'outer', step_type: 'loop', config: { items: 'trigger.l', step_ref: 'inner', max_iterations: 10_000 }, on_success_ref: 'done' },
       { id: 'inner', step_type: 'loop', config: { items: 'trigger.l', step_ref: 'body', max_iterations: 10_000 } },
-      { id: 'body', step_type: 'action', action_id: 'transform', config: { output: 1 } },
+      { id: 'body', step_type: 'action', action_id: 'transform', config: { output: '{{loop.index}}' } },
       { id: 'done', step_type: 'end', config: { output: {} } },
     ]);
     const watched = await underWatch('nested loops', () => run(a, wf.id, { l: Array(3_000).fill(1) }));
     expect(watched.result.body.data.status).toBe('failed');
-    const [row] = await t.sql<{ error: Record<string, unknown> }>('select error from workflow_runs where id = $1', [watched.result.body.data.run_id]);
-    expect(row.error).toMatchObject({ code: 'STEP_LIMIT_EXCEEDED', limit: 'run_steps' });
+    const [row] = await t.sql<{ error: Record<string, unknown>; executions: number }>('select error, executions from workflow_runs where id = $1', [watched.result.body.data.run_id]);
+    expect(row.error).toMatchObject({ code: 'STEP_LIMIT_EXCEEDED', limit: 'run_steps', max: trial.run_steps });
+    expect(row.executions).toBe(trial.run_steps + 1);
     expectAnsweredDuring(watched.watched);
   });
 
