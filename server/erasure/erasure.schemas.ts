@@ -27,6 +27,7 @@ const deletedSchema = z
     run_steps: count('Step traces of the agent and workflow runs deleted'),
     workflow_state: count('Saved workflow values whose key or value names the user'),
     eval_cases: count('Evaluation cases whose input\'s user_id is the user (in datasets, and inline cases of runs)'),
+    online_eval_samples: count('Runs of the user sampled for online evaluation and not yet scored (once scored, they are eval results)'),
     outbox_messages: count('Mail the tenant sent to or about the user (recipients, subject or body naming them)'),
     events: count('Events recorded for subscriptions whose payload names the user (an approval\'s message, say), with their deliveries'),
   })

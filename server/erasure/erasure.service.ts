@@ -25,6 +25,7 @@ import { forgetCachedAnswers } from '../intents/forget-cached-answers.js';
 import { forgetEventsAbout } from '../events/event-log.service.js';
 import { forgetTenantMailAbout } from '../mail/forget-mail.js';
 import { deleteRunSteps, listIdsNamedBySteps } from '../runs/run-step-erasure.js';
+import { forgetOnlineSamplesOf } from '../runs/online-sample-erasure.js';
 import { deleteUserSessions, takeUserSessions } from '../sessions/session-erasure.js';
 import { findTenant } from '../tenants/tenants.service.js';
 import { countUserWorkflowRunsInFlight, deleteWorkflowRuns, findNamedWorkflowRuns, forgetStateAbout, takeUserWorkflowRuns } from '../workflows/workflow-erasure.js';
@@ -42,7 +43,7 @@ export const erasureSubject = (tenantId: string, userId: string) => `sha256:${cr
 
 const emptyDeleted = (): ErasureDeleted => ({
   sessions: 0, session_messages: 0, intent_cache: 0, agent_sessions: 0, agent_runs: 0, agent_messages: 0, agent_user_memory: 0,
-  workflow_runs: 0, workflow_approvals: 0, idempotency_keys: 0, run_steps: 0, workflow_state: 0, eval_cases: 0, outbox_messages: 0, events: 0,
+  workflow_runs: 0, workflow_approvals: 0, idempotency_keys: 0, run_steps: 0, workflow_state: 0, eval_cases: 0, online_eval_samples: 0, outbox_messages: 0, events: 0,
 });
 
 /** Runs `batch` in its own transaction until it reports it took less than a full batch. */
@@ -118,8 +119,8 @@ function eraseRuns(em: EntityManager, tenantId: string, userId: string, deleted:
 /**
  * Erases the end user `userId` of the tenant: deletes their sessions and transcripts, agent
  * conversations and memory, workflow runs whose input names them (and the runs those started),
- * the cached answers derived from their inputs, saved values and mail that name them and their
- * eval cases; anonymises eval results and audit entries that name them. Records the receipt in the
+ * the cached answers derived from their inputs, saved values and mail that name them, their
+ * eval cases and their runs queued for online evaluation; anonymises eval results and audit entries that name them. Records the receipt in the
  * tenant's audit log (`data.erase`, target the subject hash) and answers it. Nothing of the person
  * is in the receipt or the entry; a user_id with nothing stored gets a receipt of zeros.
  */
@@ -141,6 +142,8 @@ export async function eraseEndUser(em: EntityManager, tenantId: string, actor: A
     deleted.agent_user_memory = await forgetUserMemory(tx, tenantId, userId);
     deleted.workflow_state = await forgetStateAbout(tx, tenantId, patterns);
     deleted.eval_cases = await deleteUserEvalCases(tx, tenantId, userId);
+    // Queued and not yet scored: once scored, a sample is an eval result (anonymised below).
+    deleted.online_eval_samples = await forgetOnlineSamplesOf(tx, tenantId, userId);
     const results = await listUserEvalResults(tx, tenantId, userId);
     for (let i = 0; i < results.length; i += RESULTS_PER_STATEMENT) {
       anonymised.eval_results += await anonymiseEvalResults(tx, tenantId, results.slice(i, i + RESULTS_PER_STATEMENT));

@@ -39,7 +39,7 @@
 // step per result, one metered judge call per case; the fake received exactly 2 calls per case,
 // each case's marker in exactly one intent call and one judge call (no case scored twice).
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,7 +52,7 @@ import { startServer } from '../../server/boot.js';
 import { loadConfig } from '../../server/config.js';
 import { startEvalsFakeThread, type EvalsFakeSamples, type EvalsFakeStats as FakeStats, type EvalsFakeThread as FakeThread } from './evals-fake-thread.js';
 import { instrument, startCpuProfile } from './instrument.js';
-import { benchDatabase, callJson, signUpBenchTenant, type Cleanup, fmt, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
+import { benchDatabase, callJson, postgresCpuUs, signUpBenchTenant, type Cleanup, fmt, sourceHash, table, tenantIdOf, withDatabase } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'evals.json');
 const DATABASE = 'liya_bench_evals';
@@ -99,46 +99,6 @@ function machineCpu(): { busyUs: number; totalUs: number } | null {
     const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
     const busy = user + nice + system + irq + softirq;
     return { busyUs: busy * TICK_US, totalUs: (busy + idle + iowait + (steal || 0)) * TICK_US };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU time (user + system, microseconds, 10 ms ticks per process) of the benchmark's PostgreSQL:
- * the server listening on `port` (found by its command line) and its children (backends, background
- * workers), from /proc/<pid>/stat; null where /proc is not readable or the server is not found.
- * Backends that exit in between are not counted (the server's pools keep theirs).
- */
-function postgresCpuUs(port: string): number | null {
-  try {
-    const procs = new Map<number, { ppid: number; comm: string; ticks: number }>();
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      } catch {
-        continue; // gone meanwhile
-      }
-      // pid (comm) state ppid ... utime(14) stime(15): comm may hold spaces, so split after its ')'.
-      const close = stat.lastIndexOf(')');
-      const fields = stat.slice(close + 2).split(' ');
-      procs.set(Number(entry), { ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
-    }
-    const postmaster = [...procs].find(([pid, p]) => {
-      if (p.comm !== 'postgres') return false;
-      try {
-        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return args.some((arg, i) => (arg === '-p' && args[i + 1] === port) || arg === `--port=${port}`);
-      } catch {
-        return false;
-      }
-    })?.[0];
-    if (postmaster === undefined) return null;
-    let ticks = 0;
-    for (const [pid, p] of procs) if (pid === postmaster || p.ppid === postmaster) ticks += p.ticks;
-    return ticks * TICK_US;
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 // Helpers shared by the benchmark scripts (run by `npm run bench`, not by vitest).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
@@ -342,6 +342,46 @@ export async function deployBenchWorkflow(baseUrl: string, apiKey: string, name:
 }
 
 /** A process's CPU time in microseconds (utime + stime from /proc). */
+/**
+ * CPU time (user + system, microseconds, 10 ms ticks per process) of the benchmark's PostgreSQL:
+ * the server listening on `port` (found by its command line) and its children (backends, background
+ * workers), from /proc/<pid>/stat; null where /proc is not readable or the server is not found.
+ * Backends that exit in between are not counted (the server's pools keep theirs).
+ */
+export function postgresCpuUs(port: string): number | null {
+  try {
+    const procs = new Map<number, { ppid: number; comm: string; ticks: number }>();
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      // pid (comm) state ppid ... utime(14) stime(15): comm may hold spaces, so split after its ')'.
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      procs.set(Number(entry), { ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
+    }
+    const postmaster = [...procs].find(([pid, p]) => {
+      if (p.comm !== 'postgres') return false;
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.some((arg, i) => (arg === '-p' && args[i + 1] === port) || arg === `--port=${port}`);
+      } catch {
+        return false;
+      }
+    })?.[0];
+    if (postmaster === undefined) return null;
+    let ticks = 0;
+    for (const [pid, p] of procs) if (pid === postmaster || p.ppid === postmaster) ticks += p.ticks;
+    return ticks * TICK_US;
+  } catch {
+    return null;
+  }
+}
+
 export function processCpuUs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   // Fields 14 and 15 of stat (utime, stime) are the 12th and 13th after the command, in ticks of 10 ms.

@@ -9,11 +9,19 @@
 // added latency is the on arm minus the off arm of the same round. The baseline is the same Liya
 // with the rule off: the fastest honest way to run the same intent here is the run without sampling.
 //
+// The rounds at 16 connections cannot resolve 0.05 ms (their latency is ~20 ms and moves by more
+// from one arm to the next), so a paired phase follows at 1 connection, where a run's latency is its
+// own path: BENCH_ONLINE_PAIRED_ROUNDS short off/on pairs in alternating order, the added latency
+// being the mean of the pairs' differences with its standard error. Its CPU (the API process and
+// PostgreSQL's, from /proc, summed over every pair) gives what sampling adds at saturation, where a
+// run's latency is connections x CPU per run / cores (Little's law on a CPU-bound server).
+//
 // Then `liya worker` starts in its own process and the load goes on with sampling on for
 // BENCH_ONLINE_BACKLOG_SECONDS: the queued samples and the windows' unscored cases are read every
 // 500 ms. Scoring keeps up when the backlog stays bounded (no upward trend through the phase) and
 // drains once the load stops. Reported, never asserted: target added latency within 0.05 ms.
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +29,7 @@ import pg from 'pg';
 import { ensureDatabase } from '../../db/orm.js';
 import { startFakeLlmThread } from './fake-llm-thread.js';
 import {
-  callJson, type Cleanup, fmt, measure, processCpuUs, signUpBenchTenant, sourceHash, startLiyaProcess, startLiyaWorkerProcess, table, tenantIdOf, withDatabase, type LoadFigures,
+  callJson, type Cleanup, fmt, measure, postgresCpuUs, processCpuUs, signUpBenchTenant, sourceHash, startLiyaProcess, startLiyaWorkerProcess, table, tenantIdOf, withDatabase, type LoadFigures,
 } from './lib.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'online-eval.json');
@@ -37,6 +45,10 @@ export interface OnlineEvalSettings {
   rounds: number;
   rate: number;
   backlogSeconds: number;
+  /** Off/on pairs at 1 connection. */
+  pairedRounds: number;
+  /** Seconds each arm of a pair is measured. */
+  pairedSeconds: number;
 }
 
 interface Arm {
@@ -99,6 +111,37 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
     }
   }
 
+  // The paired phase, at 1 connection (see the head of this file).
+  const pgPort = new URL(adminUrl).port;
+  const pairs: { round: number; offMs: number; onMs: number; off: PairedArm; on: PairedArm }[] = [];
+  console.log(`paired: ${settings.pairedRounds} off/on pairs at 1 connection, ${settings.pairedSeconds}s each arm ...`);
+  for (let round = 1; round <= settings.pairedRounds; round++) {
+    const order: ('off' | 'on')[] = round % 2 ? ['off', 'on'] : ['on', 'off'];
+    const arm: Partial<Record<'off' | 'on', PairedArm>> = {};
+    for (const sampling of order) {
+      await setSampling(sampling === 'on');
+      const samplesBefore = await queued();
+      const apiBefore = processCpuUs(liya.child.pid!);
+      const pgBefore = postgresCpuUs(pgPort);
+      const { figures, warmup } = await measure({ ...load, connections: 1, warmupSeconds: 1, durationSeconds: settings.pairedSeconds });
+      const pgAfter = postgresCpuUs(pgPort);
+      arm[sampling] = {
+        latencyAvgMs: figures.latencyAvgMs,
+        runs: figures.totalRequests,
+        // The CPU is read around the warm-up too: it is divided by every run of the arm.
+        cpuRuns: figures.totalRequests + warmup.totalRequests,
+        apiCpuUs: processCpuUs(liya.child.pid!) - apiBefore,
+        pgCpuUs: pgBefore !== null && pgAfter !== null ? pgAfter - pgBefore : null,
+        samples: (await queued()) - samplesBefore,
+      };
+    }
+    pairs.push({ round, offMs: arm.off!.latencyAvgMs, onMs: arm.on!.latencyAvgMs, off: arm.off!, on: arm.on! });
+  }
+  const paired = summarisePairs(pairs, settings.connections);
+  console.log(table(['pair', 'off mean ms', 'on mean ms', 'added ms', 'sampled'], pairs.map((p) => [p.round, fmt(p.offMs, 3), fmt(p.onMs, 3), fmt(p.onMs - p.offMs, 3), `${p.on.samples}`])));
+  console.log(`paired at 1 connection: added ${fmt(paired.addedMs, 3)} ± ${fmt(paired.standardErrorMs, 3)} ms (mean ± standard error of ${pairs.length} pairs; 95% upper bound ${fmt(paired.upper95Ms, 3)} ms)`);
+  console.log(`CPU per run, off > on: API ${fmt(paired.apiCpuUs.off, 0)} > ${fmt(paired.apiCpuUs.on, 0)} µs, PostgreSQL ${paired.pgCpuUs ? `${fmt(paired.pgCpuUs.off, 0)} > ${fmt(paired.pgCpuUs.on, 0)} µs` : 'not readable'}; at ${settings.connections} connections on ${paired.cores} cores that is ${fmt(paired.projectedSaturatedMs, 3)} ms added a run`);
+
   // Scoring: the job runner in its own process, under the same load with sampling on.
   await setSampling(true);
   const worker = startLiyaWorkerProcess(databaseUrl, cleanup, env);
@@ -107,7 +150,7 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
   // The samples of the latency rounds are scored first: the phase starts from an empty backlog.
   const drainStarted = Date.now();
   while ((await queued()) + (await unscoredNow()) > 0) {
-    if (Date.now() - drainStarted > 180_000) throw new Error('the latency rounds\' samples were not scored within 3 minutes');
+    if (Date.now() - drainStarted > 600_000) throw new Error('the latency rounds\' samples were not scored within 10 minutes');
     await sleep(500);
   }
   console.log(`the latency rounds' samples scored in ${fmt((Date.now() - drainStarted) / 1000)} s`);
@@ -161,6 +204,7 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
     addedP50Ms: mean(rounds.map((r) => r.addedP50Ms)),
     addedCpuUsPerRun: mean(rounds.map((r) => r.addedCpuUs)),
     targetAddedMs: TARGET_ADDED_MS,
+    paired,
     backlog: {
       arrivalPerSec: (under.figures.totalRequests * settings.rate) / settings.backlogSeconds,
       scoredPerSec: scored / Math.max(1, (drainedAt ?? backlog.at(-1)!.at)),
@@ -179,7 +223,57 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
   console.log(`added latency, mean of ${settings.rounds} rounds: mean ${fmt(summary.addedMeanMs, 3)} ms, p50 ${fmt(summary.addedP50Ms, 3)} ms (target within ${TARGET_ADDED_MS} ms); API CPU ${fmt(summary.addedCpuUsPerRun, 0)} µs a run`);
   console.log(`scoring: ${fmt(summary.backlog.arrivalPerSec)} samples/s arrived, ${fmt(summary.backlog.scoredPerSec)}/s scored; backlog max ${summary.backlog.maxFirstHalf} (first half) and ${summary.backlog.maxSecondHalf} (second half) of the load; drained ${summary.backlog.drainedSecondsAfterLoad === null ? 'not within 2 min' : `${fmt(summary.backlog.drainedSecondsAfterLoad)} s`} after it`);
 
+  const within = paired.upper95Ms <= TARGET_ADDED_MS && paired.projectedSaturatedMs <= TARGET_ADDED_MS;
+  console.log(`target: added latency within ${TARGET_ADDED_MS} ms (paired 95% upper bound ${fmt(paired.upper95Ms, 3)} ms, at saturation ${fmt(paired.projectedSaturatedMs, 3)} ms): ${within ? 'PASS' : 'MISS'}`);
+
   await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
-  await writeFile(RESULTS_FILE, `${JSON.stringify({ bench: 'online-eval', at: new Date().toISOString(), serverSource, settings, arms, rounds, summary, backlog }, null, 2)}\n`);
+  await writeFile(RESULTS_FILE, `${JSON.stringify({ bench: 'online-eval', at: new Date().toISOString(), serverSource, settings, arms, rounds, pairs, summary, backlog }, null, 2)}\n`);
   return summary;
+}
+
+interface PairedArm {
+  latencyAvgMs: number;
+  /** Runs measured (the latency's). */
+  runs: number;
+  /** Runs of the arm, warm-up included (the CPU's). */
+  cpuRuns: number;
+  apiCpuUs: number;
+  pgCpuUs: number | null;
+  samples: number;
+}
+
+/**
+ * The pairs' added latency (mean of on - off, its standard error and a 95% upper bound, t with n - 1
+ * degrees of freedom approximated by 2.1 for n >= 10), and the CPU per run of each arm over all pairs
+ * with what it adds at `connections` on this machine's cores.
+ */
+function summarisePairs(pairs: { offMs: number; onMs: number; off: PairedArm; on: PairedArm }[], connections: number) {
+  const diffs = pairs.map((p) => p.onMs - p.offMs);
+  const n = diffs.length;
+  const addedMs = diffs.reduce((a, b) => a + b, 0) / Math.max(1, n);
+  const variance = n > 1 ? diffs.reduce((a, d) => a + (d - addedMs) ** 2, 0) / (n - 1) : 0;
+  const standardErrorMs = Math.sqrt(variance / Math.max(1, n));
+  const t = n >= 10 ? 2.1 : n >= 5 ? 2.8 : 4.3;
+  const perRun = (side: 'off' | 'on', cpu: (a: PairedArm) => number | null) => {
+    let total = 0;
+    let runs = 0;
+    for (const p of pairs) {
+      const value = cpu(p[side]);
+      if (value === null) return null;
+      total += value;
+      runs += p[side].cpuRuns;
+    }
+    return total / Math.max(1, runs);
+  };
+  const api = { off: perRun('off', (a) => a.apiCpuUs)!, on: perRun('on', (a) => a.apiCpuUs)! };
+  const pgOff = perRun('off', (a) => a.pgCpuUs);
+  const pgOn = perRun('on', (a) => a.pgCpuUs);
+  const pgCpuUs = pgOff !== null && pgOn !== null ? { off: pgOff, on: pgOn } : null;
+  const cores = os.availableParallelism();
+  const addedCpuUs = api.on - api.off + (pgCpuUs ? pgCpuUs.on - pgCpuUs.off : 0);
+  return {
+    pairs: n, addedMs, standardErrorMs, upper95Ms: addedMs + t * standardErrorMs,
+    apiCpuUs: api, pgCpuUs, addedCpuUsPerRun: addedCpuUs, cores,
+    projectedSaturatedMs: (connections * addedCpuUs) / cores / 1000,
+  };
 }

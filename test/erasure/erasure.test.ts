@@ -213,6 +213,8 @@ describe('erasing one end user', () => {
         workflow_state: 1,
         // The dataset's case and the external run's inline case.
         eval_cases: 2,
+        // No sampling rule in this tenant (test/evals/online-evals.test.ts erases queued samples).
+        online_eval_samples: 0,
         outbox_messages: 1,
         // No subscription records events in this tenant (test/events/event-delivery.test.ts erases one).
         events: 0,

@@ -227,3 +227,29 @@ describe('monitors', () => {
     expect((await t.api.get(`/v1/evals/monitors/${monitorId}`, key(b))).status).toBe(404);
   });
 });
+
+describe('erasure', () => {
+  it('deletes the end user\'s samples still queued, and keeps another user\'s', async () => {
+    // A server without the job runner: the samples stay queued, as behind a backlog.
+    const api = await startTestServer({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', DEFAULT_MODEL: 'gpt-4o-mini', LLM_MAX_RETRIES: '0', WORKER: 'false' });
+    try {
+      const c = await signupTenant(api.api, { companyName: 'Online erasure' });
+      const ds = await api.api.post('/v1/evals/datasets', { name: 'Erasure set', cases: [{ input: { user_id: 'u', resume_text: 'x' } }] }, key(c));
+      const s = await api.api.post('/v1/evals/suites', { name: 'Erasure suite', domain_key: 'hiring', intent_key: INTENT, dataset_id: ds.body.data.dataset.id }, key(c));
+      const created = await api.api.post('/v1/evals/online', { name: 'Everything', suite_id: s.body.data.suite.id, sample_rate: 1 }, key(c));
+      expect(created.status, created.text).toBe(201);
+      for (const userId of ['erased-person', 'erased-person', 'kept-person']) {
+        const res = await api.api.post(`/v1/hiring/${INTENT}`, { input: { user_id: userId, resume_text: `Resume of ${userId}` } }, key(c));
+        expect(res.status, res.text).toBe(200);
+      }
+      const queued = (userId: string) => api.sql<{ n: number }>(`select count(*)::int as n from online_eval_samples where tenant_id = $1 and input->>'user_id' = $2`, [c.tenantId, userId]).then(([r]) => r.n);
+      expect([await queued('erased-person'), await queued('kept-person')]).toEqual([2, 1]);
+      const receipt = await api.api.post('/v1/erasures', { user_id: 'erased-person' }, key(c));
+      expect(receipt.status, receipt.text).toBe(200);
+      expect(receipt.body.data.deleted.online_eval_samples).toBe(2);
+      expect([await queued('erased-person'), await queued('kept-person')]).toEqual([0, 1]);
+    } finally {
+      await api.close();
+    }
+  });
+});

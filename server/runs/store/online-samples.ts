@@ -2,6 +2,8 @@
 // written by the run's own statement (onlineSampleSql, a CTE), taken by the scoring job. The rules
 // themselves are the evals feature's table; this store only reads the enabled ones of a target.
 import { sql } from 'kysely';
+import { kyselyOf } from '../../../db/kysely.js';
+import type { EntityManager } from '../../../db/orm.js';
 import { build, runBuilt } from '../../../db/statements.js';
 import type { SqlPool } from '../../../db/sql-pool.js';
 
@@ -75,4 +77,10 @@ export async function listTenantsWithSamples(sqlPool: SqlQuery, before: Date, li
     build.selectFrom('online_eval_samples').select(sql<string>`tenant_id::text`.as('tenant_id')).where('created_at', '<', before).groupBy('tenant_id').limit(limit),
   );
   return rows.map((r) => r.tenant_id);
+}
+
+/** Deletes the tenant's queued samples whose input's `user_id` is the end user (an erasure); how many. */
+export async function deleteUserOnlineSamples(em: EntityManager, tenantId: string, userId: string): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('online_eval_samples').where('tenant_id', '=', tenantId).where(sql<string>`input ->> 'user_id'`, '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
 }
