@@ -179,7 +179,8 @@ export const evalsRouter = router({
           'Answers 202 with the pending run at once; poll GET /v1/evals/runs/{id} (progress 0-100, stage "case n/total"). The run works on a snapshot of the dataset. ' +
           'Plans without evaluations: 429 EVALS_NOT_AVAILABLE {plan}; this month\'s judge budget spent: 429 EVALS_BUDGET_EXCEEDED {budget_usd, used_usd, resets_at}; ' +
           'more than 30 runs a minute per tenant: 429 RATE_LIMITED with Retry-After. A run that reaches the judge budget mid-way stops judging, sets judge_cap_reached and completes with the cases it judged (the rest are `skipped`). ' +
-          'Platform errors (the model provider down, the quota spent) fail the run, which can be resumed; a case\'s own errors (invalid input, a blocked answer, a judge answer that failed its schema twice, a scorer failure) mark that case errored.',
+          'Platform errors (the model provider down, the quota spent) fail the run, which can be resumed; a case\'s own errors (invalid input, a blocked answer, a judge answer that failed its schema twice, a scorer failure) mark that case errored. ' +
+          'A case\'s intent run is checked, guarded, validated and metered (intent_run) like an API run, and its result and trace are its record: it opens no session, neither reads nor fills the intent cache (a cached answer would score an old model\'s), and records no intent.run.completed event and no online sample.',
       },
       successStatus: 202,
       errors: [...RUN_START_ERRORS],

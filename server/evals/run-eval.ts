@@ -19,20 +19,22 @@ import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
 import { recordRunEnded, withRunContext } from '../observability/telemetry.js';
 import { draftIntentDefinition, resolveIntent, type DraftIntent } from '../intents/resolve-intent.js';
-import { runIntent } from '../intents/run-intent.service.js';
+import { runIntentForCase } from '../intents/run-intent.service.js';
+import { readRunContext } from '../intents/run-context.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { transientProviderFailure, type ProviderFailureReason } from '../llm/provider-errors.js';
 import { parseModelRef } from '../llm/providers.js';
 import { createAdaptiveLimiter, rideOut, RideOutAborted, type AdaptiveLimiter } from '../llm/ride-out.js';
 import { limitsForPlan } from '../tenants/plan-limits.js';
 import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
-import type { UsageEventInput } from '../usage/usage.service.js';
+import type { MonthlyUsage, UsageEventInput } from '../usage/usage.service.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
 import { closeTenantSpend, openJudgeBudget, type TenantSpend } from './judge-budget.js';
 import { judgeRuleMonitors } from './monitors.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
 import { countPendingResults, listPendingResults, writeCaseResult, type CaseResultWrite, type PendingCase } from './store/eval-results.js';
+import { monthKey } from '../common/schemas.js';
 import { claimRun, completeRun, isJobWaiting, markRunFailed, settleRunCounters, updateRunCounters, type ClaimedRun } from './store/eval-runs.js';
 import { scorerWebhookSecret } from './suites.service.js';
 
@@ -95,8 +97,20 @@ async function withTenantSlot<T>(tenantId: string, limit: number, work: () => Pr
 /** What a case writes, with the check and the verdict as the run produced them. */
 type CaseWrite = CaseResultWrite & { check: CheckResult | null; verdict: JudgeVerdict | null };
 
-async function writeCase(deps: AppDeps, run: ClaimedRun, c: PendingCase, w: CaseWrite): Promise<string | null> {
-  return writeCaseResult(deps.sql, run, c.id, w);
+/** Writes the case; answers the run's status after it, and keeps the month's usage it answered for the next quota check. */
+async function writeCase(ctx: RunContext, c: PendingCase, w: CaseWrite): Promise<string | null> {
+  const written = await writeCaseResult(ctx.deps.sql, ctx.run, c.id, w);
+  if (written.usage) ctx.usage = laterUsage(ctx.usage, written.usage);
+  return written.runStatus;
+}
+
+/**
+ * The later of two readings of the tenant's month: case writes answer in any order, and a new
+ * month starts from its own reading.
+ */
+function laterUsage(known: MonthUsage, read: { month: string; requests: number; tokens: number }): MonthUsage {
+  if (read.month !== known.month) return read.month > known.month ? { ...read, costUsd: 0 } : known;
+  return { month: known.month, requests: Math.max(known.requests, read.requests), tokens: Math.max(known.tokens, read.tokens), costUsd: known.costUsd };
 }
 
 // ---- One case -----------------------------------------------------------------------------------
@@ -112,7 +126,14 @@ interface RunContext {
   budget: { limit: number | null; spend: TenantSpend; capReached: boolean };
   /** The tenant's own key for the judge's provider (encryptedKey null: none), so no case looks it up. */
   judgeKey: StoredProviderKey;
+  /**
+   * The tenant's usage this month, the intent runs' quota check: read when the slice opens, then
+   * as each case write answers it (that write moved the counter: it sees every run's use so far).
+   */
+  usage: MonthUsage;
 }
+
+type MonthUsage = MonthlyUsage & { month: string };
 
 /** How a slice's cases ride out the provider's transient failures: one limiter for the slice. */
 interface ProviderPatience {
@@ -130,12 +151,13 @@ const describe = (err: unknown) => {
   return transient ? `${message} (reason: ${transient.reason}; the provider still failed when the run stopped waiting for it)` : message;
 };
 
-async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPatience): Promise<CaseWrite> {
+/** Scores one case; `em` is the case's own (a unit of work per case). */
+async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPatience, em: EntityManager): Promise<CaseWrite> {
   const { deps, run } = ctx;
   const patiently = <T>(call: () => Promise<T>) => rideOut(call, provider);
   const started = performance.now();
   const steps: CaseWrite['steps'] = [];
-  const base = { check: null, verdict: null, customScore: null, judgeUsage: [] as UsageEventInput[], judgeFailures: 0, steps };
+  const base = { check: null, verdict: null, customScore: null, judgeUsage: [] as UsageEventInput[], intentUsage: [] as UsageEventInput[], judgeFailures: 0, steps };
   let output: unknown = c.output;
   let intentCost = 0;
   if (run.execution_mode === 'liya_intent') {
@@ -144,12 +166,14 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
     try {
       const input = c.message ? { ...c.input, message: c.message } : c.input;
       const res = await patiently(() =>
-        runIntent(ctx.em.fork(), deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, run.domain_key!, run.intent_key!, { input } as never, {
-          model: run.model_override, intent: ctx.intent ?? undefined, online: null,
+        runIntentForCase(em, deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, input, {
+          intent: ctx.intent!, model: run.model_override, usedThisMonth: ctx.usage, providerKeys: run.provider_keys,
         }));
-      output = res.data.output;
-      intentCost = res.metadata.cost_usd;
-      steps.push({ name: `${run.domain_key}/${run.intent_key}`, type: 'intent', status: 'completed', costUsd: intentCost, promptTokens: res.metadata.tokens_used, completionTokens: 0, latencyMs: performance.now() - t0, error: null, startedAt: at });
+      output = res.output;
+      intentCost = res.costUsd;
+      // Metered by the case's statement, whatever the rest of the case does.
+      base.intentUsage = res.usage;
+      steps.push({ name: `${run.domain_key}/${run.intent_key}`, type: 'intent', status: 'completed', costUsd: intentCost, promptTokens: res.tokens, completionTokens: 0, latencyMs: performance.now() - t0, error: null, startedAt: at });
     } catch (err) {
       if (err instanceof RideOutAborted) throw err;
       if (isRunLevel(err)) throw new RunFailure(codeOf(err), err instanceof Error ? err.message : String(err));
@@ -169,7 +193,7 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
   const judgedAt = new Date();
   let verdict: JudgeVerdict;
   try {
-    verdict = (await patiently(() => judgeAnswer(ctx.em.fork(), deps, {
+    verdict = (await patiently(() => judgeAnswer(em, deps, {
       tenantId: run.tenant_id, environmentId: run.environment_id, model: run.judge_model, task: ctx.task, input: c.input, message: c.message,
       fallbackModels: run.judge_fallback_models ?? ctx.tenant.modelFallbacks,
       expected: c.expected_output, answer: output, rubric: run.judge_rubric, usageSink: sink, storedKey: ctx.judgeKey,
@@ -281,11 +305,14 @@ async function openRunContext(deps: AppDeps, em: EntityManager, run: SliceRun): 
   const judgeProvider = parseModelRef(run.judge_model).provider;
   const scorer = await scorerOf({ em, deps }, run);
   const { limit, spend } = await openJudgeBudget(deps.sql, run);
+  const month = monthKey();
+  const usage = run.execution_mode === 'liya_intent' ? (await readRunContext(deps.sql, run.tenant_id, judgeProvider, null)).usedThisMonth : { requests: 0, tokens: 0, costUsd: 0 };
   return {
     deps, em, run, tenant, intent, scorer,
     task: intent ? `${intent.displayName}: ${intent.description ?? ''}`.trim() : 'Answer the input as a helpful assistant would.',
     budget: { limit, spend, capReached: false },
     judgeKey: { provider: judgeProvider, encryptedKey: run.provider_keys?.[judgeProvider] ?? null },
+    usage: { ...usage, month },
   };
 }
 
@@ -348,7 +375,7 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
       }
       // The workers read these per case: the cases started from now on use what was just read.
       const previous = ctx.budget;
-      Object.assign(ctx, { run: fresh, tenant: next.tenant, intent: next.intent, task: next.task, scorer: next.scorer, judgeKey: next.judgeKey, em: next.em });
+      Object.assign(ctx, { run: fresh, tenant: next.tenant, intent: next.intent, task: next.task, scorer: next.scorer, judgeKey: next.judgeKey, em: next.em, usage: laterUsage(ctx.usage, next.usage) });
       ctx.budget = { ...next.budget, capReached: previous.capReached };
       closeTenantSpend(previous.spend);
       turn = setTimeout(() => void endOfTurn(), EVAL_SLICE_MS);
@@ -412,8 +439,10 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
           await withTenantSlot(run.tenant_id, concurrency, async () => {
             if (!goOn()) return;
             try {
-              const write = await scoreCase(ctx, c, provider);
-              const status = await writeCase(deps, ctx.run, c, write);
+              // One entity manager for the case's intent run and judge (a fork costs about 100 us of
+              // main-thread CPU, and the case path barely uses it: retrieval, a key not read with the claim).
+              const write = await scoreCase(ctx, c, provider, ctx.em.fork());
+              const status = await writeCase(ctx, c, write);
               if (status !== 'running') state.stopped = true;
               else reportProgress();
             } catch (err) {

@@ -11,12 +11,13 @@ import type { PreLlmInputResult } from '../guardrails/run-pre-llm.js';
 import type { GuardrailsConfig } from '../guardrails/guardrails.types.js';
 import { confirmKeyRow, confirmKeyedRequest, sameScope, type ApiKeyScope, type KeyedRequest } from '../keys/authenticate-api-key.js';
 import type { TenantRuntime } from '../tenants/tenant-runtime.js';
-import { groundIntent, NO_GROUNDING } from '../knowledge/grounding.js';
+import { groundIntent, NO_GROUNDING, type Grounding } from '../knowledge/grounding.js';
 import { openSession, renderHistory } from '../sessions/sessions.service.js';
 import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
-import { writeUsageEvents, type UsageEventInput } from '../usage/usage.service.js';
+import { writeUsageEvents, type MonthlyUsage, type UsageEventInput } from '../usage/usage.service.js';
 import { intentCacheKey } from './intent-cache.js';
 import { readKeyAndRunContext, readRunContext, type RunContext } from './run-context.js';
+import type { StoredProviderKey } from '../llm/llm.types.js';
 import { writeRunRecord } from './store/run-record.js';
 import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
@@ -108,6 +109,109 @@ const tenantScopeOf = (scope: ApiKeyScope): TenantScope => ({ tenantId: scope.te
 const observed = (scope: TenantScope, domainKey: string, intentKey: string, messageId: string, fn: () => Promise<IntentResponse>) =>
   observeRun({ kind: 'intent', tenantId: scope.tenantId, runId: messageId, name: `${domainKey}/${intentKey}` }, fn, (response) => (response.metadata.cached ? 'cached' : 'completed'));
 
+const usageContextOf = (scope: TenantScope, intent: IntentDefinition) =>
+  ({ tenantId: scope.tenantId, environmentId: scope.environmentId, kind: 'intent_run', domain: intent.domain, intent: intent.key });
+
+/**
+ * The run's model call: retrieval, the prompt, the structured call (its usage events go to
+ * `usageEvents`). A failed call's usage is written at once: the run fails, and no record follows.
+ */
+async function callIntentModel(
+  em: EntityManager, deps: AppDeps, scope: TenantScope, prepared: PreparedRun, options: RunIntentOptions, history: string, storedKey: StoredProviderKey, usageEvents: UsageEventInput[],
+): Promise<{ output: unknown; model: string; tokens: number; costUsd: number; grounding: Grounding }> {
+  const { tenant } = scope;
+  const { intent, pre, safeInput, model } = prepared;
+  const exec = intent.executionConfig;
+  // Retrieval uses the redacted input (user_id aside), so no removed PII reaches the search either.
+  const grounding = await groundIntent(em, deps, tenant.id, intent.domain, intent.retrievalConfig, pre.input);
+  const prompt = renderPrompt(intent.promptTemplate, { input: safeInput, context: grounding.context, history });
+  const call = {
+    usage: usageContextOf(scope, intent),
+    usageSink: (event: UsageEventInput) => usageEvents.push(event),
+    // Resolved here, and the key read above, so the gateway need not look the tenant up again.
+    model,
+    // A model asked for explicitly (an evaluation comparing models) is measured alone.
+    fallbackModels: options.model ? [] : (exec.fallback_models ?? tenant.modelFallbacks),
+    storedKey,
+    messages: [
+      { role: 'system' as const, content: intent.systemPrompt },
+      { role: 'user' as const, content: prompt },
+    ],
+    schema: intent.outputSchema,
+    schemaName: `${intent.domain}_${intent.key}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64),
+    temperature: exec.temperature ?? undefined,
+    maxTokens: exec.max_tokens ?? undefined,
+    timeoutMs: exec.timeout_ms ?? undefined,
+    // The intent's timeout bounds the whole model step: retries, waits and fallbacks included.
+    deadlineAt: exec.timeout_ms ? Date.now() + exec.timeout_ms : undefined,
+    budget: options.budget,
+  };
+  const result = await deps.llm.completeStructured(em, call).catch(async (err: unknown) => {
+    // Failed provider calls are metered even though the run fails.
+    await em.transactional((tx) => writeUsageEvents(tx, usageEvents)).catch((e) => deps.log.error({ err: e }, 'recording failed model calls failed'));
+    throw err;
+  });
+  return { output: result.output, model: result.model, tokens: result.promptTokens + result.completionTokens, costUsd: result.costUsd, grounding };
+}
+
+/**
+ * The post_llm stage over an answer (GUARDRAIL_BLOCKED when it blocks). The gateway answers only
+ * output that fits intent.outputSchema (the schema itself checked before the call), so the schema
+ * is checked again only for a cached answer; terms and PII are scanned either way.
+ */
+function checkAnswer(prepared: PreparedRun, output: unknown, cached: boolean) {
+  const { guardrails, intent } = prepared;
+  const checkSchema = cached && guardrails?.output?.schema !== false;
+  const post = runPostLlm(output as object, guardrails, checkSchema ? intent.outputSchema : null);
+  observeGuardrail('post_llm', guardrailOutcome(post));
+  if (!post.passed) throw blocked('post_llm', post.issues);
+  return post;
+}
+
+/** An evaluation case's intent run: its answer and cost, and the usage events its case's statement writes. */
+export interface CaseIntentRun {
+  output: unknown;
+  model: string;
+  tokens: number;
+  costUsd: number;
+  usage: UsageEventInput[];
+}
+
+export interface CaseIntentOptions {
+  /** The intent, resolved once per time slice. */
+  intent: IntentDefinition;
+  /** The evaluation's model_override (null: the intent's model). */
+  model: string | null;
+  /** This month's usage as the slice last saw it (its last case write answered it): the quota check. */
+  usedThisMonth: MonthlyUsage;
+  /** The tenant's stored provider keys by provider (read with the run's claim). */
+  providerKeys: Record<string, string> | null;
+}
+
+/**
+ * Runs an intent for an evaluation case: the same input check, quota, pre_llm guardrails, prompt,
+ * model call, output validation and post_llm guardrails as runIntent, with nothing written here —
+ * the case's own statement meters `usage` with its result, one round trip a case. So no session
+ * or transcript (the case's result and trace are the record), no intent cache (an evaluation
+ * measures the model now: a cached answer would score an old one), no intent.run.completed event
+ * and no online sampling (an evaluation is not production traffic). A failed model call's usage is
+ * written at once, as for any run.
+ */
+export function runIntentForCase(em: EntityManager, deps: AppDeps, scope: TenantScope, input: Record<string, unknown>, options: CaseIntentOptions): Promise<CaseIntentRun> {
+  const { intent } = options;
+  return observeRun({ kind: 'intent', tenantId: scope.tenantId, runId: randomUUID(), name: `${intent.domain}/${intent.key}` }, async () => {
+    const prepared = await prepareRun(em, deps, scope.tenant, intent.domain, intent.key, { input } as IntentRequest, { intent, model: options.model }, false);
+    assertQuotaLeft(scope.tenant, options.usedThisMonth);
+    if (!prepared.pre.passed) throw blocked('pre_llm', prepared.pre.issues, prepared.pre.fallback);
+    const usage: UsageEventInput[] = [];
+    // A new session has no history: the prompt's {{history}} is empty, as on a first turn.
+    const storedKey = { provider: prepared.provider, encryptedKey: options.providerKeys?.[prepared.provider] ?? null };
+    const result = await callIntentModel(em, deps, scope, prepared, { model: options.model }, '', storedKey, usage);
+    const post = checkAnswer(prepared, result.output, false);
+    return { output: post.response, model: result.model, tokens: result.tokens, costUsd: result.costUsd, usage };
+  }, () => 'completed');
+}
+
 /** What a run settles before its first read: everything that depends only on the tenant's settings and the request. */
 interface PreparedRun {
   started: number;
@@ -122,7 +226,7 @@ interface PreparedRun {
 }
 
 async function prepareRun(
-  em: EntityManager, deps: AppDeps, tenant: TenantRuntime, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions,
+  em: EntityManager, deps: AppDeps, tenant: TenantRuntime, domainKey: string, intentKey: string, request: IntentRequest, options: RunIntentOptions, useCache = true,
 ): Promise<PreparedRun> {
   const started = performance.now();
   const intent = options.intent ?? (await resolveIntent(em, tenant, domainKey, intentKey));
@@ -135,7 +239,7 @@ async function prepareRun(
   const pre = await scanInput(content, guardrails);
   const safeInput = { user_id: userId, ...pre.input };
   // A model override (an evaluation comparing models) must not be answered from another model's cache.
-  const cacheable = Boolean(intent.cacheConfig?.enabled) && !intent.conversational && !options.model;
+  const cacheable = useCache && Boolean(intent.cacheConfig?.enabled) && !intent.conversational && !options.model;
   const cacheKey = cacheable && pre.passed ? intentCacheKey(tenant.id, intent.id, intent.version, safeInput) : null;
   const model = options.model || chooseModel(intent.executionConfig.model, tenant.defaultModel, deps.config.DEFAULT_MODEL);
   return { started, intent, userId, guardrails, pre, safeInput, cacheKey, model, provider: parseModelRef(model).provider };
@@ -145,15 +249,14 @@ async function completeRun(
   em: EntityManager, deps: AppDeps, scope: TenantScope, request: IntentRequest, options: RunIntentOptions, prepared: PreparedRun, context: RunContext, messageId: string,
 ): Promise<IntentResponse> {
   const { tenant } = scope;
-  const { intent, pre, safeInput, guardrails, cacheKey, model, userId } = prepared;
-  const exec = intent.executionConfig;
+  const { intent, pre, safeInput, cacheKey, userId } = prepared;
   // A tenant over quota gets 429 whatever its input, so the quota is checked before a block is reported.
   const usedBefore = context.usedThisMonth;
   assertQuotaLeft(tenant, usedBefore);
   if (!pre.passed) throw blocked('pre_llm', pre.issues, pre.fallback);
 
   const session = await openSession(em, tenant.id, { sessionId: request.session_id, userId: String(userId), domain: intent.domain, intent: intent.key }, deps.config.SESSION_TTL_SECONDS);
-  const usageContext = { tenantId: tenant.id, environmentId: scope.environmentId, kind: 'intent_run', domain: intent.domain, intent: intent.key };
+  const usageContext = usageContextOf(scope, intent);
 
   let output: unknown;
   let modelUsed: string;
@@ -169,47 +272,17 @@ async function completeRun(
     cached = true;
   } else {
     const history = intent.conversational || intent.promptTemplate.includes('{{history}}') ? await renderHistory(em, session) : '';
-    // Retrieval uses the redacted input (user_id aside), so no removed PII reaches the search either.
-    grounding = await groundIntent(em, deps, tenant.id, intent.domain, intent.retrievalConfig, pre.input);
-    const prompt = renderPrompt(intent.promptTemplate, { input: safeInput, context: grounding.context, history });
-    const call = {
-      usage: usageContext,
-      usageSink: (event: UsageEventInput) => usageEvents.push(event),
-      // Resolved here, and the key read above, so the gateway need not look the tenant up again.
-      model,
-      // A model asked for explicitly (an evaluation comparing models) is measured alone.
-      fallbackModels: options.model ? [] : (exec.fallback_models ?? tenant.modelFallbacks),
-      storedKey: context.storedKey,
-      messages: [
-        { role: 'system' as const, content: intent.systemPrompt },
-        { role: 'user' as const, content: prompt },
-      ],
-      schema: intent.outputSchema,
-      schemaName: `${intent.domain}_${intent.key}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64),
-      temperature: exec.temperature ?? undefined,
-      maxTokens: exec.max_tokens ?? undefined,
-      timeoutMs: exec.timeout_ms ?? undefined,
-      // The intent's timeout bounds the whole model step: retries, waits and fallbacks included.
-      deadlineAt: exec.timeout_ms ? Date.now() + exec.timeout_ms : undefined,
-      budget: options.budget,
-    };
-    const result = await deps.llm.completeStructured(em, call).catch(async (err: unknown) => {
-      // Failed provider calls are metered even though the run fails.
-      await em.transactional((tx) => writeUsageEvents(tx, usageEvents)).catch((e) => deps.log.error({ err: e }, 'recording failed model calls failed'));
-      throw err;
-    });
+    const result = await callIntentModel(em, deps, scope, prepared, options, history, context.storedKey, usageEvents);
+    grounding = result.grounding;
     output = result.output;
     modelUsed = result.model;
-    tokens = result.promptTokens + result.completionTokens;
+    tokens = result.tokens;
     cost = result.costUsd;
   }
 
   // The gateway answers only output that fits intent.outputSchema (the schema itself checked before
   // the call), so post_llm checks it again only for a cached answer; terms and PII are scanned either way.
-  const checkSchema = cached && guardrails?.output?.schema !== false;
-  const post = runPostLlm(output as object, guardrails, checkSchema ? intent.outputSchema : null);
-  observeGuardrail('post_llm', guardrailOutcome(post));
-  if (!post.passed) throw blocked('post_llm', post.issues);
+  const post = checkAnswer(prepared, output, cached);
   output = post.response;
   // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.
   if (cached) usageEvents.push({ ...usageContext, model: modelUsed, status: 'cached' });

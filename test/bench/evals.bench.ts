@@ -1,5 +1,5 @@
 // Evaluation runs (POST /v1/evals/suites/{id}/run) of the built-in hiring/resume-analysis intent:
-// every case runs the intent for real (quota and cache check, guardrails, prompt, model call,
+// every case runs the intent for real (quota check, guardrails, prompt, model call,
 // output validation, metering) and then the LLM judge (one structured model call, response_format
 // eval_judge), on the job runner of the same server process (WORKER on, EVAL_CONCURRENCY cases at
 // a time), against the fake OpenAI-protocol provider. Two measured runs of BENCH_EVAL_CASES cases:
@@ -456,13 +456,21 @@ const baselineVerified = (b: BaselineRun) =>
 
 // ---------------------------------------------------------------- profiled run (BENCH_EVAL_PROFILE)
 
-/** The database's own counters: commits of the bench database, WAL flushes (fsync) and bytes of the cluster. */
+/**
+ * The database's own counters: commits of the bench database, WAL flushes (fsync) and bytes of the
+ * cluster. WAL flushes are pg_stat_wal.wal_sync up to PostgreSQL 17, pg_stat_io's fsyncs of the WAL
+ * from 18 (where that column went).
+ */
 async function databaseCounters(db: pg.Client): Promise<{ commits: number; walSyncs: number; walBytes: number }> {
-  const { rows } = await db.query<{ commits: string; wal_sync: string; wal_bytes: string }>(
+  const major = Number((await db.query<{ v: string }>(`select current_setting('server_version_num') as v`)).rows[0].v) / 10_000;
+  const walSync = major >= 18
+    ? `(select sum(fsyncs) from pg_catalog.pg_stat_io where object = 'wal')::text`
+    : '(select w.wal_sync from pg_catalog.pg_stat_wal w)::text';
+  const { rows } = await db.query<{ commits: string; wal_sync: string | null; wal_bytes: string }>(
     `select (select xact_commit from pg_stat_database where datname = current_database())::text as commits,
-            (select w.wal_sync from pg_catalog.pg_stat_wal w)::text as wal_sync, (select w.wal_bytes from pg_catalog.pg_stat_wal w)::text as wal_bytes`,
+            ${walSync} as wal_sync, (select w.wal_bytes from pg_catalog.pg_stat_wal w)::text as wal_bytes`,
   );
-  return { commits: Number(rows[0].commits), walSyncs: Number(rows[0].wal_sync), walBytes: Number(rows[0].wal_bytes) };
+  return { commits: Number(rows[0].commits), walSyncs: Number(rows[0].wal_sync ?? 0), walBytes: Number(rows[0].wal_bytes) };
 }
 
 /**
@@ -472,7 +480,10 @@ async function databaseCounters(db: pg.Client): Promise<{ commits: number; walSy
  * pg_stat_statements is loaded, the statements as the server saw them. Diagnostics only.
  */
 async function profiledRun(baseUrl: string, db: pg.Client, pgPort: string, fake: FakeThread, setup: PhaseSetup, cases: number) {
-  const statStatements = await db.query('create extension if not exists pg_stat_statements').then(() => true, () => false);
+  // The extension can exist without being loaded (shared_preload_libraries): then it cannot be read.
+  const statStatements = await db.query('create extension if not exists pg_stat_statements')
+    .then(() => db.query('select 1 from pg_stat_statements limit 0'))
+    .then(() => true, () => false);
   if (statStatements) await db.query('select pg_stat_statements_reset()').catch(() => undefined);
   await sleep(11_000);
   const before = await databaseCounters(db);

@@ -2,6 +2,7 @@
 // statement sent through `pg` (both the project's copy and MikroORM's own copy of the package) and
 // every chat completion made through the openai SDK, counted and timed from call to result.
 // Install after the measured runs (it wraps prototype methods) and restore before anything else.
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { Completions } from 'openai/resources/chat/completions';
@@ -175,6 +176,8 @@ export async function startCpuProfile(): Promise<{ stop(): Promise<CpuProfileSum
     async stop() {
       const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
       session.disconnect();
+      // BENCH_CPU_PROFILE_OUT: the whole profile, for DevTools or a closer look (inclusive times, callers).
+      if (process.env.BENCH_CPU_PROFILE_OUT) writeFileSync(process.env.BENCH_CPU_PROFILE_OUT, JSON.stringify(profile));
       const byId = new Map(profile.nodes.map((n) => [n.id, n]));
       const parent = new Map<number, number>();
       for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);

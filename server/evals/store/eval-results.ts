@@ -116,6 +116,8 @@ export interface CaseResultWrite {
   costUsd: number;
   error: string | null;
   judgeUsage: UsageEventInput[];
+  /** The usage of the case's intent run (its model call), metered here with the judge's. */
+  intentUsage: UsageEventInput[];
   judgeFailures: number;
   steps: { name: string; type: string; status: string; costUsd: number; promptTokens: number; completionTokens: number; latencyMs: number; error: string | null; startedAt: Date }[];
 }
@@ -124,8 +126,9 @@ export interface CaseResultWrite {
 // The case's result (only while the run is running, checked under a share lock of the run's row
 // that a cancel waits for, and the case not written yet) with its judge's
 // calls, cost and failures (added to the pending result when the write is refused: they happened),
-// the judge's usage (metered whatever happens to the case) and the case's trace rows; it answers
-// the run's status. The run's row is not written here: its counters and progress are recomputed
+// the usage of the case's intent run and judge (metered whatever happens to the case: the calls
+// were made) and the case's trace rows; it answers the run's status and the tenant's monthly usage
+// after it (the slice's next quota check). The run's row is not written here: its counters and progress are recomputed
 // from the results by updateRunCounters (eval-runs.ts), at most every few hundred milliseconds (every case
 // updating one row made the cases of a run queue on its lock).
 // Asynchronous commit, as an intent run's record: the statement is atomic, so a database crash can
@@ -147,9 +150,9 @@ spent as (
   returning 1),
 events as (${insertUsageEventsSql('$17')}),
 counter as (
-  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) select $18, $19, 0, $20, $14 where $15 > 0
+  insert into usage_counters (tenant_id, month, requests, tokens, cost_usd) select $18, $19, $23::int, $20, $24::numeric where $22::int > 0
   ${ADD_TO_USAGE_COUNTER_SQL}),
-${quotaCrossedSql('0', '$20')},
+${quotaCrossedSql('$23::int', '$20')},
 steps as (
   insert into run_steps (id, tenant_id, run_kind, run_id, index, type, name, step_id, status, input, output, prompt_tokens, completion_tokens, cost_usd,
                          latency_ms, error, started_at, completed_at)
@@ -161,17 +164,21 @@ steps as (
   on conflict (run_id, index) do nothing
   returning 1)
 select (select count(*) from res)::int as written, (select status from eval_runs where id = $2) as run_status,
+       (select month from counter) as month, (select requests from counter)::text as requests, (select tokens from counter)::text as tokens,
        (select count(*) from spent) + (select count(*) from events) + (select count(*) from counter) + (select count(*) from steps) + (select count(*) from async_commit)
          + 0 * (select count(*) from quota_crossed) as side`;
 
-/**
- * Writes one case (see CASE_SQL) and answers the run's status after it (null: the run is gone).
- * `check` is written as JSON when it is set.
- */
-export async function writeCaseResult(sql: SqlRunner, run: { id: string; tenant_id: string }, resultId: string, w: CaseResultWrite): Promise<string | null> {
+/** What a case write answers: the run's status after it (null: the run is gone) and the tenant's month so far, when the case metered a call. */
+export interface CaseWritten {
+  runStatus: string | null;
+  usage: { month: string; requests: number; tokens: number } | null;
+}
+
+/** Writes one case (see CASE_SQL). `check` is written as JSON when it is set. */
+export async function writeCaseResult(sql: SqlRunner, run: { id: string; tenant_id: string }, resultId: string, w: CaseResultWrite): Promise<CaseWritten> {
   const judgeCost = w.judgeUsage.reduce((sum, u) => sum + (u.costUsd ?? 0), 0);
-  const usage = usageRowsOf(w.judgeUsage);
-  const [row] = await sql.query<{ written: number; run_status: string | null }>(CASE_SQL, [
+  const usage = usageRowsOf([...w.intentUsage, ...w.judgeUsage]);
+  const [row] = await sql.query<{ written: number; run_status: string | null; month: string | null; requests: string | null; tokens: string | null }>(CASE_SQL, [
     resultId, run.id, w.status, w.output === undefined ? null : boundedJson(w.output), w.check ? JSON.stringify(w.check) : null,
     w.verdict?.score ?? null, w.verdict ? JSON.stringify(w.verdict.dimension_scores) : null, w.verdict?.reasoning ?? null, w.customScore, w.passed,
     Math.round(w.latencyMs), w.costUsd.toFixed(6), w.error?.slice(0, 4000) ?? null, judgeCost.toFixed(6), w.judgeUsage.length, w.judgeFailures,
@@ -180,8 +187,12 @@ export async function writeCaseResult(sql: SqlRunner, run: { id: string; tenant_
       ord: i + 1, type: s.type, name: s.name, status: s.status, prompt_tokens: s.promptTokens, completion_tokens: s.completionTokens, cost_usd: s.costUsd.toFixed(6),
       latency_ms: Math.round(s.latencyMs), error: s.error?.slice(0, 4000) ?? null, started_at: s.startedAt.toISOString(),
     }))),
+    w.intentUsage.length + w.judgeUsage.length, usage.requests, usage.cost.toFixed(6),
   ], 'liya_eval_case');
-  return row?.run_status ?? null;
+  return {
+    runStatus: row?.run_status ?? null,
+    usage: row?.month ? { month: row.month, requests: Number(row.requests), tokens: Number(row.tokens) } : null,
+  };
 }
 
 /** Up to `limit` pending results of the run, in order. */
