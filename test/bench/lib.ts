@@ -346,11 +346,12 @@ export async function deployBenchWorkflow(baseUrl: string, apiKey: string, name:
  * CPU time (user + system, microseconds, 10 ms ticks per process) of the benchmark's PostgreSQL:
  * the server listening on `port` (found by its command line) and its children (backends, background
  * workers), from /proc/<pid>/stat; null where /proc is not readable or the server is not found.
- * Backends that exit in between are not counted (the server's pools keep theirs).
+ * Backends that exited count too: the postmaster reaped them, and their time is in its cutime and
+ * cstime (without these a pool closing a connection between two readings made the sum go down).
  */
 export function postgresCpuUs(port: string): number | null {
   try {
-    const procs = new Map<number, { ppid: number; comm: string; ticks: number }>();
+    const procs = new Map<number, { ppid: number; comm: string; ticks: number; reaped: number }>();
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       let stat: string;
@@ -359,10 +360,12 @@ export function postgresCpuUs(port: string): number | null {
       } catch {
         continue; // gone meanwhile
       }
-      // pid (comm) state ppid ... utime(14) stime(15): comm may hold spaces, so split after its ')'.
+      // pid (comm) state ppid ... utime(14) stime(15) cutime(16) cstime(17): comm may hold spaces, so split after its ')'.
       const close = stat.lastIndexOf(')');
       const fields = stat.slice(close + 2).split(' ');
-      procs.set(Number(entry), { ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
+      procs.set(Number(entry), {
+        ppid: Number(fields[1]), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]),
+      });
     }
     const postmaster = [...procs].find(([pid, p]) => {
       if (p.comm !== 'postgres') return false;
@@ -374,7 +377,7 @@ export function postgresCpuUs(port: string): number | null {
       }
     })?.[0];
     if (postmaster === undefined) return null;
-    let ticks = 0;
+    let ticks = procs.get(postmaster)!.reaped;
     for (const [pid, p] of procs) if (pid === postmaster || p.ppid === postmaster) ticks += p.ticks;
     return ticks * TICK_US;
   } catch {

@@ -31,7 +31,8 @@
 // calls per arm of the router overhead phase), BENCH_EVENTS_RATE (200, events: changes a second),
 // BENCH_EVENTS_SECONDS (10, each phase), BENCH_EVENTS_SLOW_RATE (20, the slow neighbour's changes a second),
 // BENCH_ONLINE_DURATION_SECONDS (10, online-eval: each arm), BENCH_ONLINE_ROUNDS (3, off/on pairs), BENCH_ONLINE_BACKLOG_SECONDS (20),
-// BENCH_ONLINE_PAIRED_ROUNDS (20, off/on pairs at 1 connection), BENCH_ONLINE_PAIRED_SECONDS (3, each arm of those).
+// BENCH_ONLINE_PAIRED_ROUNDS (20, off/on pairs at 1 connection), BENCH_ONLINE_PAIRED_SECONDS (3, each arm of those),
+// BENCH_ONLINE_STATEMENT_PAIRS (3000, run record statements with and without the sample).
 // BENCH_DATABASE_URL: run against that PostgreSQL (an administrator's URL; its databases named
 // liya_bench* are dropped before each benchmark, which creates its own) instead of starting an embedded one; `bash scripts/bench-postgres.sh
 // start` makes one at default settings.
@@ -150,6 +151,7 @@ const BENCHES: Record<string, Bench> = {
       backlogSeconds: intSetting('BENCH_ONLINE_BACKLOG_SECONDS', 20),
       pairedRounds: intSetting('BENCH_ONLINE_PAIRED_ROUNDS', 20),
       pairedSeconds: intSetting('BENCH_ONLINE_PAIRED_SECONDS', 3),
+      statementPairs: intSetting('BENCH_ONLINE_STATEMENT_PAIRS', 3000),
     }),
   events: (adminUrl, benchCleanup) =>
     runEventsBench(adminUrl, benchCleanup, {
