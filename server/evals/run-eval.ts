@@ -14,6 +14,7 @@
 // at once, and the run's stage says that it waits. A case still failing after PROVIDER_PATIENCE_MS
 // is errored with the provider's code and reason, and the run goes on with the others.
 import type { EntityManager } from '../../db/orm.js';
+import { monthKey } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
@@ -34,7 +35,6 @@ import { closeTenantSpend, openJudgeBudget, type TenantSpend } from './judge-bud
 import { judgeRuleMonitors } from './monitors.js';
 import { judgeAnswer, type JudgeVerdict } from './judge.js';
 import { countPendingResults, listPendingResults, writeCaseResult, type CaseResultWrite, type PendingCase } from './store/eval-results.js';
-import { monthKey } from '../common/schemas.js';
 import { claimRun, completeRun, isJobWaiting, markRunFailed, settleRunCounters, updateRunCounters, type ClaimedRun } from './store/eval-runs.js';
 import { scorerWebhookSecret } from './suites.service.js';
 

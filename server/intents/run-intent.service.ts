@@ -17,13 +17,13 @@ import { assertQuotaLeft, remainingAfter } from '../usage/quota.js';
 import { writeUsageEvents, type MonthlyUsage, type UsageEventInput } from '../usage/usage.service.js';
 import { intentCacheKey } from './intent-cache.js';
 import { readKeyAndRunContext, readRunContext, type RunContext } from './run-context.js';
-import type { StoredProviderKey } from '../llm/llm.types.js';
 import { writeRunRecord } from './store/run-record.js';
 import type { IntentDefinition } from './intent-definition.js';
 import type { IntentRequest, IntentResponse } from './intents.schemas.js';
 import { renderPrompt } from './render-prompt.js';
 import { resolveIntent } from './resolve-intent.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
+import type { StoredProviderKey } from '../llm/llm.types.js';
 import { chooseModel, parseModelRef } from '../llm/providers.js';
 import type { RunBudget } from '../llm/run-budget.js';
 import { kickOnlineScoring, pickOnlineRules, type SamplingTarget } from '../runs/online-sampling.js';
@@ -171,7 +171,6 @@ function checkAnswer(prepared: PreparedRun, output: unknown, cached: boolean) {
 /** An evaluation case's intent run: its answer and cost, and the usage events its case's statement writes. */
 export interface CaseIntentRun {
   output: unknown;
-  model: string;
   tokens: number;
   costUsd: number;
   usage: UsageEventInput[];
@@ -208,7 +207,7 @@ export function runIntentForCase(em: EntityManager, deps: AppDeps, scope: Tenant
     const storedKey = { provider: prepared.provider, encryptedKey: options.providerKeys?.[prepared.provider] ?? null };
     const result = await callIntentModel(em, deps, scope, prepared, { model: options.model }, '', storedKey, usage);
     const post = checkAnswer(prepared, result.output, false);
-    return { output: post.response, model: result.model, tokens: result.tokens, costUsd: result.costUsd, usage };
+    return { output: post.response, tokens: result.tokens, costUsd: result.costUsd, usage };
   }, () => 'completed');
 }
 
@@ -280,8 +279,6 @@ async function completeRun(
     cost = result.costUsd;
   }
 
-  // The gateway answers only output that fits intent.outputSchema (the schema itself checked before
-  // the call), so post_llm checks it again only for a cached answer; terms and PII are scanned either way.
   const post = checkAnswer(prepared, output, cached);
   output = post.response;
   // A cache hit calls no provider, so the gateway reported nothing: the request is metered here.

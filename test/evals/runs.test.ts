@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer } from '../support/client.js';
 import { promptOf, schemaNameOf, startFakeLlm, type FakeLlm, type FakeRequest } from '../support/fake-llm.js';
-import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
+import { adminHeaders, signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -155,6 +155,29 @@ describe('a suite run', () => {
     const cancel = await t.api.post(`/v1/evals/runs/${runId}/cancel`, undefined, key(a));
     expect(cancel.status).toBe(409);
     expect(cancel.body.error).toMatchObject({ code: 'RUN_NOT_CANCELLABLE', details: { status: 'completed' } });
+  });
+
+  it("a case's intent run is metered by the case (a request, on the month's counter), opens no session, and the quota it reaches fails the run", async () => {
+    const q = await signupTenant(t.api, { companyName: 'Eval quota' });
+    const cases = Array.from({ length: 12 }, (_, i) => ({ input: caseInput(`Q${i}`) }));
+    const first = await start(q, await suite(q, cases.slice(0, 2)));
+    expect(await settled(first, q)).toMatchObject({ status: 'completed', cases_done: 2 });
+    const [metered] = await t.sql<{ runs: number; requests: number }>(
+      `select (select count(*)::int from usage_events where tenant_id = $1 and kind = 'intent_run' and counts_as_request) as runs,
+              (select requests::int from usage_counters where tenant_id = $1) as requests`, [q.tenantId]);
+    expect(metered).toEqual({ runs: 2, requests: 2 });
+    expect((await t.sql('select id from sessions where tenant_id = $1', [q.tenantId])).length).toBe(0);
+    // Four more requests this month: a run of ten stops once its own case writes reach them (each
+    // case checks the month as the slice's last write answered it, so the cases already in flight,
+    // EVAL_CONCURRENCY 3 here, may pass the quota by two).
+    const capped = await t.api.request('PATCH', `/admin/tenants/${q.tenantId}`, { monthlyRequestQuota: 6 }, { headers: adminHeaders });
+    expect(capped.status, capped.text).toBe(200);
+    const second = await start(q, await suite(q, cases.slice(2)));
+    const failed = await settled(second, q);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'QUOTA_EXCEEDED' } });
+    const [after] = await t.sql<{ requests: number }>('select requests::int from usage_counters where tenant_id = $1', [q.tenantId]);
+    expect(after.requests).toBeGreaterThanOrEqual(6);
+    expect(after.requests).toBeLessThanOrEqual(6 + 2);
   });
 
   it('model override: the intent runs on the given model; the run records it', async () => {
