@@ -47,15 +47,19 @@ export const OnlineEvalRule = defineEntity({
 });
 export type IOnlineEvalRule = InferEntity<typeof OnlineEvalRule>;
 
-/** A sampled production run waiting to be scored: written by the run's own statement, taken by the scoring job. */
+/**
+ * A sampled production run waiting to be scored: written by the run's own statement, taken by the
+ * scoring job. The row is a queue entry on the run's hot path, so it carries no foreign keys (each
+ * would be a lookup and a row lock in every sampled run's statement) and one index, its primary key
+ * (tenant, a rising id): the intake drops samples whose rule is gone, and tenants are never deleted.
+ */
 export const OnlineEvalSample = defineEntity({
   name: 'OnlineEvalSample',
   tableName: 'online_eval_samples',
-  indexes: [{ name: 'online_eval_samples_tenant_id_created_at_index', properties: ['tenant', 'createdAt'] }],
   properties: {
-    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
-    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
-    rule: () => p.manyToOne(OnlineEvalRule).deleteRule('cascade'),
+    tenant: () => p.manyToOne(Tenant).primary().createForeignKeyConstraint(false),
+    id: p.bigint().primary().autoincrement(),
+    rule: () => p.manyToOne(OnlineEvalRule).createForeignKeyConstraint(false),
     sourceKind: p.string().columnType('text'),
     sourceId: p.string().length(100),
     /** The run's input as the model saw it (after the guardrails' redaction). */

@@ -40,8 +40,8 @@ function enabledRulesOf(tenantId: string) {
  */
 export function onlineSampleSql(v: { tenant: string; rules: string; sourceKind: string; sourceId: string; input: string; output: string; latencyMs: string; costUsd: string }): string {
   return `online_sample as (
-  insert into online_eval_samples (id, tenant_id, rule_id, source_kind, source_id, input, output, latency_ms, cost_usd, created_at)
-  select gen_random_uuid(), ${v.tenant}, r.id, ${v.sourceKind}, ${v.sourceId}, ${v.input}, ${v.output}, ${v.latencyMs}, ${v.costUsd}, now()
+  insert into online_eval_samples (tenant_id, rule_id, source_kind, source_id, input, output, latency_ms, cost_usd, created_at)
+  select ${v.tenant}, r.id, ${v.sourceKind}, ${v.sourceId}, ${v.input}, ${v.output}, ${v.latencyMs}, ${v.costUsd}, now()
     from unnest(${v.rules}::uuid[]) as r(id)
   returning 1
 )`;
@@ -59,12 +59,12 @@ export interface TakenSample {
   created_at: Date;
 }
 
-/** Removes and answers up to `limit` of the tenant's queued samples, oldest first (inside the caller's transaction). */
+/** Removes and answers up to `limit` of the tenant's queued samples, oldest first (by the rising id; inside the caller's transaction). */
 export async function takeOnlineSamples(tx: SqlQuery, tenantId: string, limit: number): Promise<TakenSample[]> {
   // Raw(other): delete ... returning over a locked, skip-locked selection (no builder shape for it).
   return tx.query<TakenSample>(
-    `delete from online_eval_samples where id in (
-       select id from online_eval_samples where tenant_id = $1 order by created_at limit $2 for update skip locked)
+    `delete from online_eval_samples where tenant_id = $1 and id in (
+       select id from online_eval_samples where tenant_id = $1 order by id limit $2 for update skip locked)
      returning id::text, rule_id::text, source_kind, source_id, input, output, latency_ms, cost_usd::text, created_at`,
     [tenantId, limit],
   );
