@@ -9,6 +9,17 @@ import { applyRedactions, detectPii } from './pii.js';
 
 const MAX_DEPTH = 64;
 
+/** Calls `fn` with every string in a JSON-like value (keys excluded), building nothing. */
+function eachString(value: unknown, fn: (s: string) => void, depth = 0): void {
+  if (typeof value === 'string') return fn(value);
+  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) eachString(item, fn, depth + 1);
+    return;
+  }
+  for (const key in value) if (Object.hasOwn(value, key)) eachString((value as Record<string, unknown>)[key], fn, depth + 1);
+}
+
 /** Applies `fn` to every string in a JSON-like value (keys kept), returning the new value. */
 function mapStrings(value: unknown, fn: (s: string) => string, depth = 0): unknown {
   if (typeof value === 'string') return fn(value);
@@ -57,10 +68,7 @@ export function runPostLlm(response: string | object, config?: GuardrailsConfigL
   }
 
   const terms = new Set<string>();
-  mapStrings(response, (s) => {
-    findBlockedTerms(s, cfg.blockedTerms).forEach((t) => terms.add(t));
-    return s;
-  });
+  if (cfg.blockedTerms.length > 0) eachString(response, (s) => findBlockedTerms(s, cfg.blockedTerms).forEach((t) => terms.add(t)));
   if (terms.size > 0) {
     issues.push(blockedTermIssue([...terms], 'output'));
     blocked = true;
@@ -70,17 +78,16 @@ export function runPostLlm(response: string | object, config?: GuardrailsConfigL
   const action = cfg.outputPiiAction;
   if (action !== 'off' && cfg.entities.length > 0) {
     const counts = new Map<PiiEntity, number>();
-    const redacted = mapStrings(response, (s) => {
-      const matches = detectPii(s, cfg.entities);
-      for (const m of matches) counts.set(m.entity, (counts.get(m.entity) ?? 0) + 1);
-      return action === 'redact' ? applyRedactions(s, matches) : s;
+    // Counted first without copying the answer; only an answer with PII to redact is rebuilt.
+    eachString(response, (s) => {
+      for (const m of detectPii(s, cfg.entities)) counts.set(m.entity, (counts.get(m.entity) ?? 0) + 1);
     });
     if (counts.size > 0) {
       for (const entity of cfg.entities) {
         const count = counts.get(entity);
         if (count) issues.push(piiIssue(entity, count, action, 'output'));
       }
-      if (action === 'redact') result = redacted;
+      if (action === 'redact') result = mapStrings(response, (s) => applyRedactions(s, detectPii(s, cfg.entities)));
       if (action === 'block') blocked = true;
     }
   }

@@ -32,9 +32,13 @@
 //
 // Each phase uses a fresh trial tenant (own judge budget, own rate limit) and a dataset of
 // distinct cases (every resume_text carries its case marker, so the intent's output cache never
-// answers). Phases: a warm-up run of BENCH_EVAL_WARMUP_CASES cases at 0 ms (discarded, checked),
-// ANALYZE, (a), ANALYZE, (b). Finally the stored rows are checked for each phase: the run
-// completed with cases_done = cases, judge_calls = cases, no judge failure, judge_cap_reached
+// answers). Phases: a warm-up run of BENCH_EVAL_WARMUP_CASES cases at 0 ms (discarded, checked)
+// and a baseline warm-up of as many (both paths measured with their code compiled: a run measured
+// first would otherwise pay the JIT of the SDK and undici that the baseline then reuses), ANALYZE,
+// (a), ANALYZE, (b), then BENCH_EVAL_CPU_ROUNDS more pairs at 0 ms in alternating order (the
+// baseline first in odd rounds) for the CPU ratio: a single pair's ratio moves by 0.1-0.3 from one
+// run to the next on a shared 2-core machine, so the target reads the ratio of the pairs' sums.
+// Finally the stored rows are checked for each phase (the rounds' too): the run completed with cases_done = cases, judge_calls = cases, no judge failure, judge_cap_reached
 // false; every result scored (API and database), one completed intent step and one completed judge
 // step per result, one metered judge call per case; the fake received exactly 2 calls per case,
 // each case's marker in exactly one intent call and one judge call (no case scored twice).
@@ -83,7 +87,12 @@ export interface EvalsSettings {
   /** The fake provider's delay before every answer in phase (b), in ms. */
   latencyMs: number;
   poolMax: number;
+  /** More pairs of runs at 0 ms (Liya and the baseline, in alternating order) for the CPU ratio. */
+  cpuRounds: number;
 }
+
+/** The issue's target: the server main thread's CPU per case at most this many times the baseline's, same run. */
+const MAX_CPU_RATIO = 1.5;
 
 /** Epoch milliseconds with sub-millisecond precision. */
 const now = () => performance.timeOrigin + performance.now();
@@ -482,9 +491,8 @@ async function databaseCounters(db: pg.Client): Promise<{ commits: number; walSy
 async function profiledRun(baseUrl: string, db: pg.Client, pgPort: string, fake: FakeThread, setup: PhaseSetup, cases: number) {
   // The extension can exist without being loaded (shared_preload_libraries): then it cannot be read.
   const statStatements = await db.query('create extension if not exists pg_stat_statements')
-    .then(() => db.query('select 1 from pg_stat_statements limit 0'))
+    .then(() => db.query('select pg_stat_statements_reset()'))
     .then(() => true, () => false);
-  if (statStatements) await db.query('select pg_stat_statements_reset()').catch(() => undefined);
   await sleep(11_000);
   const before = await databaseCounters(db);
   const probe = instrument();
@@ -660,6 +668,11 @@ export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings
   const warmCheck = await verifyPhase(liya.url, db, warmSetup, warm);
   if (!warmCheck.verified) throw new Error(`evals warm-up: the run does not check out: ${JSON.stringify(warmCheck.checks)} ${JSON.stringify(warmCheck.stored)} ${JSON.stringify(warm.fake)}`);
   console.log(`${''.padEnd(6)} ${fmt(warm.timeline.spanMs / 1000, 2)} s, ${fmt((1000 * warm.cases) / warm.timeline.spanMs)} cases/s; checked`);
+  // The baseline's own warm-up, as large: both paths are measured with their code compiled (a case
+  // run first would otherwise pay the JIT of the SDK and undici, which the baseline then reuses).
+  console.log(`warm-up of the baseline: ${settings.warmupCases} cases at 0 ms ...`);
+  const warmBase = await runBaseline(databaseUrl, pgPort, fake, await fake.samples(), 'warmbase', settings.warmupCases, 0, c, settings.poolMax);
+  if (!baselineVerified(warmBase)) throw new Error(`evals baseline warm-up: the rows or model calls do not check out: ${JSON.stringify(warmBase.fake)}`);
 
   // The measured phases, each on a fresh tenant with its own dataset.
   const setupA = await tenantWithSuite(liya.url, db, 'a', n);
@@ -680,6 +693,25 @@ export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings
   const baseB = await runBaseline(databaseUrl, pgPort, fake, samples, 'baseb', n, settings.latencyMs, c, settings.poolMax);
   console.log(`${''.padEnd(6)} ${fmt(baseB.seconds, 2)} s, ${fmt(baseB.casesPerSec)} cases/s, ${baseB.fake.chatRequests} model calls`);
 
+  // The CPU ratio at 0 ms: phase (a) and its baseline are the first pair; more pairs follow in
+  // alternating order (the baseline first in odd rounds), each Liya run on a fresh tenant and dataset.
+  const cpuPairs: { round: number; first: 'liya' | 'baseline'; liya: PhaseRun; base: BaselineRun }[] = [{ round: 0, first: 'liya', liya: a, base: baseA }];
+  for (let round = 1; round <= settings.cpuRounds; round++) {
+    // Labels are letters: the case markers (MARKER_OF) are evalbench-<letters>-<digits>.
+    const label = `round${'abcdefghijklmnopqrstuvwxyz'[round % 26]}`;
+    const setup = await tenantWithSuite(liya.url, db, label, n);
+    await analyze();
+    const first = round % 2 === 1 ? 'baseline' : 'liya';
+    console.log(`CPU round ${round} of ${settings.cpuRounds}: ${n} cases at 0 ms, ${first === 'baseline' ? 'the baseline then Liya' : 'Liya then the baseline'} ...`);
+    let base: BaselineRun | null = null;
+    if (first === 'baseline') base = await runBaseline(databaseUrl, pgPort, fake, samples, `base${label}`, n, 0, c, settings.poolMax);
+    const run = await runPhase(liya.url, db, pgPort, fake, setup, n, 0);
+    base ??= await runBaseline(databaseUrl, pgPort, fake, samples, `base${label}`, n, 0, c, settings.poolMax);
+    const check = await verifyPhase(liya.url, db, setup, run);
+    if (!check.verified || !baselineVerified(base)) throw new Error(`evals CPU round ${round}: the runs do not check out: ${JSON.stringify(check.checks)} ${JSON.stringify(base.fake)}`);
+    cpuPairs.push({ round, first, liya: run, base });
+  }
+
   if (process.env.BENCH_EVAL_PROFILE) {
     const setupP = await tenantWithSuite(liya.url, db, 'p', n);
     await analyze();
@@ -690,6 +722,21 @@ export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings
   const pollCpu = await pollCpuUs(liya.url, setupA, a.runId);
   const fa = figuresOf(a, c, pollCpu);
   const fb = figuresOf(b, c, pollCpu);
+  const cpuRounds = cpuPairs.map((p) => {
+    const liyaUs = figuresOf(p.liya, c, pollCpu).serverCpuUsPerCaseWithoutPolls;
+    return { round: p.round, first: p.first, liyaCpuUsPerCase: liyaUs, baselineCpuUsPerCase: p.base.mainCpuUsPerCase, ratio: liyaUs / p.base.mainCpuUsPerCase };
+  });
+  const sum = (xs: number[]) => xs.reduce((x, y) => x + y, 0);
+  const sortedRatios = cpuRounds.map((r) => r.ratio).sort((x, y) => x - y);
+  const cpuRatio = {
+    pairs: cpuRounds.length,
+    ofSums: sum(cpuRounds.map((r) => r.liyaCpuUsPerCase)) / sum(cpuRounds.map((r) => r.baselineCpuUsPerCase)),
+    median: sortedRatios[Math.floor((sortedRatios.length - 1) / 2)]! / 2 + sortedRatios[Math.ceil((sortedRatios.length - 1) / 2)]! / 2,
+    min: sortedRatios[0]!,
+    max: sortedRatios[sortedRatios.length - 1]!,
+    target: MAX_CPU_RATIO,
+  };
+  const cpuPass = cpuRatio.ofSums <= MAX_CPU_RATIO;
   const checkA = await verifyPhase(liya.url, db, setupA, a);
   const checkB = await verifyPhase(liya.url, db, setupB, b);
   const verified = checkA.verified && checkB.verified && baselineVerified(baseA) && baselineVerified(baseB);
@@ -763,6 +810,10 @@ export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings
   console.log('');
   console.log(`target (a): at least ${TARGETS.minCasesPerSecAtZero} cases/s at 0 ms: ${fmt(fa.casesPerSec)}  ${verdict(aPass)}`);
   console.log(`target (b): at most ${TARGETS.maxSecondsAtLatency} s at ${settings.latencyMs} ms (ideal ${fmt(fb.idealSeconds, 1)} s): ${fmt(fb.databaseSeconds, 2)} s  ${verdict(bPass)}`);
+  console.log(table(['CPU pair (0 ms)', 'order', 'Liya main CPU us/case (less polls)', 'baseline main CPU us/case', 'Liya / baseline'], cpuRounds.map((r) => [
+    r.round === 0 ? '(a)' : r.round, r.first === 'liya' ? 'Liya first' : 'baseline first', fmt(r.liyaCpuUsPerCase, 0), fmt(r.baselineCpuUsPerCase, 0), fmt(r.ratio, 2),
+  ])));
+  console.log(`target (CPU): main-thread CPU per case at most ${MAX_CPU_RATIO}x the baseline's at 0 ms: ${fmt(cpuRatio.ofSums, 2)}x over ${cpuRatio.pairs} pairs (median ${fmt(cpuRatio.median, 2)}x, ${fmt(cpuRatio.min, 2)}-${fmt(cpuRatio.max, 2)}x)  ${verdict(cpuPass)}`);
   console.log(`for context: "${PROMPTFOO_CONTEXT}" (quoted, not measured here)`);
   console.log('');
   for (const [label, p, check] of [['(a)', a, checkA], ['(b)', b, checkB]] as const) {
@@ -801,6 +852,7 @@ export async function runEvalsBench(adminUrl: string, cleanup: Cleanup, settings
     targets: {
       casesPerSecAtZero: { min: TARGETS.minCasesPerSecAtZero, measured: fa.casesPerSec, pass: aPass },
       secondsAtLatency: { max: TARGETS.maxSecondsAtLatency, ideal: fb.idealSeconds, measured: fb.databaseSeconds, pass: bPass },
+      cpuRatioAtZero: { ...cpuRatio, rounds: cpuRounds, pass: cpuPass },
     },
     context: PROMPTFOO_CONTEXT,
   };

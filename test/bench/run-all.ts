@@ -16,7 +16,8 @@
 // HTTP floor, and how long the measured batch is sized to last), BENCH_WEBHOOK_WARMUP_CALLS (2000),
 // BENCH_WEBHOOK_CALLS (the measured batch; default: the warm-up's rate x the duration),
 // BENCH_WEBHOOK_WORKER_CONCURRENCY (the server's WORKER_CONCURRENCY; default: the server's default),
-// BENCH_EVAL_CASES (200, evals' measured runs), BENCH_EVAL_WARMUP_CASES (20), BENCH_EVAL_CONCURRENCY
+// BENCH_EVAL_CASES (200, evals' measured runs), BENCH_EVAL_WARMUP_CASES (200, and as many for the baseline), BENCH_EVAL_CPU_ROUNDS (4, more
+// pairs of runs at 0 ms for the CPU ratio, in alternating order), BENCH_EVAL_CONCURRENCY
 // (10, the server's EVAL_CONCURRENCY), BENCH_EVAL_LATENCY_MS (500, the fake provider's latency in
 // evals' second run), BENCH_DEPLOY_TENANTS (10, deploys: tenants deploying at once),
 // BENCH_DEPLOY_INTENTS (1000, intents in each one's project), BENCH_DEPLOY_IDLE_SECONDS (5, deploys'
@@ -162,10 +163,11 @@ const BENCHES: Record<string, Bench> = {
   evals: (adminUrl, benchCleanup) =>
     runEvalsBench(adminUrl, benchCleanup, {
       cases: intSetting('BENCH_EVAL_CASES', 200),
-      warmupCases: intSetting('BENCH_EVAL_WARMUP_CASES', 20),
+      warmupCases: intSetting('BENCH_EVAL_WARMUP_CASES', 200),
       concurrency: intSetting('BENCH_EVAL_CONCURRENCY', 10),
       latencyMs: intSetting('BENCH_EVAL_LATENCY_MS', 500),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
+      cpuRounds: intSetting('BENCH_EVAL_CPU_ROUNDS', 4),
     }),
   deploys: (adminUrl, benchCleanup) =>
     runDeploysBench(adminUrl, benchCleanup, {
