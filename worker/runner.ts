@@ -10,7 +10,7 @@ import { enforceRetentionTask } from './tasks/enforce-retention.js';
 import { pruneExpiredTask } from './tasks/prune-expired.js';
 import { sendMailTask } from './tasks/send-mail.js';
 import { deliverEventsTask } from './tasks/deliver-events.js';
-import { onlineEvalIntakeTask, onlineEvalSweepTask } from './tasks/online-evals.js';
+import { onlineEvalIntakeTask, onlineEvalSweepTask, startOnlineSamplePoll } from './tasks/online-evals.js';
 import { workflowCallbackTask, workflowContinueTask, workflowScheduleTask } from './tasks/workflow-runs.js';
 import { deliverEventsJob, enforceRetentionJob, evalRunJob, ingestDocumentJob, onlineEvalIntakeJob, onlineEvalSweepJob, pruneExpiredJob, sendMailJob, workflowCallbackJob, workflowContinueJob, workflowScheduleJob } from '../server/jobs/contracts.js';
 import { deleteRunnerHeartbeats, selectDeadLockOwners, upsertRunnerHeartbeats } from '../server/runs/store/worker-heartbeats.js';
@@ -267,6 +267,8 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
       .then(() => (recovering && !stopping ? recover() : undefined));
   }, deps.config.HEARTBEAT_MS);
   timer.unref();
+  // Runs only write their online-evaluation samples: the runners queue the tenants' intakes.
+  const stopSamplePoll = startOnlineSamplePoll(deps, (err) => log.warn({ err }, 'looking for queued online evaluation samples failed'));
   deps.localRuns = localRuns;
 
   log.info({ concurrency: deps.config.WORKER_CONCURRENCY, host: os.hostname() }, 'job runner started');
@@ -281,6 +283,7 @@ export async function startWorker(deps: AppDeps, pgPool: Pool): Promise<WorkerHa
       stopping = true;
       stopped.abort();
       clearInterval(timer);
+      stopSamplePoll();
       if (deps.localRuns === localRuns) deps.localRuns = null;
       // The runs waiting in this process get jobs only once its own runner fetches no more, so
       // another process takes them.

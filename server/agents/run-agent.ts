@@ -32,7 +32,7 @@ import { assertAgentsEnabled } from './agents.service.js';
 import { dispatchToolCalls, toolResultText, type CallOutcome, type ToolEvent, type ToolStep } from './dispatch-tool-calls.js';
 import { findAgentSession } from './store/agent-runs.js';
 import { observeGuardrail, observeRun } from '../observability/telemetry.js';
-import { kickOnlineScoring, pickOnlineRules } from '../runs/online-sampling.js';
+import { pickOnlineRules } from '../runs/online-sampling.js';
 
 /** The run as its last stream event reports it: the run endpoint's data and, when it did not complete, the run's error. */
 export type FailedAgentRun = AgentRunResult & { error: Record<string, unknown> | null };
@@ -424,6 +424,5 @@ async function finishAgentRun(deps: AppDeps, run: PreparedAgentRun, tally: RunTa
   const writes = await Promise.allSettled([...tally.pending, run.started.then(() => writeRunFinish(deps.sql, finish))]);
   const failed = writes.find((w) => w.status === 'rejected');
   if (failed) throw failed.reason;
-  if (online) kickOnlineScoring(deps.sql, run.scope.tenantId, (err) => deps.log.warn({ err }, 'queueing online scoring failed (the sweep picks the samples up)'));
   return { run_id: run.runId, session_id: run.sessionId, status, output, steps, total_cost: Math.round(totalCost * 1e6) / 1e6, total_latency_ms: totalLatencyMs };
 }

@@ -6,6 +6,7 @@ import type { EntityManager } from '../../db/orm.js';
 import { iso, isoRequired, isUuid, startOfNextMonth } from '../common/schemas.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput, notFound } from '../errors.js';
+import { forgetRuleSamples } from '../runs/online-sample-records.js';
 import { forgetSamplingRules } from '../runs/online-sampling.js';
 import { allowancesForPlan, type EvalAllowances } from '../tenants/plan-limits.js';
 import { getTenantEntity, updateTenantFields } from '../tenants/tenant-records.js';
@@ -109,7 +110,12 @@ export async function updateOnlineRule(em: EntityManager, tenantId: string, body
 
 /** Deletes the rule with its queued samples and monitors; its windows stay (as runs, online_rule_id null). */
 export async function deleteOnlineRule(em: EntityManager, tenantId: string, id: string): Promise<void> {
-  await deleteRuleRow(em, await findOnlineRule(em, tenantId, id));
+  const rule = await findOnlineRule(em, tenantId, id);
+  // The rule and its queued samples go together (the queue holds no foreign key to cascade).
+  await em.transactional(async (tx) => {
+    await forgetRuleSamples(tx, tenantId, rule.id);
+    await deleteRuleRow(tx, rule);
+  });
   forgetSamplingRules(tenantId);
 }
 

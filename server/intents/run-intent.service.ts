@@ -26,7 +26,7 @@ import type { TenantScope } from '../tenants/tenant-scope.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { chooseModel, parseModelRef } from '../llm/providers.js';
 import type { RunBudget } from '../llm/run-budget.js';
-import { kickOnlineScoring, pickOnlineRules, type SamplingTarget } from '../runs/online-sampling.js';
+import { pickOnlineRules, type SamplingTarget } from '../runs/online-sampling.js';
 
 function assertInputMatches(intent: IntentDefinition, input: Record<string, unknown>) {
   if (!intent.inputSchema) return;
@@ -300,7 +300,6 @@ async function completeRun(
     messageId,
   );
   // Scoring is the job runner's: the run only queued its samples, above, in its own statement.
-  if (sampledBy.length) kickOnlineScoring(deps.sql, tenant.id, (err) => deps.log.warn({ err }, 'queueing online scoring failed (the sweep picks the samples up)'));
   return {
     success: true,
     data: { output: output as Record<string, unknown>, session_id: session.id, message_id: messageId },

@@ -2,17 +2,14 @@
 // target that pick it (each rule's rate, then its metadata filter) and, when any does, writes its
 // samples inside its own final statement (store/online-samples.ts); it never waits for scoring.
 // The tenant's rules are read once per SAMPLING_RULES_TTL_MS per process (a write in this process
-// drops its copy at once), so a run pays a Map lookup, not a query. The scoring job is kicked at
-// most once per KICK_MS per tenant, with a trailing kick for the samples of the quiet period; a
-// sweep on the worker's crontab picks up what a crash lost.
+// drops its copy at once), so a run pays a Map lookup, not a query. The run does nothing more: the
+// job runners look for queued samples every second and queue their tenants' intake
+// (server/evals/online-intake.ts), so no statement is added to the API process for them.
 import type { SqlPool } from '../../db/sql-pool.js';
-import { onlineEvalIntakeJob } from '../jobs/contracts.js';
-import { enqueueWith } from '../jobs/job-queue.js';
 import { listEnabledSamplingRules, type SamplingRuleRow } from './store/online-samples.js';
 
 /** How long a process keeps a tenant's rules before reading them again. */
 export const SAMPLING_RULES_TTL_MS = 5_000;
-const KICK_MS = 250;
 /** Tenants whose rules a process keeps at most (the rest are read again when needed). */
 const MAX_CACHED_TENANTS = 10_000;
 
@@ -72,30 +69,4 @@ export async function pickOnlineRules(
     if (matchesTarget(rule, target) && random() < rule.sample_rate && matchesFilter(rule.filter, metadata)) picked.push(rule.id);
   }
   return picked;
-}
-
-const kicks = new Map<string, { last: number; trailing: NodeJS.Timeout | null }>();
-
-/**
- * Queues the tenant's scoring job after a run wrote samples: at once when none was queued in the
- * last KICK_MS, else once at the end of that period. Off the run's path (the caller does not wait).
- */
-export function kickOnlineScoring(sqlPool: SqlPool, tenantId: string, onError: (err: unknown) => void): void {
-  const now = Date.now();
-  const kick = kicks.get(tenantId) ?? { last: 0, trailing: null };
-  kicks.set(tenantId, kick);
-  const send = () => {
-    kick.last = Date.now();
-    enqueueWith(sqlPool, onlineEvalIntakeJob, { tenant_id: tenantId }).catch(onError);
-  };
-  if (now - kick.last >= KICK_MS) return send();
-  if (kick.trailing) return;
-  kick.trailing = setTimeout(() => {
-    kick.trailing = null;
-    send();
-  }, KICK_MS - (now - kick.last));
-  kick.trailing.unref();
-  if (kicks.size > MAX_CACHED_TENANTS) {
-    for (const [id, k] of kicks) if (!k.trailing && id !== tenantId) kicks.delete(id);
-  }
 }

@@ -22,9 +22,13 @@
 // (pickOnlineRules, the rule on against off, per call over 100,000 calls) and the run record's
 // statement with the sample row against without (BENCH_ONLINE_STATEMENT_PAIRS alternating pairs on
 // one connection, each a real run's record: a new session, its two messages, one usage event; the
-// mean of the pairs' differences with its standard error). What sampling adds to an average run is
-// the decision's difference plus the rate times the statement's; the statement's is PostgreSQL's
-// CPU, so at saturation it counts connections / cores times.
+// mean of the pairs' differences with its standard error). The run does nothing else: the job
+// runners look for queued samples every ONLINE_INTAKE_POLL_MS (one read of the queue and, with
+// samples, the intake's job write). What sampling adds to an average run is the decision's
+// difference plus the rate times the statement's; it is CPU, so at saturation it counts
+// connections / cores times. The look is the job runner's, like the scoring itself: it is timed
+// too and reported beside (its CPU a second, and what it would add to a run at saturation were it
+// counted on a machine the runs share), not added to the run's path.
 //
 // Then `liya worker` starts in its own process and the load goes on with sampling on for
 // BENCH_ONLINE_BACKLOG_SECONDS: the queued samples and the windows' unscored cases are read every
@@ -41,7 +45,11 @@ import pino from 'pino';
 import { ensureDatabase } from '../../db/orm.js';
 import { createSqlPool } from '../../db/sql-pool.js';
 import { writeRunRecord } from '../../server/intents/store/run-record.js';
+import { ONLINE_INTAKE_POLL_MS } from '../../server/evals/online-intake.js';
+import { enqueueWith } from '../../server/jobs/job-queue.js';
+import { onlineEvalIntakeJob } from '../../server/jobs/contracts.js';
 import { forgetSamplingRules, pickOnlineRules } from '../../server/runs/online-sampling.js';
+import { listTenantsWithSamples } from '../../server/runs/online-sample-records.js';
 import { startFakeLlmThread } from './fake-llm-thread.js';
 import {
   callJson, type Cleanup, fmt, measure, postgresCpuUs, processCpuUs, signUpBenchTenant, sourceHash, startLiyaProcess, startLiyaWorkerProcess, table, tenantIdOf, withDatabase, type LoadFigures,
@@ -162,11 +170,20 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
   // The run path's parts (see the head of this file).
   console.log(`parts: the sampling decision (100,000 calls each way) and ${settings.statementPairs} pairs of run record statements ...`);
   const parts = await measureRunPathParts(databaseUrl, db, tenantId, rule.id, setSampling, settings.statementPairs);
+  // The job runner's look is per second, not per run: its share of a run is its cost a second over
+  // the runs a second (the paired on arms' rate at 1 connection, the rounds' on arms' at saturation).
+  const looksPerSec = 1000 / ONLINE_INTAKE_POLL_MS;
+  const onRate = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length);
+  const pairedRunsPerSec = onRate(pairs.map((p) => p.on.runs / settings.pairedSeconds));
+  const saturatedRunsPerSec = onRate(arms.filter((a) => a.sampling === 'on').map((a) => a.figures.reqPerSec));
+  const lookShareUs = { paired: (parts.lookUs * looksPerSec) / pairedRunsPerSec, saturated: (parts.lookUs * looksPerSec) / saturatedRunsPerSec };
   const partsAdded = parts.pickUs.on - parts.pickUs.off + settings.rate * parts.statement.addedUs;
   const partsUpper = parts.pickUs.on - parts.pickUs.off + settings.rate * parts.statement.upper95Us;
   const partsSaturated = (settings.connections / os.availableParallelism()) * partsAdded;
+  const lookSaturatedMs = ((settings.connections / os.availableParallelism()) * lookShareUs.saturated) / 1000;
   console.log(`  sampling decision: ${fmt(parts.pickUs.off, 2)} µs a run with the rule off, ${fmt(parts.pickUs.on, 2)} µs on`);
   console.log(`  run record statement: ${fmt(parts.statement.offUs, 0)} µs without the sample, ${fmt(parts.statement.onUs, 0)} µs with it: +${fmt(parts.statement.addedUs, 1)} ± ${fmt(parts.statement.standardErrorUs, 1)} µs a sampled run (mean ± standard error of ${parts.statement.pairs} pairs)`);
+  console.log(`  the job runner's look for queued samples (every ${ONLINE_INTAKE_POLL_MS} ms, not on the run's path): ${fmt(parts.lookUs, 0)} µs of CPU each (${fmt(parts.lookWallUs, 0)} µs of time), ${fmt((100 * parts.lookUs * looksPerSec) / 1e6, 2)}% of a core; counted on the runs' machine, ${fmt(lookShareUs.paired, 2)} µs a run at 1 connection (${fmt(pairedRunsPerSec)} runs/s), ${fmt(lookShareUs.saturated, 2)} µs at ${settings.connections} (${fmt(saturatedRunsPerSec)} runs/s), ${fmt(lookSaturatedMs, 4)} ms of latency at saturation`);
   console.log(`  added to an average run at ${settings.rate * 100}%: ${fmt(partsAdded / 1000, 4)} ms (95% upper bound ${fmt(partsUpper / 1000, 4)} ms); at ${settings.connections} connections on ${os.availableParallelism()} cores ${fmt(partsSaturated / 1000, 4)} ms`);
 
   // Scoring: the job runner in its own process, under the same load with sampling on.
@@ -232,7 +249,7 @@ export async function runOnlineEvalBench(adminUrl: string, cleanup: Cleanup, set
     addedCpuUsPerRun: mean(rounds.map((r) => r.addedCpuUs)),
     targetAddedMs: TARGET_ADDED_MS,
     paired,
-    parts: { ...parts, addedMsPerRun: partsAdded / 1000, upper95MsPerRun: partsUpper / 1000, saturatedMsPerRun: partsSaturated / 1000 },
+    parts: { ...parts, lookShareUs, lookSaturatedMs, addedMsPerRun: partsAdded / 1000, upper95MsPerRun: partsUpper / 1000, saturatedMsPerRun: partsSaturated / 1000 },
     backlog: {
       arrivalPerSec: (under.figures.totalRequests * settings.rate) / settings.backlogSeconds,
       scoredPerSec: scored / Math.max(1, (drainedAt ?? backlog.at(-1)!.at)),
@@ -357,11 +374,33 @@ async function measureRunPathParts(databaseUrl: string, db: pg.Client, tenantId:
       diffs.push(withSample - without);
     }
     await db.query(`delete from online_eval_samples where tenant_id = $1 and source_id like 'bench-parts-%'`, [tenantId]);
+    // The job runner's look (pollOnlineSamples): the tenants with queued samples, and the intake's
+    // job write for each (one here; the same keyed job, replaced). Timed the same way, one after another.
+    await db.query(`insert into online_eval_samples (tenant_id, rule_id, source_kind, source_id, input) values ($1, $2, 'intent', 'bench-look', '{}')`, [tenantId, ruleId]);
+    const look = async () => {
+      for (const tenant of await listTenantsWithSamples(pool, new Date(), 1000)) await enqueueWith(pool, onlineEvalIntakeJob, { tenant_id: tenant });
+    };
+    for (let i = 0; i < 100; i++) await look();
+    // Its CPU, not its time: the job write's commit waits for the WAL flush, which is not CPU. This
+    // process's and PostgreSQL's CPU over the looks (nothing else runs meanwhile: the API process is idle).
+    const looks = 2000;
+    const pgPort = new URL(databaseUrl).port;
+    const pgBefore = postgresCpuUs(pgPort);
+    const cpuBefore = process.cpuUsage();
+    const k0 = performance.now();
+    for (let i = 0; i < looks; i++) await look();
+    const lookWallUs = ((performance.now() - k0) * 1000) / looks;
+    const cpu = process.cpuUsage(cpuBefore);
+    const pgAfter = postgresCpuUs(pgPort);
+    const lookUs = (cpu.user + cpu.system + (pgBefore !== null && pgAfter !== null ? pgAfter - pgBefore : lookWallUs * looks)) / looks;
+    await db.query(`delete from online_eval_samples where tenant_id = $1 and source_id = 'bench-look'`, [tenantId]);
     const mean = diffs.reduce((x, y) => x + y, 0) / diffs.length;
     const sd = Math.sqrt(diffs.reduce((x, d) => x + (d - mean) ** 2, 0) / Math.max(1, diffs.length - 1));
     const standardErrorUs = sd / Math.sqrt(diffs.length);
     return {
       pickUs: pick,
+      lookUs,
+      lookWallUs,
       statement: { pairs, offUs: off / pairs, onUs: on / pairs, addedUs: mean, standardErrorUs, upper95Us: mean + 1.96 * standardErrorUs },
     };
   } finally {

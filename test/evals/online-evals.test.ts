@@ -248,6 +248,9 @@ describe('erasure', () => {
       expect(receipt.status, receipt.text).toBe(200);
       expect(receipt.body.data.deleted.online_eval_samples).toBe(2);
       expect([await queued('erased-person'), await queued('kept-person')]).toEqual([0, 1]);
+      // Deleting the rule deletes its samples still queued (the queue holds no foreign key to cascade).
+      expect((await api.api.delete(`/v1/evals/online/${created.body.data.rule.id}`, key(c))).status).toBe(200);
+      expect(await queued('kept-person')).toBe(0);
     } finally {
       await api.close();
     }

@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import type { AppDeps } from '../../server/deps.js';
 import { onlineEvalIntakeJob, onlineEvalSweepJob } from '../../server/jobs/contracts.js';
-import { moveOnlineSamples, sweepOnlineSamples } from '../../server/evals/online-intake.js';
+import { moveOnlineSamples, ONLINE_INTAKE_POLL_MS, pollOnlineSamples, sweepOnlineSamples } from '../../server/evals/online-intake.js';
 import { enqueueWith } from '../../server/jobs/job-queue.js';
 
 export const onlineEvalIntakeTask = (deps: AppDeps): Task => async (raw) => {
@@ -16,3 +16,18 @@ export const onlineEvalSweepTask = (deps: AppDeps): Task => async (raw) => {
   if (!onlineEvalSweepJob.payload.safeParse(raw).success) return;
   await sweepOnlineSamples(deps);
 };
+
+/**
+ * Looks for queued samples every ONLINE_INTAKE_POLL_MS and queues their tenants' intakes (a look
+ * still running when the next is due is not doubled). Answers the function that stops it.
+ */
+export function startOnlineSamplePoll(deps: AppDeps, onError: (err: unknown) => void): () => void {
+  let looking = false;
+  const timer = setInterval(() => {
+    if (looking) return;
+    looking = true;
+    void pollOnlineSamples(deps).catch(onError).finally(() => (looking = false));
+  }, ONLINE_INTAKE_POLL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -84,3 +84,9 @@ export async function deleteUserOnlineSamples(em: EntityManager, tenantId: strin
   const result = await kyselyOf(em).deleteFrom('online_eval_samples').where('tenant_id', '=', tenantId).where(sql<string>`input ->> 'user_id'`, '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows ?? 0n);
 }
+
+/** Deletes the rule's queued samples (the rule was deleted: the queue has no foreign key to it); how many. */
+export async function deleteRuleOnlineSamples(em: EntityManager, tenantId: string, ruleId: string): Promise<number> {
+  const result = await kyselyOf(em).deleteFrom('online_eval_samples').where('tenant_id', '=', tenantId).where('rule_id', '=', ruleId).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0n);
+}
