@@ -34,6 +34,8 @@ export const LEFT_OUT_TABLES: Readonly<Record<string, string>> = {
   events: 'what happened on this server, kept for its subscriptions\' deliveries (retention: the events history kind)',
   event_deliveries: 'the deliveries of those events to this server\'s subscriptions',
   event_delivery_attempts: 'the log of those deliveries',
+  online_eval_samples:
+    'production runs queued for online evaluation, scored within seconds (their ids are this server\'s queue order); scored samples are eval results, which are exported',
 };
 
 /**

@@ -110,7 +110,7 @@ export async function readTenantCatalog(query: Query): Promise<TenantCatalog> {
   }
   const unclassified = tables.filter((t) => !scopes.has(t.name) && !(t.name in PLATFORM_TABLES)).map((t) => t.name);
   const owned = tables.filter((t) => scopes.has(t.name));
-  const order = loadOrder(owned.map((t) => t.name), foreignKeys);
+  const order = loadOrder(owned.map((t) => t.name), foreignKeys, new Set(owned.filter((t) => scopes.get(t.name)!.kind === 'tenant_id').map((t) => t.name)));
   return {
     tables: order.map((name) => {
       const row = byName.get(name)!;
@@ -121,12 +121,14 @@ export async function readTenantCatalog(query: Query): Promise<TenantCatalog> {
 }
 
 /**
- * Parents before children (foreign keys, and a derived table after its source), ties by name so
- * every server orders the same schema the same way.
+ * Parents before children (foreign keys, a table with tenant_id after the tenants row even without
+ * a foreign key to it, and a derived table after its source), ties by name so every server orders
+ * the same schema the same way.
  */
-function loadOrder(names: string[], foreignKeys: ForeignKeyRow[]): string[] {
+function loadOrder(names: string[], foreignKeys: ForeignKeyRow[], tenantScoped: ReadonlySet<string>): string[] {
   const included = new Set(names);
   const after = new Map<string, Set<string>>(names.map((n) => [n, new Set<string>()]));
+  if (included.has('tenants')) for (const name of tenantScoped) after.get(name)!.add('tenants');
   for (const fk of foreignKeys) {
     if (fk.child !== fk.parent && included.has(fk.child) && included.has(fk.parent)) after.get(fk.child)!.add(fk.parent);
   }
