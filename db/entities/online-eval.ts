@@ -51,7 +51,8 @@ export type IOnlineEvalRule = InferEntity<typeof OnlineEvalRule>;
  * A sampled production run waiting to be scored: written by the run's own statement, taken by the
  * scoring job. The row is a queue entry on the run's hot path, so it carries no foreign keys (each
  * would be a lookup and a row lock in every sampled run's statement) and one index, its primary key
- * (tenant, a rising id): the intake drops samples whose rule is gone, and tenants are never deleted.
+ * (tenant, a rising id): deleting a rule deletes its samples, the intake drops any left of a rule
+ * gone, and a tenant's deletion removes its rows by tenant_id (server/tenants/tenant-archive.ts).
  */
 export const OnlineEvalSample = defineEntity({
   name: 'OnlineEvalSample',

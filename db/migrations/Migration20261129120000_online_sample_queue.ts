@@ -1,10 +1,11 @@
 import { Migration } from '@mikro-orm/migrations';
 
 // The online evaluation queue is written inside a sampled run's own statement, so its row costs as
-// little as it can: no foreign keys (each was a lookup and a row lock of the tenant or the rule in
-// every sampled run; the intake drops samples whose rule is gone, and tenants are never deleted) and
-// one index, the primary key (tenant, a rising id), which is also the intake's order. The random
-// uuid key and the (tenant, created_at) index are gone. Queued samples are kept.
+// little as it can. No foreign keys: each was a lookup and a row lock of the tenant or the rule in
+// every sampled run (deleting a rule deletes its samples, the intake drops any left of a rule gone,
+// and a tenant's deletion removes its rows by tenant_id). One index, the primary key (tenant, a
+// rising id), which is also the intake's order: the random uuid key and the (tenant, created_at)
+// index are gone. Queued samples are kept.
 export class Migration20261129120000_online_sample_queue extends Migration {
 
   override name = 'Migration20261129120000_online_sample_queue';
