@@ -125,10 +125,13 @@ describe('sampling', () => {
     const suiteId = await suite(a);
     const r = await rule(a, { suite_id: suiteId, sample_rate: 0.5, filter: { rate: 'half' } });
     for (let i = 0; i < 120; i++) await runIntent(a, `rate-${i}`, { rate: 'half' });
-    // The sampled count is unknown: wait until every queued sample is taken (nothing left for the tenant), then read it.
+    // The sampled count is unknown: wait until every queued sample is taken (nothing left for the rule), then read it.
+    // The queue is read first: the intake moves samples into the window in one transaction, so once the
+    // queue is seen empty the window read after it holds them all (read the other way round, a move
+    // between the two reads hid its samples from both).
     const sampled = await waitFor(async () => {
-      const [w] = await windowsOf(r.id);
       const queued = await t.sql<{ n: number }>('select count(*)::int as n from online_eval_samples where rule_id = $1', [r.id]);
+      const [w] = await windowsOf(r.id);
       return w && queued[0].n === 0 && w.status === 'completed' ? w.cases_total : null;
     }, 'the sampled runs to be taken', 60_000);
     expect(sampled).toBeGreaterThanOrEqual(60 - 6 * Math.sqrt(30));
