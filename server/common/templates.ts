@@ -23,7 +23,7 @@ export type TemplateScope = Record<string, unknown>;
 
 /** The value at a dotted path (`steps.score.output.value`, `items[0]`), or undefined. */
 export function lookupPath(scope: TemplateScope, path: string): unknown {
-  const parts = path.replace(/\[(\d+)\]/g, '.$1').split('.');
+  const parts = (path.includes('[') ? path.replace(/\[(\d+)\]/g, '.$1') : path).split('.');
   let value: unknown = scope;
   for (const part of parts) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
@@ -72,9 +72,12 @@ function fillText(text: string, scope: TemplateScope, budget: Budget, isPlacehol
     parts.push(part);
   };
   let at = 0;
-  for (const match of text.matchAll(TEMPLATE)) {
+  // exec on the shared pattern (matchAll would build a copy of it for every string); nothing runs
+  // between two calls that could use it.
+  TEMPLATE.lastIndex = 0;
+  for (let match = TEMPLATE.exec(text); match !== null; match = TEMPLATE.exec(text)) {
     add(text.slice(at, match.index));
-    add(!isPlaceholder || isPlaceholder(match[1]) ? asText(lookupPath(scope, match[1]), budget, size) : match[0]);
+    add(!isPlaceholder || isPlaceholder(match[1]!) ? asText(lookupPath(scope, match[1]!), budget, size) : match[0]);
     at = match.index + match[0].length;
   }
   add(text.slice(at));

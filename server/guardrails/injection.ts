@@ -607,8 +607,24 @@ function fromCodeUnits(units: Uint16Array): string {
   return Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('utf16le');
 }
 
-/** `text` with every code unit mapped through `table` (units outside it kept). */
+// The variants below are built as one-byte strings when the text is Latin-1 (the usual case): a
+// UTF-16 decode gives a two-byte string even for ASCII, and V8 compiles every regular expression
+// once more for two-byte subjects, code that then competes with the rest of a request for the
+// CPU's caches.
+
+/** `text` with every code unit mapped through `table` (units outside it kept; the table maps Latin-1 to Latin-1). */
 function mapUnits(text: string, table: Uint16Array): string {
+  const n = text.length;
+  const bytes = Buffer.allocUnsafe(n);
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0xff) return mapWideUnits(text, table);
+    bytes[i] = c < table.length ? table[c]! : c;
+  }
+  return bytes.toString('latin1', 0, n);
+}
+
+function mapWideUnits(text: string, table: Uint16Array): string {
   const units = new Uint16Array(text.length);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -617,10 +633,17 @@ function mapUnits(text: string, table: Uint16Array): string {
   return fromCodeUnits(units);
 }
 
-/** `text` with its UTF-16 code units in reverse order (reversing the bytes reverses the units, then each unit's bytes are swapped back). */
+/** `text` with its UTF-16 code units in reverse order. */
 function reverseUnits(text: string): string {
-  const bytes = Buffer.from(text, 'utf16le').reverse().swap16();
-  return bytes.toString('utf16le');
+  const n = text.length;
+  const bytes = Buffer.allocUnsafe(n);
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    // Reversing the bytes of UTF-16 reverses the units; then each unit's bytes are swapped back.
+    if (c > 0xff) return Buffer.from(text, 'utf16le').reverse().swap16().toString('utf16le');
+    bytes[n - 1 - i] = c;
+  }
+  return bytes.toString('latin1', 0, n);
 }
 
 function unitTable(pairs: Record<string, string>): Uint16Array {

@@ -224,9 +224,11 @@ function continuesNumber(text: string, start: number, end: number): boolean {
 const PHONE_BEFORE_FORBIDDEN = /[\p{L}\p{N}_\-.\/@#$€£¥%:+=&]/u;
 const PHONE_AFTER_FORBIDDEN = /[\p{L}\p{N}_\-\/@%]/u;
 
-const MIN_PHONE_DIGITS = 7;
+/** No phone number has fewer digits. */
+export const MIN_PHONE_DIGITS = 7;
 
-function countDigits(s: string): number {
+/** The ASCII digits in `s`. */
+export function countDigits(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -5,7 +5,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { PII_ENTITIES, type PiiEntity } from './guardrails.types.js';
 import { isCardNumber, isValidIban, isValidSsn, shannonEntropy } from './checksums.js';
 import { normalizeWithMap, toOriginalSpan, type NormalizedText } from './normalize.js';
-import { findPhones } from './pii-phones.js';
+import { countDigits, findPhones, MIN_PHONE_DIGITS } from './pii-phones.js';
 import { isWordChar, lineBefore, type Span } from './pii-span.js';
 import { anchoredMatches, matches, offsetsMatching, offsetsOf } from './regex-scan.js';
 
@@ -30,6 +30,14 @@ export const PII_PLACEHOLDERS: Record<PiiEntity, string> = {
 
 /** When two detectors claim overlapping text, the earlier entity in this list wins. */
 const PRIORITY: PiiEntity[] = ['secret', 'email', 'iban', 'credit_card', 'ssn', 'ip_address', 'phone'];
+
+/**
+ * The fewest ASCII digits in any match of each entity (its patterns' `\d`, 0-9 only; normalised
+ * text has full-width digits as ASCII): a text with fewer is not scanned for it, which spares most
+ * short strings (a model's answer fields, names, ids) five of the seven detectors. IBAN: `[A-Z]{2}\d{2}`;
+ * card: 12 to 19 digits; SSN and labelled tax ids: 3-2-4; IPv4: four octets, IPv6: one digit at least.
+ */
+const MIN_DIGITS: Record<PiiEntity, number> = { secret: 0, email: 0, iban: 2, credit_card: 12, ssn: 9, ip_address: 1, phone: MIN_PHONE_DIGITS };
 
 
 // ---------------------------------------------------------------------------------------------
@@ -81,7 +89,7 @@ function findEmails(text: string): Span[] {
 // ---------------------------------------------------------------------------------------------
 // Secrets
 
-const SECRET_PATTERNS: { kind: string; re: RegExp; needsDigit?: boolean }[] = [
+export const SECRET_PATTERNS: { kind: string; re: RegExp; needsDigit?: boolean }[] = [
   { kind: 'private_key', re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g },
   { kind: 'jwt', re: /\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*/g },
   { kind: 'openai_key', re: /(?<![\p{L}\p{N}_\-])sk-(?:proj-|svcacct-|admin-|ant-(?:api\d\d-|admin\d\d-)?|live-|test-)?[A-Za-z0-9_\-]{20,}/gu, needsDigit: true },
@@ -98,6 +106,14 @@ const SECRET_PATTERNS: { kind: string; re: RegExp; needsDigit?: boolean }[] = [
   { kind: 'url_credentials', re: /\b[a-z][a-z0-9+.\-]{0,30}:\/\/[^\s:@\/]{1,64}:([^\s@\/]{3,128})@/gi },
   { kind: 'bearer_token', re: /\bBearer\s+([A-Za-z0-9._~+\/\-]{20,}=*)/g },
 ];
+
+/**
+ * Every match of SECRET_PATTERNS contains one of these literals (its pattern's fixed part, in the
+ * pattern's own case): a text without any of them skips the fifteen scans, one per pattern, that
+ * would each find nothing. A new pattern adds its literal here (test/guardrails/pii-secrets.test.ts
+ * checks each kind's example).
+ */
+const SECRET_LITERAL = /-----BEGIN |eyJ|sk-|[spr]k_(?:live|test)_|svc_|A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AIza|npm_|hf_|:\/\/|Bearer/;
 
 // An identifier that names a credential, then `:`/`=`, then the value.
 const LABELED_SECRET = /(?<![\p{L}\p{N}])([\w.\-]{0,40}?(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|pwd|passphrase|access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|signing[_\-]?key)[\w.\-]{0,40})["']?[ \t]*(?:=>|:=|[:=]|\bis\b)[ \t]*["'`]?([^\s"'`,;<>(){}\[\]]{6,})/giu;
@@ -142,7 +158,7 @@ function secretMatches(kind: string, re: RegExp, text: string): Iterable<RegExpE
 
 function findSecrets(text: string): Span[] {
   const out: Span[] = [];
-  for (const { kind, re, needsDigit } of SECRET_PATTERNS) {
+  for (const { kind, re, needsDigit } of SECRET_LITERAL.test(text) ? SECRET_PATTERNS : []) {
     for (const m of secretMatches(kind, re, text)) {
       if (needsDigit && !/\d/.test(m[0])) continue;
       if (kind === 'bearer_token' || kind === 'url_credentials') {
@@ -205,8 +221,12 @@ function findIbans(text: string): Span[] {
 
 const CARD_CANDIDATE = /(?<![\p{L}\p{N}_\-.,\/])\d(?:[ \-]?\d){11,18}(?![\p{L}\p{N}_\-\/]|[.,]\d)/gu;
 
+/** Twelve digits with at most one space or "-" between two: every CARD_CANDIDATE match holds such a run (this pattern, without the look-behind, is a quick scan). */
+const CARD_DIGITS = /\d(?:[ \-]?\d){11}/;
+
 function findCards(text: string): Span[] {
   const out: Span[] = [];
+  if (!CARD_DIGITS.test(text)) return out;
   for (const m of matches(CARD_CANDIDATE, text)) {
     const raw = m[0];
     // One kind of separator (space or "-"), and cards are printed in groups of 4 (or 4-6-5 /
@@ -254,8 +274,12 @@ const LABELED_TAX_ID = new RegExp(
 /** The first letters of every label: a match starts exactly there (the anchored scan needs no lead). */
 const TAX_ID_LABEL_START = /ss|itin|tin|social|tax/giu;
 
+/** 3-2-4 digits, each gap empty or one of " -.": every match of SSN_DASHED, SSN_BARE and LABELED_TAX_ID holds one (a quick scan: no look-behind, no Unicode classes). */
+const SSN_DIGITS = /\d{3}[\- .]?\d{2}[\- .]?\d{4}/;
+
 function findSsns(text: string): Span[] {
   const out: Span[] = [];
+  if (!SSN_DIGITS.test(text)) return out;
   for (const m of matches(SSN_DASHED, text)) {
     if (!isValidSsn(m[1]!, m[3]!, m[4]!)) continue;
     // Space-separated 3-2-4 groups are an SSN only when the text says so.
@@ -286,9 +310,14 @@ const VERSION_CONTEXT = /(?:\b(?:v|ver|version|versions|release|rel|build|firmwa
 
 const IPV6 = /(?<![\p{L}\p{N}_:.\-])\[?((?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3}))(?:%[\w.]+)?\]?(?![\p{L}\p{N}_:]|\.[\p{L}\p{N}]|-\w)/gu;
 
+const IPV4_DOTS = /\d\.\d{1,3}\.\d{1,3}\.\d/;
+const IPV6_COLONS = /:[0-9A-Fa-f]{0,4}:/;
+
 function findIps(text: string): Span[] {
   const out: Span[] = [];
-  if (text.includes('.')) {
+  // Four dotted numbers for IPv4; two colons at most four hex digits apart for IPv6 (its two
+  // `X:` groups at least): quick scans, before the patterns with Unicode look-arounds.
+  if (IPV4_DOTS.test(text)) {
     for (const m of matches(IPV4, text)) {
       const address = m[0].split('/')[0]!;
       if (!isIPv4(address)) continue; // rejects octets > 255 and leading zeros
@@ -296,7 +325,7 @@ function findIps(text: string): Span[] {
       out.push({ start: m.index, end: m.index + m[0].length, kind: 'ipv4' });
     }
   }
-  if (text.includes(':')) {
+  if (IPV6_COLONS.test(text)) {
     // The first ":" of an address comes after at most "[" and four hex digits.
     for (const m of anchoredMatches(IPV6, text, offsetsOf(text, ':'), 5)) {
       const address = m[1]!;
@@ -346,8 +375,10 @@ export function detectPiiNormalized(normalized: NormalizedText, entities: readon
     for (let i = span.start; i < span.end; i++) if (claimed[i]) return true;
     return false;
   };
+  const digits = countDigits(normalized.text);
   for (const entity of PRIORITY) {
     if (!wanted.has(entity) && entity !== 'secret' && entity !== 'email' && entity !== 'iban' && entity !== 'credit_card') continue;
+    if (digits < MIN_DIGITS[entity]) continue;
     for (const span of DETECTORS[entity](normalized.text)) {
       if (overlapsClaimed(span)) continue;
       claimed.fill(1, span.start, span.end);

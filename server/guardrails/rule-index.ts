@@ -225,11 +225,18 @@ export interface RuleSet {
   /** Slots by first character. */
   byChar: number[][];
   /**
-   * The word prefixes as a trie over ASCII characters (letters in lower case): `trie[node * 128 + c]`
-   * is the child node (0: none; the root is node 0). `ends[node]`: slots whose prefix ends
-   * there; `rest[node]`: [prefix, slot] pairs whose prefix continues with a non-ASCII character.
+   * The word prefixes as a trie over ASCII characters (letters in lower case), the root node 0.
+   * The child of `node` by character `c` is found by hashing the edge `node * 128 + c` into
+   * `edges` (pairs [edge, child], open addressing, `edgeMask + 1` pairs; an empty pair holds -1):
+   * a few kilobytes, where a 128-wide row per node took a megabyte and a half for the injection
+   * rules and was mostly out of the CPU's caches between two scans. The root's children, tried at
+   * every word start, are a row of their own (`rootChildren[c]`, 0: none). `ends[node]`: slots
+   * whose prefix ends there; `rest[node]`: [prefix, slot] pairs whose prefix continues with a
+   * non-ASCII character.
    */
-  trie: Int32Array;
+  rootChildren: Int32Array;
+  edges: Int32Array;
+  edgeMask: number;
   /** Per trie node: 1 = `ends` is not empty, 2 = `rest` is not empty. */
   nodeFlags: Uint8Array;
   ends: number[][];
@@ -241,11 +248,14 @@ export interface RuleSet {
 const WORD_CODES = Uint8Array.from({ length: 128 }, (_, c) => (WORD.test(String.fromCharCode(c)) ? 1 : 0));
 
 /** Prepares patterns (global regular expressions without the i, m, u or v flags) for `candidateOffsets` and `ruleMatches`. */
+/** Spreads trie edges (node * 128 + character) over the hash table. */
+const edgeHash = (edge: number) => Math.imul(edge, 0x9e3779b1) >>> 8;
+
 export function compileRuleSet(patterns: readonly RegExp[]): RuleSet {
   const children: number[] = new Array(128).fill(0);
   const ends: number[][] = [[]];
   const rest: [string, number][][] = [[]];
-  const set: RuleSet = { patterns: [], slotOf: [], slots: 0, flags: Uint8Array.from(WORD_CODES, (w) => (w ? 2 : 0)), byChar: Array.from({ length: 128 }, () => []), trie: new Int32Array(0), nodeFlags: new Uint8Array(0), ends, rest, starts: [] };
+  const set: RuleSet = { patterns: [], slotOf: [], slots: 0, flags: Uint8Array.from(WORD_CODES, (w) => (w ? 2 : 0)), byChar: Array.from({ length: 128 }, () => []), rootChildren: new Int32Array(128), edges: new Int32Array(0), edgeMask: 0, nodeFlags: new Uint8Array(0), ends, rest, starts: [] };
   const addWord = (prefix: string, index: number) => {
     let node = 0;
     for (let k = 0; k < prefix.length; k++) {
@@ -292,7 +302,21 @@ export function compileRuleSet(patterns: readonly RegExp[]): RuleSet {
     });
     first.words.forEach((word) => addWord(word.toLowerCase(), index));
   });
-  set.trie = Int32Array.from(children);
+  set.rootChildren = Int32Array.from(children.slice(0, 128));
+  const linked: [number, number][] = [];
+  children.forEach((child, edge) => {
+    if (child !== 0 && edge >= 128) linked.push([edge, child]);
+  });
+  let size = 16;
+  while (size < linked.length * 2) size *= 2;
+  set.edgeMask = size - 1;
+  set.edges = new Int32Array(size * 2).fill(-1);
+  for (const [edge, child] of linked) {
+    let h = edgeHash(edge) & set.edgeMask;
+    while (set.edges[h * 2] !== -1) h = (h + 1) & set.edgeMask;
+    set.edges[h * 2] = edge;
+    set.edges[h * 2 + 1] = child;
+  }
   set.nodeFlags = Uint8Array.from(ends, (list, node) => (list.length ? 1 : 0) | (rest[node]!.length ? 2 : 0));
   return set;
 }
@@ -319,7 +343,7 @@ function startsWithFolded(text: string, prefix: string, at: number): boolean {
  * Patterns of one slot get the same array: read it, do not change it.
  */
 export function candidateOffsets(set: RuleSet, text: string): (readonly number[] | null)[] {
-  const { flags, byChar, trie, nodeFlags, ends, rest } = set;
+  const { flags, byChar, rootChildren, edges, edgeMask, nodeFlags, ends, rest } = set;
   const n = text.length;
   // Most slots find no candidate in a short text: they share one empty array, and a slot gets its
   // own at its first offset (this runs for every variant of every scanned field).
@@ -366,7 +390,17 @@ export function candidateOffsets(set: RuleSet, text: string): (readonly number[]
         let d = text.charCodeAt(j);
         if (d >= 128) break;
         if (d >= 65 && d <= 90) d += 32;
-        node = trie[node * 128 + d]!;
+        if (node === 0) node = rootChildren[d]!;
+        else {
+          const edge = node * 128 + d;
+          let h = edgeHash(edge) & edgeMask;
+          let found = edges[h * 2]!;
+          while (found !== edge && found !== -1) {
+            h = (h + 1) & edgeMask;
+            found = edges[h * 2]!;
+          }
+          node = found === -1 ? 0 : edges[h * 2 + 1]!;
+        }
         if (node === 0) break;
         if (nodeFlags[node]! & 1) {
           const done = ends[node]!;
