@@ -11,7 +11,7 @@ import { DECODE_AND_FOLLOW, decodeAndFollowMatches } from './decode-and-follow.j
 import { FAKE_TURNS, fakeTurnsMatches } from './fake-turns.js';
 import { HIDDEN_COMMENT, hiddenCommentMatches } from './hidden-comment.js';
 import { normalizeWithMap } from './normalize.js';
-import { candidateOffsets, compileRuleSet, ruleMatches, type RuleSet } from './rule-index.js';
+import { candidateOffsets, compileRuleSet, confirmedOffsets, ruleMatches, type RuleSet } from './rule-index.js';
 
 export type InjectionCategory =
   | 'instruction_override'
@@ -575,10 +575,13 @@ interface Prepared {
 
 function runRules(text: Prepared, hits: Map<string, InjectionHit>, rules: readonly Rule[], set: RuleSet) {
   const { lower, cased } = text;
-  const offsets = candidateOffsets(set, lower);
+  const listed = candidateOffsets(set, lower);
+  const offsets = confirmedOffsets(set, lower, listed);
   // Lower case changes no offset unless a character grows (only U+0130 does): then `cased` gets its own.
-  const casedOffsets = cased.length === lower.length ? offsets : candidateOffsets(set, cased);
-  const discussion = DISCUSSION_SUBSTRING.test(lower) || !ruleMatches(set, rules.length, lower, offsets[rules.length]!).next().done;
+  const casedOffsets = cased.length === lower.length ? listed : candidateOffsets(set, cased);
+  // Whether the text discusses attacks, read at the first match that asks (most texts have none).
+  let discussion: boolean | undefined;
+  const discusses = () => (discussion ??= DISCUSSION_SUBSTRING.test(lower) || !ruleMatches(set, rules.length, lower, offsets[rules.length]!).next().done);
   rules.forEach((rule, index) => {
     const candidates = (rule.caseSensitive ? casedOffsets : offsets)[index]!;
     // Nowhere to start: the usual case for most rules in a short text.
@@ -591,7 +594,7 @@ function runRules(text: Prepared, hits: Map<string, InjectionHit>, rules: readon
       const start = m.index;
       const end = start + m[0].length;
       if (rule.unless && rule.unless.test(lower.slice(Math.max(0, start - 100), end + 100))) continue;
-      const weight = rule.weight * (isMention(lower, start, end, discussion) ? 0.25 : 1);
+      const weight = rule.weight * (isMention(lower, start, end, discusses()) ? 0.25 : 1);
       best = Math.max(best, weight);
       if (best >= rule.weight) break;
     }

@@ -243,19 +243,39 @@ export interface RuleSet {
   rest: [string, number][][];
   /** Slots that can start at offset 0. */
   starts: number[];
+  /**
+   * Per slot of two or more patterns: their sticky alternation. Where it fails, every pattern of
+   * the slot fails (confirmedOffsets keeps only the offsets where it matches): one attempt an
+   * offset instead of one per pattern (three injection rules start at every line of a text).
+   */
+  unions: (RegExp | null)[];
 }
 
 const WORD_CODES = Uint8Array.from({ length: 128 }, (_, c) => (WORD.test(String.fromCharCode(c)) ? 1 : 0));
 
-/** Prepares patterns (global regular expressions without the i, m, u or v flags) for `candidateOffsets` and `ruleMatches`. */
 /** Spreads trie edges (node * 128 + character) over the hash table. */
 const edgeHash = (edge: number) => Math.imul(edge, 0x9e3779b1) >>> 8;
 
+/** A back-reference or a named group: a pattern that cannot be joined with others into one alternation. */
+const NOT_JOINABLE = /\\[1-9]|\\k<|\(\?<(?![=!])/;
+
+/**
+ * The sticky alternation of a slot's patterns (null: one pattern, or patterns that cannot be
+ * joined): it matches at an offset exactly where one of them does.
+ */
+function unionOf(patterns: readonly RegExp[]): RegExp | null {
+  if (patterns.length < 2) return null;
+  const flags = patterns[0]!.flags;
+  if (patterns.some((re) => re.flags !== flags || NOT_JOINABLE.test(re.source))) return null;
+  return new RegExp(patterns.map((re) => `(?:${re.source})`).join('|'), `${flags.replace('g', '')}y`);
+}
+
+/** Prepares patterns (global regular expressions without the i, m, u or v flags) for `candidateOffsets` and `ruleMatches`. */
 export function compileRuleSet(patterns: readonly RegExp[]): RuleSet {
   const children: number[] = new Array(128).fill(0);
   const ends: number[][] = [[]];
   const rest: [string, number][][] = [[]];
-  const set: RuleSet = { patterns: [], slotOf: [], slots: 0, flags: Uint8Array.from(WORD_CODES, (w) => (w ? 2 : 0)), byChar: Array.from({ length: 128 }, () => []), rootChildren: new Int32Array(128), edges: new Int32Array(0), edgeMask: 0, nodeFlags: new Uint8Array(0), ends, rest, starts: [] };
+  const set: RuleSet = { patterns: [], slotOf: [], slots: 0, flags: Uint8Array.from(WORD_CODES, (w) => (w ? 2 : 0)), byChar: Array.from({ length: 128 }, () => []), rootChildren: new Int32Array(128), edges: new Int32Array(0), edgeMask: 0, nodeFlags: new Uint8Array(0), ends, rest, starts: [], unions: [] };
   const addWord = (prefix: string, index: number) => {
     let node = 0;
     for (let k = 0; k < prefix.length; k++) {
@@ -318,6 +338,7 @@ export function compileRuleSet(patterns: readonly RegExp[]): RuleSet {
     set.edges[h * 2 + 1] = child;
   }
   set.nodeFlags = Uint8Array.from(ends, (list, node) => (list.length ? 1 : 0) | (rest[node]!.length ? 2 : 0));
+  set.unions = Array.from({ length: set.slots }, (_, slot) => unionOf(patterns.filter((_re, i) => set.slotOf[i] === slot)));
   return set;
 }
 
@@ -417,6 +438,29 @@ export function candidateOffsets(set: RuleSet, text: string): (readonly number[]
     previousWord = word;
   }
   return set.slotOf.map((slot) => (slot < 0 ? null : out[slot]!));
+}
+
+/**
+ * `offsets` (candidateOffsets of `text`) without the offsets where no pattern of a shared slot
+ * matches: exact for patterns run on this very text (not for a case-sensitive one run on another
+ * casing of it, whose candidates stay those of candidateOffsets).
+ */
+export function confirmedOffsets(set: RuleSet, text: string, offsets: readonly (readonly number[] | null)[]): (readonly number[] | null)[] {
+  const confirmed = new Map<number, readonly number[]>();
+  return offsets.map((list, index) => {
+    const slot = set.slotOf[index]!;
+    const union = slot < 0 ? null : set.unions[slot];
+    if (!union || !list || list.length === 0) return list;
+    let kept = confirmed.get(slot);
+    if (!kept) {
+      kept = list.filter((at) => {
+        union.lastIndex = at;
+        return union.test(text);
+      });
+      confirmed.set(slot, kept);
+    }
+    return kept;
+  });
 }
 
 /** The matches of pattern `index` in `text`, exactly as its global `exec` loop finds them. */

@@ -167,7 +167,7 @@ const BENCHES: Record<string, Bench> = {
       concurrency: intSetting('BENCH_EVAL_CONCURRENCY', 10),
       latencyMs: intSetting('BENCH_EVAL_LATENCY_MS', 500),
       poolMax: intSetting('BENCH_POOL_MAX', 10),
-      cpuRounds: intSetting('BENCH_EVAL_CPU_ROUNDS', 4),
+      cpuRounds: intSetting('BENCH_EVAL_CPU_ROUNDS', 8),
     }),
   deploys: (adminUrl, benchCleanup) =>
     runDeploysBench(adminUrl, benchCleanup, {
