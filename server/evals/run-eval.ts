@@ -20,7 +20,9 @@ import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
 import { recordRunEnded, withRunContext } from '../observability/telemetry.js';
 import { draftIntentDefinition, resolveIntent, type DraftIntent } from '../intents/resolve-intent.js';
-import { runIntentForCase } from '../intents/run-intent.service.js';
+import { runIntentForCase, scanCaseInput, type CaseInputScan } from '../intents/run-intent.service.js';
+import { totalChars } from '../guardrails/run-pre-llm.js';
+import { SCAN_INLINE_MAX_CHARS } from '../guardrails/scan-pool.js';
 import { readRunContext } from '../intents/run-context.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { transientProviderFailure, type ProviderFailureReason } from '../llm/provider-errors.js';
@@ -52,6 +54,12 @@ const EVAL_JOB_MAX_MS = 10 * 60_000;
 const PROGRESS_MS = 250;
 /** Pending cases read per round. */
 const BATCH = 500;
+/**
+ * Case inputs scanned ahead at once (scanCaseInput): at most this many, and no more once they hold
+ * SCAN_INLINE_MAX_CHARS characters, so a round of scans holds the event loop about as long as one
+ * large input's scan, and at most one of them goes to the worker-thread pool.
+ */
+const SCAN_AHEAD_CASES = 16;
 
 /**
  * Errors of the platform, not of a case: the run fails (and can be resumed) instead of erroring
@@ -156,7 +164,7 @@ const describe = (err: unknown) => {
  * identity map: retrieval, a key not read with the claim; a failed call's usage is written through
  * its own transactional fork), and a fork per case cost about 50 us of main-thread CPU.
  */
-async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPatience): Promise<CaseWrite> {
+async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPatience, scanned?: Promise<CaseInputScan | null>): Promise<CaseWrite> {
   const { deps, run, em } = ctx;
   const patiently = <T>(call: () => Promise<T>) => rideOut(call, provider);
   const started = performance.now();
@@ -168,10 +176,10 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
     const t0 = performance.now();
     const at = new Date();
     try {
-      const input = c.message ? { ...c.input, message: c.message } : c.input;
+      const input = caseInputOf(c);
       const res = await patiently(() =>
         runIntentForCase(em, deps, { tenantId: run.tenant_id, environmentId: run.environment_id, plan: run.billing_plan, tenant: ctx.tenant }, input, {
-          intent: ctx.intent!, model: run.model_override, usedThisMonth: ctx.usage, providerKeys: run.provider_keys,
+          intent: ctx.intent!, model: run.model_override, usedThisMonth: ctx.usage, providerKeys: run.provider_keys, scanned,
         }));
       output = res.output;
       intentCost = res.costUsd;
@@ -231,6 +239,42 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
   }
   const passed = check.passed !== false && verdict.score >= Number(run.pass_threshold);
   return { ...base, check, verdict, customScore, judgeUsage, status: 'scored', output, passed, latencyMs: performance.now() - started, costUsd: intentCost + judgeCost(), error: null };
+}
+
+/** The case's input as its intent run sees it. */
+const caseInputOf = (c: PendingCase): Record<string, unknown> => (c.message ? { ...c.input, message: c.message } : c.input);
+
+/**
+ * The pending cases' inputs, scanned ahead of their runs (intent runs only): the first worker to
+ * reach a case not scanned yet scans it and the ones after it, up to SCAN_AHEAD_CASES or
+ * SCAN_INLINE_MAX_CHARS characters, back to back. `take(index)` hands a case its scan once.
+ */
+function scansAhead(ctx: RunContext, pending: readonly PendingCase[]) {
+  const scans = new Map<number, Promise<CaseInputScan | null>>();
+  let scannedTo = 0;
+  const scanFrom = (from: number) => {
+    const { tenant, intent } = ctx;
+    let chars = 0;
+    let at = from;
+    for (; at < pending.length && at - from < SCAN_AHEAD_CASES && chars < SCAN_INLINE_MAX_CHARS; at++) {
+      const input = caseInputOf(pending[at]!);
+      chars += totalChars(input);
+      const scan = scanCaseInput(tenant, intent!, input);
+      // A case that fails before it reads its scan (the slice stopped) leaves it unread.
+      scan.catch(() => undefined);
+      scans.set(at, scan);
+    }
+    scannedTo = at;
+  };
+  return {
+    take(index: number): Promise<CaseInputScan | null> | undefined {
+      if (ctx.run.execution_mode !== 'liya_intent' || !ctx.intent) return undefined;
+      if (index >= scannedTo) scanFrom(index);
+      const scan = scans.get(index);
+      scans.delete(index);
+      return scan;
+    },
+  };
 }
 
 // ---- The run ------------------------------------------------------------------------------------
@@ -437,13 +481,15 @@ async function workSlice(ctx: RunContext, control: EvalJobControl): Promise<void
       const pending = await listPendingResults(deps.sql, run.id, BATCH);
       if (!pending.length) break;
       let next = 0;
+      const scans = scansAhead(ctx, pending);
       const worker = async () => {
         while (goOn() && next < pending.length) {
-          const c = pending[next++];
+          const index = next++;
+          const c = pending[index]!;
           await withTenantSlot(run.tenant_id, concurrency, async () => {
             if (!goOn()) return;
             try {
-              const write = await scoreCase(ctx, c, provider);
+              const write = await scoreCase(ctx, c, provider, scans.take(index));
               const status = await writeCase(ctx, c, write);
               if (status !== 'running') state.stopped = true;
               else reportProgress();
