@@ -20,9 +20,7 @@ import { AppError } from '../errors.js';
 import type { IntentDefinition } from '../intents/intent-definition.js';
 import { recordRunEnded, withRunContext } from '../observability/telemetry.js';
 import { draftIntentDefinition, resolveIntent, type DraftIntent } from '../intents/resolve-intent.js';
-import { runIntentForCase, scanCaseInput, type CaseInputScan } from '../intents/run-intent.service.js';
-import { totalChars } from '../guardrails/run-pre-llm.js';
-import { SCAN_INLINE_MAX_CHARS } from '../guardrails/scan-pool.js';
+import { runIntentForCase, type CaseInputScan } from '../intents/run-intent.service.js';
 import { readRunContext } from '../intents/run-context.js';
 import type { StoredProviderKey } from '../llm/llm.types.js';
 import { transientProviderFailure, type ProviderFailureReason } from '../llm/provider-errors.js';
@@ -31,6 +29,7 @@ import { createAdaptiveLimiter, rideOut, RideOutAborted, type AdaptiveLimiter } 
 import { limitsForPlan } from '../tenants/plan-limits.js';
 import { toTenantRuntime, type TenantRuntime } from '../tenants/tenant-runtime.js';
 import type { MonthlyUsage, UsageEventInput } from '../usage/usage.service.js';
+import { caseInputOf, scansAhead } from './case-scans.js';
 import { checkOutput, type CheckResult } from './check-output.js';
 import { runCustomScorer, ScorerError, type CustomScorer } from './custom-scorer.js';
 import { closeTenantSpend, openJudgeBudget, type TenantSpend } from './judge-budget.js';
@@ -54,12 +53,7 @@ const EVAL_JOB_MAX_MS = 10 * 60_000;
 const PROGRESS_MS = 250;
 /** Pending cases read per round. */
 const BATCH = 500;
-/**
- * Case inputs scanned ahead at once (scanCaseInput): at most this many, and no more once they hold
- * SCAN_INLINE_MAX_CHARS characters, so a round of scans holds the event loop about as long as one
- * large input's scan, and at most one of them goes to the worker-thread pool.
- */
-const SCAN_AHEAD_CASES = 16;
+
 
 /**
  * Errors of the platform, not of a case: the run fails (and can be resumed) instead of erroring
@@ -239,42 +233,6 @@ async function scoreCase(ctx: RunContext, c: PendingCase, provider: ProviderPati
   }
   const passed = check.passed !== false && verdict.score >= Number(run.pass_threshold);
   return { ...base, check, verdict, customScore, judgeUsage, status: 'scored', output, passed, latencyMs: performance.now() - started, costUsd: intentCost + judgeCost(), error: null };
-}
-
-/** The case's input as its intent run sees it. */
-const caseInputOf = (c: PendingCase): Record<string, unknown> => (c.message ? { ...c.input, message: c.message } : c.input);
-
-/**
- * The pending cases' inputs, scanned ahead of their runs (intent runs only): the first worker to
- * reach a case not scanned yet scans it and the ones after it, up to SCAN_AHEAD_CASES or
- * SCAN_INLINE_MAX_CHARS characters, back to back. `take(index)` hands a case its scan once.
- */
-function scansAhead(ctx: RunContext, pending: readonly PendingCase[]) {
-  const scans = new Map<number, Promise<CaseInputScan | null>>();
-  let scannedTo = 0;
-  const scanFrom = (from: number) => {
-    const { tenant, intent } = ctx;
-    let chars = 0;
-    let at = from;
-    for (; at < pending.length && at - from < SCAN_AHEAD_CASES && chars < SCAN_INLINE_MAX_CHARS; at++) {
-      const input = caseInputOf(pending[at]!);
-      chars += totalChars(input);
-      const scan = scanCaseInput(tenant, intent!, input);
-      // A case that fails before it reads its scan (the slice stopped) leaves it unread.
-      scan.catch(() => undefined);
-      scans.set(at, scan);
-    }
-    scannedTo = at;
-  };
-  return {
-    take(index: number): Promise<CaseInputScan | null> | undefined {
-      if (ctx.run.execution_mode !== 'liya_intent' || !ctx.intent) return undefined;
-      if (index >= scannedTo) scanFrom(index);
-      const scan = scans.get(index);
-      scans.delete(index);
-      return scan;
-    },
-  };
 }
 
 // ---- The run ------------------------------------------------------------------------------------

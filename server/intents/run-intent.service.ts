@@ -224,7 +224,8 @@ export interface CaseInputScan {
  * intent: the run then fails on that, unscanned, as it would have). An evaluation scans its next
  * cases' inputs one after another, ahead of their runs: a scan's code and tables, and the
  * provider SDK's, then stay in the CPU's caches, where a scan between two model calls evicted the
- * SDK's and cost the next call ~110 us more CPU than it took itself (measured on the bench's resumes).
+ * SDK's: the next call cost 107-137 us more CPU (measured with the eval bench's resumes, see
+ * docs/benchmarks.md).
  */
 export async function scanCaseInput(tenant: TenantRuntime, intent: IntentDefinition, input: Record<string, unknown>): Promise<CaseInputScan | null> {
   if (intent.inputSchema && validateWithSchema(intent.inputSchema, input).length > 0) return null;
