@@ -343,7 +343,9 @@ function comparisonSection(c: EvalComparison, dims: string[]): string {
   const rows = [row('overall score', c, c.n_shared), ...dims.filter((d) => c.per_dimension[d]).map((d) => row(d, c.per_dimension[d]))];
   return (
     `<section id="comparison"><h2>Compared with run <code>${esc(c.against)}</code></h2>` +
-    `<p class="sub">This run minus the other over the ${esc(c.n_shared)} scored case${c.n_shared === 1 ? '' : 's'} both share. Test: <code>${esc(c.test)}</code>` +
+    (c.pairing === 'unpaired'
+      ? `<p class="sub">The runs share no case: their ${esc(c.n_a)} and ${esc(c.n_b)} scored cases are compared as two samples (this run's mean minus the other's). Test: <code>${esc(c.test)}</code>`
+      : `<p class="sub">This run minus the other over the ${esc(c.n_shared)} scored case${c.n_shared === 1 ? '' : 's'} both share. Test: <code>${esc(c.test)}</code>`) +
     `${c.p_value_method ? ` (${esc(c.p_value_method)})` : ''}; 95% CI: bootstrap of the mean difference. Pass-rate difference: <strong>${esc(formatPoints(c.pass_rate_diff))}</strong>.</p>` +
     `<table class="stats"><thead><tr><th></th><th>shared</th><th>mean diff</th><th>95% CI</th><th>p-value</th><th>wins / losses / ties</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`
   );

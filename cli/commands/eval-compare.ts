@@ -1,4 +1,4 @@
-// `liya evals compare` (the paired statistics of two runs) and `liya evals report` (a self-contained
+// `liya evals compare` (the statistics of two runs: paired, or as two samples) and `liya evals report` (a self-contained
 // HTML page of a run).
 import type { Command } from 'commander';
 import { createElement as h } from 'react';
@@ -25,11 +25,14 @@ import { plural } from '../format.js';
 // ---------------------------------------------------------------- compare
 
 function comparisonFields(c: EvalComparison): [string, string][] {
+  const unpaired = c.pairing === 'unpaired';
   return [
-    ['Shared cases', `${c.n_shared} (scored in both runs)`],
+    unpaired
+      ? ['Cases', `${c.n_a} and ${c.n_b}, none shared: compared as two samples`]
+      : ['Shared cases', `${c.n_shared} (scored in both runs)`],
     ['Mean diff', `${formatDiff(c.mean_diff)}  95% CI ${formatCi(c.ci95)}`],
     ['p-value', `${formatPValue(c.p_value)}  (${c.test}${c.p_value_method ? `, ${c.p_value_method}` : ''})`],
-    ['Wins/losses/ties', `${c.wins} / ${c.losses} / ${c.ties}`],
+    ...(unpaired ? [] : [['Wins/losses/ties', `${c.wins} / ${c.losses} / ${c.ties}`] as [string, string]]),
     ['Pass-rate diff', formatPoints(c.pass_rate_diff)],
   ];
 }
@@ -52,8 +55,12 @@ export function comparisonRows(c: EvalComparison): string[][] {
 
 /** A sentence about what the comparison shows, at the 5% level. */
 export function comparisonVerdict(c: EvalComparison): { kind: 'info' | 'success' | 'warning'; message: string } {
-  if (c.n_shared === 0) return { kind: 'warning', message: 'The runs share no scored case: there is nothing to compare.' };
-  if (c.p_value === null) return { kind: 'info', message: `Too few shared cases for a significance test (${c.n_shared}; it needs 2).` };
+  if (c.pairing === 'unpaired') {
+    if (c.p_value === null) return { kind: 'info', message: `Too few scored cases for a significance test (${c.n_a} and ${c.n_b}; it needs 2 in each run).` };
+  } else {
+    if (c.n_shared === 0) return { kind: 'warning', message: 'The runs share no scored case: there is nothing to compare.' };
+    if (c.p_value === null) return { kind: 'info', message: `Too few shared cases for a significance test (${c.n_shared}; it needs 2).` };
+  }
   if (c.p_value < 0.05 && c.mean_diff !== null && c.mean_diff !== 0) {
     const better = c.mean_diff > 0;
     return {

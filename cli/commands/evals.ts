@@ -1,7 +1,7 @@
 // `liya evals ...`: evaluation suites through the API key routes. `run` starts a suite run and
 // follows it (a live view on a terminal, a line per change elsewhere) to a summary, and is a CI gate:
 // the exit code says whether the run completed and met --min-pass-rate / --min-score, and --junit
-// writes the cases as JUnit XML. `compare` prints the paired statistics of two runs, `report` writes
+// writes the cases as JUnit XML. `compare` prints the statistics of two runs (paired, or as two samples), `report` writes
 // a self-contained HTML page of a run, `runs` and `suites` list what there is.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createElement as h } from 'react';
@@ -301,10 +301,11 @@ unknown suite name, missing key). LIYA_EVAL_POLL_MS sets how often the run is re
     .command('compare')
     .description(
       'Compare two runs case by case (this run minus the other, over the scored cases both share): mean difference with its bootstrap 95% CI, ' +
-        'Wilcoxon signed-rank p-value, wins/losses/ties, pass-rate difference, and the same per judge dimension',
+        'Wilcoxon signed-rank p-value, wins/losses/ties, pass-rate difference, and the same per judge dimension. ' +
+        'Runs that share no case (a live window and a suite run) are compared as two samples: difference of the means, Mann-Whitney U p-value',
     )
     .argument('<run>', 'run id')
-    .requiredOption('--against <run>', 'the run to compare with (a baseline, an earlier run)')
+    .requiredOption('--against <run>', 'the run to compare with (a baseline, an earlier run, a live window)')
     .option('--json', 'print the comparison as JSON')
     .action(action((runId: string, flags: { against: string; json?: boolean }, command: Command) => compareRuns(runId, flags, command)));
 

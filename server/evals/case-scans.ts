@@ -8,9 +8,9 @@ import type { TenantRuntime } from '../tenants/tenant-runtime.js';
 import type { PendingCase } from './store/eval-results.js';
 
 /**
- * Case inputs scanned ahead at once: at most this many, and no more once they hold
- * SCAN_INLINE_MAX_CHARS characters, so a round of scans holds the event loop about as long as one
- * large input's scan, and at most one of them goes to the worker-thread pool.
+ * Case inputs scanned ahead at once: at most this many, holding at most SCAN_INLINE_MAX_CHARS
+ * characters together (or one larger input, which goes to the worker-thread pool alone), so a
+ * round of scans holds the event loop no longer than one large input's scan did.
  */
 const SCAN_AHEAD_CASES = 16;
 
@@ -26,8 +26,8 @@ export const caseInputOf = (c: PendingCase): Record<string, unknown> => (c.messa
 
 /**
  * The pending cases' inputs, scanned ahead of their runs (intent runs only): the first worker to
- * reach a case not scanned yet scans it and the ones after it, up to SCAN_AHEAD_CASES or
- * SCAN_INLINE_MAX_CHARS characters, back to back. `take(index)` hands a case its scan once.
+ * reach a case not scanned yet scans it and the ones after it that fit (SCAN_AHEAD_CASES), back to
+ * back. `take(index)` hands a case its scan once.
  */
 export function scansAhead(ctx: ScanSource, pending: readonly PendingCase[]) {
   const scans = new Map<number, Promise<CaseInputScan | null>>();
@@ -36,9 +36,12 @@ export function scansAhead(ctx: ScanSource, pending: readonly PendingCase[]) {
     const { tenant, intent } = ctx;
     let chars = 0;
     let at = from;
-    for (; at < pending.length && at - from < SCAN_AHEAD_CASES && chars < SCAN_INLINE_MAX_CHARS; at++) {
+    for (; at < pending.length && at - from < SCAN_AHEAD_CASES; at++) {
       const input = caseInputOf(pending[at]!);
-      chars += totalChars(input);
+      const size = totalChars(input);
+      // The first case always (a larger one goes to the pool alone); the others while they fit.
+      if (at > from && chars + size > SCAN_INLINE_MAX_CHARS) break;
+      chars += size;
       const scan = scanCaseInput(tenant, intent!, input);
       // A case that fails before it reads its scan (the slice stopped) leaves it unread.
       scan.catch(() => undefined);

@@ -1,7 +1,14 @@
 // Comparing two runs case by case. `compare` pairs the scored cases both runs share and reports the
 // mean difference with a seeded bootstrap interval, a Wilcoxon signed-rank p-value, wins, losses and
-// ties, per judge dimension too, and the pass-rate difference. `compare-pairwise` shows the judge both
-// answers of each shared case twice, in both orders; a case is a win only when both orders agree.
+// ties, per judge dimension too, and the pass-rate difference. Runs that share no case (a live
+// window and a suite run, two windows of different days) are compared as two samples instead:
+// Mann-Whitney U and a bootstrap of the difference of the means (unpaired-statistics.ts).
+// `compare-pairwise` shows the judge both answers of each shared case twice, in both orders; a case
+// is a win only when both orders agree.
+//
+// Cases pair by their dataset case; cases without one (inline cases, a window's samples) pair by
+// position only when both runs hold the same input there (a window and its replay), never two
+// different inputs that happen to share a position.
 import type { EntityManager } from '../../db/orm.js';
 import type { AppDeps } from '../deps.js';
 import { AppError, invalidInput } from '../errors.js';
@@ -11,7 +18,8 @@ import { findRun, judgeModelOf } from './eval-runs.service.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
 import { compareStatistics, type ScoreSeries } from './compare-statistics.js';
-import { listScoredScores } from './store/compared-scores.js';
+import { listScoredScores, type ScoreRow } from './store/compared-scores.js';
+import { compareUnpairedSeries } from './unpaired-statistics.js';
 import { listScoredResults } from './store/eval-results.js';
 
 /** The key two runs' cases are paired by: the dataset case, or the position for inline cases. */
@@ -33,6 +41,7 @@ async function pairedRuns<Row extends { case_id: string | null; position: number
   id: string,
   against: string | undefined,
   load: (runId: string) => Promise<Row[]>,
+  sameInput: (a: Row, b: Row) => boolean,
 ) {
   const run = await findRun(em, tenantId, id);
   if (!against) throw invalidInput('against is required: the id of the run to compare with', [{ path: 'against', message: 'required' }]);
@@ -44,12 +53,15 @@ async function pairedRuns<Row extends { case_id: string | null; position: number
   }
   if (run.id === other.id) throw invalidInput('A run cannot be compared with itself', [{ path: 'against', message: 'the same run' }]);
   const [a, b] = await Promise.all([keyedRows(run, load), keyedRows(other, load)]);
-  const shared = [...a.keys()].filter((k) => b.has(k)).map((k) => ({ key: k, a: a.get(k)!, b: b.get(k)! }));
-  return { run, other, shared };
+  const shared = [...a.keys()]
+    .filter((k) => b.has(k) && (!k.startsWith('#') || sameInput(a.get(k)!, b.get(k)!)))
+    .map((k) => ({ key: k, a: a.get(k)!, b: b.get(k)! }));
+  return { run, other, shared, rowsA: [...a.values()], rowsB: [...b.values()] };
 }
 
 export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: string, id: string, against: string | undefined) {
-  const { run, other, shared } = await pairedRuns(em, tenantId, id, against, (runId) => listScoredScores(deps.sql, runId));
+  const { run, other, shared, rowsA, rowsB } = await pairedRuns(em, tenantId, id, against, (runId) => listScoredScores(deps.sql, runId), (x, y) => x.input_hash === y.input_hash);
+  if (shared.length === 0 && rowsA.length > 0 && rowsB.length > 0) return compareSamples(run.id, other.id, rowsA, rowsB);
   const n = shared.length;
   const overallSeries: ScoreSeries = { a: new Float64Array(n), b: new Float64Array(n) };
   const dimensionSeries = JUDGE_DIMENSIONS.map((dim) => ({ name: dim, series: { a: new Float64Array(n), b: new Float64Array(n), present: new Uint8Array(n) } }));
@@ -78,6 +90,9 @@ export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: st
   return {
     run_id: run.id,
     against: other.id,
+    pairing: 'paired' as const,
+    n_a: rowsA.length,
+    n_b: rowsB.length,
     n_shared: overall.n_shared,
     mean_diff: overall.mean_diff,
     ci95: overall.ci95,
@@ -90,6 +105,33 @@ export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: st
     pass_rate_diff: stats.passRateDiff,
     per_dimension: perDimension,
     cases: shared.map((p) => ({ case_id: p.a.case_id, position: p.a.position, score_a: Number(p.a.score), score_b: Number(p.b.score) })),
+  };
+}
+
+/** Two runs without a shared case, each a sample of its own scores (compareRuns answers this shape for them). */
+function compareSamples(runId: string, against: string, rowsA: ScoreRow[], rowsB: ScoreRow[]) {
+  const dimension = (rows: ScoreRow[], name: string) => rows.map((r) => r.dimension_scores?.[name]).filter((v): v is number => typeof v === 'number');
+  const [overall, ...dimensions] = compareUnpairedSeries([
+    { a: rowsA.map((r) => Number(r.score)), b: rowsB.map((r) => Number(r.score)) },
+    ...JUDGE_DIMENSIONS.map((name) => ({ a: dimension(rowsA, name), b: dimension(rowsB, name) })),
+  ]);
+  const passRate = (rows: ScoreRow[]) => rows.filter((r) => r.passed === true).length / rows.length;
+  const noPairs = { n_shared: 0, wins: 0, losses: 0, ties: 0 };
+  return {
+    run_id: runId,
+    against,
+    pairing: 'unpaired' as const,
+    n_a: rowsA.length,
+    n_b: rowsB.length,
+    ...noPairs,
+    mean_diff: overall!.mean_diff,
+    ci95: overall!.ci95,
+    p_value: overall!.p_value,
+    test: overall!.test,
+    p_value_method: overall!.p_value_method,
+    pass_rate_diff: passRate(rowsA) - passRate(rowsB),
+    per_dimension: Object.fromEntries(JUDGE_DIMENSIONS.map((name, i) => [name, { ...noPairs, mean_diff: dimensions[i]!.mean_diff, ci95: dimensions[i]!.ci95, p_value: dimensions[i]!.p_value }])),
+    cases: [],
   };
 }
 
@@ -116,7 +158,9 @@ const cut = (v: unknown) => {
 
 export async function comparePairwise(em: EntityManager, deps: AppDeps, scope: TenantScope, id: string, against: string) {
   const budget = await assertEvalRunAllowed(deps.sql, scope.tenantId, scope.plan);
-  const { run, other, shared } = await pairedRuns(em, scope.tenantId, id, against, (runId) => listScoredResults(deps.sql, runId));
+  // jsonb comes back with its keys in one order: equal inputs give equal JSON.
+  const { run, other, shared } = await pairedRuns(em, scope.tenantId, id, against, (runId) => listScoredResults(deps.sql, runId),
+    (x, y) => JSON.stringify([x.input, x.message]) === JSON.stringify([y.input, y.message]));
   if (shared.length > MAX_PAIRWISE_CASES) {
     throw new AppError('UNPROCESSABLE', `The runs share ${shared.length} scored cases; a pairwise comparison judges at most ${MAX_PAIRWISE_CASES}`, { n_shared: shared.length, max: MAX_PAIRWISE_CASES });
   }

@@ -122,11 +122,18 @@ export const comparisonSchema = z
   .object({
     run_id: z.string(),
     against: z.string(),
-    n_shared: z.number().int().describe('Cases scored in both runs (paired by dataset case; inline cases by position)'),
-    mean_diff: z.number().nullable().describe('Mean of (this run - against) judge scores over the shared cases'),
-    ci95: intervalSchema.describe('95% percentile bootstrap interval of mean_diff (10,000 resamples, seed 42); null under 2 pairs'),
-    p_value: z.number().nullable().describe('Two-sided Wilcoxon signed-rank test (Pratt zero handling, continuity correction); null under 2 pairs, 1 when nothing changed'),
-    test: z.string(),
+    pairing: z
+      .enum(['paired', 'unpaired'])
+      .describe(
+        'paired: the statistics are over the cases both runs scored (paired by dataset case; cases without one by position, only where both runs hold the same input, as a window and its replay do). unpaired: the runs share no case (a live window and a suite run, two windows of different days), so each run\'s scores are a sample of their own: mean_diff is the difference of the means, ci95 a bootstrap resampling each run on its own (seeds 42 and 43), p_value a two-sided Mann-Whitney U test (tie-corrected normal approximation, continuity correction), and n_shared, wins, losses, ties and cases are empty',
+      ),
+    n_a: z.number().int().describe('Cases this run scored'),
+    n_b: z.number().int().describe('Cases the other run scored'),
+    n_shared: z.number().int().describe('Cases scored in both runs (paired by dataset case; cases without one by position where the input is the same); 0 when unpaired'),
+    mean_diff: z.number().nullable().describe('Mean of (this run - against) judge scores over the shared cases; unpaired: mean of this run minus mean of the other'),
+    ci95: intervalSchema.describe('95% percentile bootstrap interval of mean_diff (10,000 resamples, seed 42); null under 2 pairs (unpaired: under 2 scores in either run)'),
+    p_value: z.number().nullable().describe('Two-sided Wilcoxon signed-rank test (Pratt zero handling, continuity correction); null under 2 pairs, 1 when nothing changed. Unpaired: two-sided Mann-Whitney U; null under 2 scores in either run, 1 when every score is the same'),
+    test: z.string().describe('wilcoxon_signed_rank_pratt (paired) or mann_whitney_u (unpaired)'),
     p_value_method: z.enum(['exact', 'normal_approx']).nullable(),
     wins: z.number().int(),
     losses: z.number().int(),

@@ -233,7 +233,7 @@ function bootstrapMeanCis(series: readonly (readonly number[])[], options: Boots
  * draw scaled to [0, n) (a bias of at most n / 2^32, immaterial here): five times faster than
  * uniformInt's rejection sampling, which mattered at 10,000 resamples of thousands of cases.
  */
-function resampleMeans(series: readonly (readonly number[])[], n: number, resamples: number, seed: number): Float64Array[] {
+export function resampleMeans(series: readonly (readonly number[])[], n: number, resamples: number, seed: number): Float64Array[] {
   const width = series.length;
   // Row i holds the i-th value of every series: one index reads one cache line.
   const values = new Float64Array(n * width);
@@ -315,7 +315,7 @@ function signedRankTest(diffs: readonly number[]): { pValue: number | null; meth
 }
 
 /** Ranks 1..n of `values`, tied values sharing the mean of their ranks. */
-function averageRanks(values: readonly number[]): number[] {
+export function averageRanks(values: readonly number[]): number[] {
   const order = values.map((_, i) => i).sort((i, j) => values[i] - values[j]);
   const ranks = new Array<number>(values.length);
   for (let start = 0; start < order.length; ) {
@@ -352,7 +352,7 @@ function exactSignedRankPValue(w: number, n: number): number {
  * function Q(1/2, x^2): its series below x^2 = 1.5, its continued fraction (modified Lentz) above
  * (Numerical Recipes, 6.2). The fraction keeps the relative precision of tiny p-values.
  */
-function erfc(x: number): number {
+export function erfc(x: number): number {
   if (x < 0) return 2 - erfc(-x);
   if (x === 0) return 1;
   const t = x * x;
@@ -389,6 +389,6 @@ function erfc(x: number): number {
   return prefactor * h;
 }
 
-function noNegativeZero(x: number): number {
+export function noNegativeZero(x: number): number {
   return x === 0 ? 0 : x;
 }

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { comparisonRows } from '../../cli/commands/eval-compare.js';
+import { comparisonRows, comparisonVerdict } from '../../cli/commands/eval-compare.js';
 import { parseMinScore, parsePassRate, thresholdFailures } from '../../cli/commands/evals.js';
 import { progressLine } from '../../cli/evals-follow.js';
 import { buildJUnitReport, escapeXmlAttr, escapeXmlText } from '../../cli/evals-junit.js';
@@ -179,7 +179,7 @@ describe('pure parts', () => {
     expect(html).toContain('4.5 s');
 
     const comparison: EvalComparison = {
-      run_id: 'run-1', against: 'run-0', n_shared: 2, mean_diff: 0.5, ci95: [0, 1], p_value: 0.5, test: 'wilcoxon_signed_rank_pratt', p_value_method: 'normal_approx',
+      run_id: 'run-1', against: 'run-0', pairing: 'paired', n_a: 3, n_b: 2, n_shared: 2, mean_diff: 0.5, ci95: [0, 1], p_value: 0.5, test: 'wilcoxon_signed_rank_pratt', p_value_method: 'normal_approx',
       wins: 1, losses: 0, ties: 1, pass_rate_diff: 0.5,
       per_dimension: { correctness: { n_shared: 2, mean_diff: 0.5, ci95: [0, 1], p_value: 0.5, wins: 1, losses: 0, ties: 1 } },
       cases: [{ case_id: 'case-1', position: 1, score_a: 2, score_b: 1 }],
@@ -188,6 +188,18 @@ describe('pure parts', () => {
     expect(count(compared, 'class="error-bar"')).toBe(2); // overall and correctness
     expect(compared).toContain('id="comparison"');
     expect(compared).toContain('+50.0 pp');
+  });
+
+  it('an unpaired comparison (runs without a shared case) reads as two samples, in the verdict and the report', () => {
+    const unpaired: EvalComparison = {
+      run_id: 'window-1', against: 'suite-run', pairing: 'unpaired', n_a: 40, n_b: 25, n_shared: 0, mean_diff: -0.6, ci95: [-1, -0.2], p_value: 0.01, test: 'mann_whitney_u', p_value_method: 'normal_approx',
+      wins: 0, losses: 0, ties: 0, pass_rate_diff: -0.2, per_dimension: {}, cases: [],
+    };
+    expect(comparisonVerdict(unpaired)).toMatchObject({ kind: 'warning', message: expect.stringContaining('scores lower than run suite-run') });
+    expect(comparisonVerdict({ ...unpaired, n_b: 1, p_value: null, ci95: null })).toMatchObject({ kind: 'info', message: expect.stringContaining('40 and 1') });
+    const html = buildEvalReport({ run: { ...run, id: 'window-1' }, results, comparison: unpaired });
+    expect(html).toContain('compared as two samples');
+    expect(html).toContain('<code>mann_whitney_u</code>');
   });
 
   it('buildJUnitReport escapes text and attributes, drops characters XML cannot hold, and counts failures, errors and skips', () => {

@@ -75,6 +75,9 @@ function expectedComparison(a: SeededCase[], b: SeededCase[]) {
     }),
   );
   return {
+    pairing: 'paired',
+    n_a: a.length,
+    n_b: b.length,
     n_shared: overall.n_shared,
     mean_diff: overall.mean_diff,
     ci95: overall.ci95,

@@ -191,7 +191,24 @@ describe('the same scores online and offline', () => {
     expect(live.map((x: { score: number }) => x.score).sort()).toEqual([2, 4, 5, 5]);
     const compared = await t.api.get(`/v1/evals/runs/${w.id}/compare?against=${replayId}`, key(a));
     expect(compared.status, compared.text).toBe(200);
-    expect(compared.body.data).toMatchObject({ n_shared: 4, mean_diff: 0 });
+    expect(compared.body.data).toMatchObject({ pairing: 'paired', n_a: 4, n_b: 4, n_shared: 4, mean_diff: 0, test: 'wilcoxon_signed_rank_pratt' });
+
+    // A run of other inputs shares no case with the window: the two are compared as samples.
+    const others = ['BAD-9', 'BAD-8', 'GOOD-9'].map((marker) => ({ input: { user_id: `other-${marker}`, resume_text: `Resume ${marker}: five years of Java.` }, response: live[0].output }));
+    const other = await t.api.post('/v1/evals/runs', { name: 'other inputs', rubric: 'Be strict', pass_threshold: 4, cases: others }, key(a));
+    expect(other.status, other.text).toBe(202);
+    const otherId = other.body.data.run.id;
+    await waitFor(async () => (await t.api.get(`/v1/evals/runs/${otherId}`, key(a))).body.data.run.status === 'completed', 'the other run', 30_000);
+    const unpaired = await t.api.get(`/v1/evals/runs/${w.id}/compare?against=${otherId}`, key(a));
+    expect(unpaired.status, unpaired.text).toBe(200);
+    // Window 2, 4, 5, 5 (mean 4); other 2, 2, 5 (mean 3); scipy's mannwhitneyu (asymptotic, continuity): p = 0.56677.
+    expect(unpaired.body.data).toMatchObject({
+      pairing: 'unpaired', n_a: 4, n_b: 3, n_shared: 0, wins: 0, losses: 0, ties: 0, cases: [], test: 'mann_whitney_u', p_value_method: 'normal_approx', pass_rate_diff: 0.75 - 1 / 3,
+    });
+    expect(unpaired.body.data.mean_diff).toBeCloseTo(1, 12);
+    expect(unpaired.body.data.p_value).toBeCloseTo(0.5667652473884979, 10);
+    expect(unpaired.body.data.ci95[0]).toBeLessThan(1);
+    expect(unpaired.body.data.ci95[1]).toBeGreaterThan(1);
     await t.api.delete(`/v1/evals/online/${r.id}`, key(a));
   });
 });

@@ -4,10 +4,12 @@ import { sql } from 'kysely';
 import { build, statement } from '../../../db/statements.js';
 import type { SqlRunner } from './eval-runs.js';
 
-/** A scored result as the statistics of a comparison need it: no input or output. */
+/** A scored result as the statistics of a comparison need it: no input or output, only the input's hash. */
 export interface ScoreRow {
   case_id: string | null;
   position: number;
+  /** md5 of the input (and message) as stored: cases paired by position must hold the same input. */
+  input_hash: string;
   score: number;
   passed: boolean | null;
   dimension_scores: Record<string, number> | null;
@@ -24,7 +26,9 @@ export async function listScoredScores(sql: SqlRunner, runId: string): Promise<S
 const SCORED_SCORES = statement<{ runId: string }>()('eval_compare_scores', (p) =>
   build
     .selectFrom('eval_results')
-    .select([sql<string | null>`case_id::text`.as('case_id'), 'position', 'score', 'passed', 'dimension_scores'])
+    .select([
+      sql<string | null>`case_id::text`.as('case_id'), 'position', sql<string>`md5(input::text || coalesce(message, ''))`.as('input_hash'), 'score', 'passed', 'dimension_scores',
+    ])
     .where('run_id', '=', p.runId)
     .where('status', '=', sql.lit('scored'))
     .orderBy('position'),
