@@ -17,9 +17,8 @@ import { assertEvalRunAllowed, judgeSpendThisMonth } from './eval-limits.js';
 import { findRun, judgeModelOf } from './eval-runs.service.js';
 import type { TenantScope } from '../tenants/tenant-scope.js';
 import { JUDGE_DIMENSIONS } from './judge.js';
-import { compareStatistics, type ScoreSeries } from './compare-statistics.js';
+import { compareStatistics, compareUnpaired, type ScoreSeries } from './compare-statistics.js';
 import { listScoredScores, type ScoreRow } from './store/compared-scores.js';
-import { compareUnpairedSeries } from './unpaired-statistics.js';
 import { listScoredResults } from './store/eval-results.js';
 
 /** The key two runs' cases are paired by: the dataset case, or the position for inline cases. */
@@ -61,7 +60,7 @@ async function pairedRuns<Row extends { case_id: string | null; position: number
 
 export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: string, id: string, against: string | undefined) {
   const { run, other, shared, rowsA, rowsB } = await pairedRuns(em, tenantId, id, against, (runId) => listScoredScores(deps.sql, runId), (x, y) => x.input_hash === y.input_hash);
-  if (shared.length === 0 && rowsA.length > 0 && rowsB.length > 0) return compareSamples(run.id, other.id, rowsA, rowsB);
+  if (shared.length === 0 && rowsA.length > 0 && rowsB.length > 0) return await compareSamples(run.id, other.id, rowsA, rowsB);
   const n = shared.length;
   const overallSeries: ScoreSeries = { a: new Float64Array(n), b: new Float64Array(n) };
   const dimensionSeries = JUDGE_DIMENSIONS.map((dim) => ({ name: dim, series: { a: new Float64Array(n), b: new Float64Array(n), present: new Uint8Array(n) } }));
@@ -109,9 +108,9 @@ export async function compareRuns(em: EntityManager, deps: AppDeps, tenantId: st
 }
 
 /** Two runs without a shared case, each a sample of its own scores (compareRuns answers this shape for them). */
-function compareSamples(runId: string, against: string, rowsA: ScoreRow[], rowsB: ScoreRow[]) {
+async function compareSamples(runId: string, against: string, rowsA: ScoreRow[], rowsB: ScoreRow[]) {
   const dimension = (rows: ScoreRow[], name: string) => rows.map((r) => r.dimension_scores?.[name]).filter((v): v is number => typeof v === 'number');
-  const [overall, ...dimensions] = compareUnpairedSeries([
+  const [overall, ...dimensions] = await compareUnpaired([
     { a: rowsA.map((r) => Number(r.score)), b: rowsB.map((r) => Number(r.score)) },
     ...JUDGE_DIMENSIONS.map((name) => ({ a: dimension(rowsA, name), b: dimension(rowsB, name) })),
   ]);

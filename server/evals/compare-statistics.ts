@@ -2,10 +2,12 @@
 // overall scores and each judge dimension's, of the cases both runs scored. It runs inline for a
 // small comparison and on the shared worker-thread pool for a large one (10,000 bootstrap
 // resamples per series: ~0.6 s of CPU for 5,000 shared cases on four dimensions, which used to
-// hold the event loop); the same function either way, so the numbers are the same.
+// hold the event loop); the same function either way, so the numbers are the same. An unpaired
+// comparison (two runs without a shared case, unpaired-statistics.ts) goes the same way.
 import { definePoolTask, runPoolTask } from '../common/worker-pool.js';
 import { MAX_CASES_PER_DATASET } from './evals.schemas.js';
 import { comparePairedSeries, passRateDiff, type PairedComparison, type PairedScores } from './statistics.js';
+import { compareUnpairedSeries, type UnpairedComparison, type UnpairedScores } from './unpaired-statistics.js';
 
 /** One series of scores over the shared cases: `a[i]` and `b[i]` belong to `keys[i]`. */
 export interface ScoreSeries {
@@ -75,4 +77,21 @@ export const COMPARE_INLINE_MAX_PAIRS = 100;
 /** The statistics of a comparison: inline when small, else on the worker pool. The same numbers either way. */
 export async function compareStatistics(input: CompareStatisticsInput): Promise<CompareStatistics> {
   return pairCount(input) <= COMPARE_INLINE_MAX_PAIRS ? computeCompareStatistics(input) : runPoolTask(compareStatisticsTask, input);
+}
+
+/** The scores of all series of an unpaired comparison, both runs': what its bootstraps cost is proportional to. */
+const scoreCount = (series: UnpairedScores[]) => series.reduce((sum, s) => sum + s.a.length + s.b.length, 0);
+
+export const compareUnpairedTask = definePoolTask<UnpairedScores[], UnpairedComparison[]>({
+  name: 'evals.compare-unpaired',
+  run: (series) => compareUnpairedSeries(series),
+  size: scoreCount,
+  // Two runs of a dataset's size each, in the overall series and each of the four dimensions (the
+  // bootstraps then cost what a paired comparison of that size does); past it, a 422 says so.
+  maxSize: 2 * 5 * MAX_CASES_PER_DATASET,
+});
+
+/** The statistics of an unpaired comparison (two runs without a shared case): inline when small, else on the worker pool. */
+export async function compareUnpaired(series: UnpairedScores[]): Promise<UnpairedComparison[]> {
+  return scoreCount(series) <= COMPARE_INLINE_MAX_PAIRS ? compareUnpairedSeries(series) : runPoolTask(compareUnpairedTask, series);
 }

@@ -125,7 +125,7 @@ export const comparisonSchema = z
     pairing: z
       .enum(['paired', 'unpaired'])
       .describe(
-        'paired: the statistics are over the cases both runs scored (paired by dataset case; cases without one by position, only where both runs hold the same input, as a window and its replay do). unpaired: the runs share no case (a live window and a suite run, two windows of different days), so each run\'s scores are a sample of their own: mean_diff is the difference of the means, ci95 a bootstrap resampling each run on its own (seeds 42 and 43), p_value a two-sided Mann-Whitney U test (tie-corrected normal approximation, continuity correction), and n_shared, wins, losses, ties and cases are empty',
+        'paired: the statistics are over the cases both runs scored (paired by dataset case; cases without one by position, only where both runs hold the same input, as a window and its replay do). unpaired: the runs share no case (a live window and a suite run, two windows of different days), so each run\'s scores are a sample of their own: mean_diff is the difference of the means, ci95 a bootstrap resampling each run on its own (seeds 42 and 43), p_value a two-sided Mann-Whitney U test (tie-corrected normal approximation, continuity correction), and n_shared, wins, losses, ties and cases are empty. An unpaired comparison of more than 200,000 scores over the five series (two runs of 20,000 cases) answers 422 UNPROCESSABLE',
       ),
     n_a: z.number().int().describe('Cases this run scored'),
     n_b: z.number().int().describe('Cases the other run scored'),

@@ -281,9 +281,9 @@ export const evalsRouter = router({
     .meta({
       openapi: {
         method: 'GET', path: `${BASE}/runs/{id}/compare`, tags: TAGS, summary: 'Compare this run with another, case by case: mean difference, 95% bootstrap interval, Wilcoxon signed-rank p-value, wins/losses/ties, per dimension',
-        description: 'Pairs the cases scored in both runs (by dataset case; inline cases of external runs by position). The interval is a percentile bootstrap of the mean difference (10,000 resamples, seed 42: the same runs always give the same numbers). The p-value is a two-sided Wilcoxon signed-rank test with Pratt\'s handling of zero differences and a continuity correction (exact distribution up to 50 pairs without ties or zeros, else the normal approximation; p_value_method says which). Over 100 pairs the statistics are computed on the server\'s shared worker-thread pool, off the request thread; when that pool already has 16 tasks waiting the answer is 429 CONCURRENCY_LIMIT with Retry-After.',
+        description: 'Pairs the cases scored in both runs (by dataset case; cases without one, inline cases and a live window\'s samples, by position where both runs hold the same input). Runs that share no case (a live window and a suite run, two windows of different days) are compared as two samples instead (pairing "unpaired": the difference of the means with a bootstrap resampling each run on its own, a two-sided Mann-Whitney U p-value; over 200,000 scores in all, 422 UNPROCESSABLE). The interval is a percentile bootstrap of the mean difference (10,000 resamples, seed 42: the same runs always give the same numbers). The p-value is a two-sided Wilcoxon signed-rank test with Pratt\'s handling of zero differences and a continuity correction (exact distribution up to 50 pairs without ties or zeros, else the normal approximation; p_value_method says which). Over 100 pairs (or scores) the statistics are computed on the server\'s shared worker-thread pool, off the request thread; when that pool already has 16 tasks waiting the answer is 429 CONCURRENCY_LIMIT with Retry-After.',
       },
-      errors: ['NOT_FOUND', 'CONCURRENCY_LIMIT'],
+      errors: ['NOT_FOUND', 'CONCURRENCY_LIMIT', 'UNPROCESSABLE'],
     })
     .input(compareInput)
     .output(ok(comparisonSchema))

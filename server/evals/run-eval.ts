@@ -54,7 +54,6 @@ const PROGRESS_MS = 250;
 /** Pending cases read per round. */
 const BATCH = 500;
 
-
 /**
  * Errors of the platform, not of a case: the run fails (and can be resumed) instead of erroring
  * every case. A provider failure time may cure is not one of them: the case rides it out, and

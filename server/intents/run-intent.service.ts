@@ -213,8 +213,9 @@ export function runIntentForCase(em: EntityManager, deps: AppDeps, scope: Tenant
   }, () => 'completed');
 }
 
-/** A case input's pre_llm scan, made ahead of its run, with the guardrails it was made with. */
+/** A case input's pre_llm scan, made ahead of its run, with the intent (its input schema checked) and guardrails it was made with. */
 export interface CaseInputScan {
+  intent: IntentDefinition;
   guardrails: GuardrailsConfig | null;
   pre: PreLlmInputResult<Record<string, unknown>>;
 }
@@ -231,7 +232,7 @@ export async function scanCaseInput(tenant: TenantRuntime, intent: IntentDefinit
   if (intent.inputSchema && validateWithSchema(intent.inputSchema, input).length > 0) return null;
   const { user_id: _userId, ...content } = input;
   const guardrails = intent.guardrailsConfig ?? tenant.guardrailsConfig;
-  return { guardrails, pre: await scanInput(content, guardrails) };
+  return { intent, guardrails, pre: await scanInput(content, guardrails) };
 }
 
 /** What a run settles before its first read: everything that depends only on the tenant's settings and the request. */
@@ -254,12 +255,13 @@ async function prepareRun(
   const started = performance.now();
   const intent = options.intent ?? (await resolveIntent(em, tenant, domainKey, intentKey));
   const input = request.input as Record<string, unknown>;
-  assertInputMatches(intent, input);
+  // A scan made ahead checked the input against this very intent already (none is made for an input that does not fit).
+  const ahead = scanned ? await scanned : null;
+  if (ahead?.intent !== intent) assertInputMatches(intent, input);
 
   // user_id identifies the end user (often an e-mail): it is kept, never sent through redaction.
   const { user_id: userId, ...content } = input;
   const guardrails = intent.guardrailsConfig ?? tenant.guardrailsConfig;
-  const ahead = scanned ? await scanned : null;
   // Scanned ahead with the same guardrails (the slice may have re-read the intent or tenant since).
   const pre = ahead && ahead.guardrails === guardrails ? ahead.pre : await scanInput(content, guardrails);
   const safeInput = { user_id: userId, ...pre.input };

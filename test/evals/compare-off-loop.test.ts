@@ -11,6 +11,7 @@ import { closeWorkerPool, runPoolTask, workerPoolCompleted } from '../../server/
 import { compareStatistics, compareStatisticsTask, computeCompareStatistics, type CompareStatisticsInput } from '../../server/evals/compare-statistics.js';
 import { JUDGE_DIMENSIONS } from '../../server/evals/judge.js';
 import { comparePaired, passRateDiff, type PairedScores } from '../../server/evals/statistics.js';
+import { compareUnpairedSeries } from '../../server/evals/unpaired-statistics.js';
 import { bearer } from '../support/client.js';
 import { signupTenant, type SignedUpTenant } from '../support/fixtures.js';
 import { answeredDuring, expectAnsweredDuring } from '../support/health-watch.js';
@@ -159,6 +160,29 @@ describe('compare of a few shared cases', () => {
     expect(res.status, res.text).toBe(200);
     expect(statisticsOf(res.body.data)).toEqual(expectedComparison(a, b));
     expect(workerPoolCompleted()).toBe(completed);
+  });
+});
+
+describe('compare of two runs without a shared case', () => {
+  it('compares them as samples on the pool, with the unpaired statistics module\'s numbers', { timeout: 300_000 }, async () => {
+    const a = seedCases(Array.from({ length: 2_000 }, () => randomUUID()), 5);
+    const b = seedCases(Array.from({ length: 1_500 }, () => randomUUID()), 6);
+    const [runA, runB] = [await insertRun(a), await insertRun(b)];
+    const completed = workerPoolCompleted();
+    const res = await t.api.get(`/v1/evals/runs/${runA}/compare?against=${runB}`, { headers: bearer(owner.apiKey) });
+    expect(res.status, res.text).toBe(200);
+    expect(workerPoolCompleted() - completed).toBe(1);
+    const dimension = (cases: SeededCase[], dim: string) => cases.filter((c) => dim in c.dimensions).map((c) => c.dimensions[dim]!);
+    const [overall, ...dims] = compareUnpairedSeries([
+      { a: a.map((c) => c.score), b: b.map((c) => c.score) },
+      ...JUDGE_DIMENSIONS.map((dim) => ({ a: dimension(a, dim), b: dimension(b, dim) })),
+    ]);
+    const rate = (cases: SeededCase[]) => cases.filter((c) => c.passed).length / cases.length;
+    expect(res.body.data).toMatchObject({
+      pairing: 'unpaired', n_a: 2_000, n_b: 1_500, n_shared: 0, cases: [], mean_diff: overall!.mean_diff, ci95: overall!.ci95, p_value: overall!.p_value,
+      test: 'mann_whitney_u', pass_rate_diff: rate(a) - rate(b),
+    });
+    JUDGE_DIMENSIONS.forEach((dim, i) => expect(res.body.data.per_dimension[dim]).toMatchObject({ mean_diff: dims[i]!.mean_diff, ci95: dims[i]!.ci95, p_value: dims[i]!.p_value }));
   });
 });
 
