@@ -49,9 +49,11 @@ describe('runs of a key served before', () => {
     } finally {
       sql.query = original;
     }
-    expect(texts).toHaveLength(2);
-    expect(texts[0]).toMatch(/from api_keys k[\s\S]*left join usage_counters[\s\S]*left join intent_cache/);
-    expect(texts[1]).toMatch(/insert into session_messages/);
+    // The job runner looks for queued online samples every second on the same pool: that look is not the request's.
+    const request = texts.filter((text) => !/from "?online_eval_samples"?[\s\S]*group by/i.test(text));
+    expect(request).toHaveLength(2);
+    expect(request[0]).toMatch(/from api_keys k[\s\S]*left join usage_counters[\s\S]*left join intent_cache/);
+    expect(request[1]).toMatch(/insert into session_messages/);
   });
 
   // Each request is the first one after its key's rotation: the process still remembers the key's
